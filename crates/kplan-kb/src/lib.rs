@@ -1,0 +1,46 @@
+//! kplan's hardware knowledge base: architectures, devices, features and the sources behind
+//! every number.
+//!
+//! The data lives in TOML files under `data/` (compiled in); `Kb::load_dir` reads the same files
+//! from a user's directory (`kplan --kb DIR`). Every numeric fact is a [`Fact`]: a value (or none,
+//! when no source was found: unknown stays unknown) and the key of the source it came from.
+//!
+//! Compile architectures (`sm_90a`, `gfx942`, `cpu-x86_64-avx2`) and devices (`h100-sxm`,
+//! `mi300x`) are different things: per-architecture facts (warp size, shared/LDS limits,
+//! registers, features) live on [`Arch`]; per-device numbers (SM/CU count, caches, bandwidth,
+//! peak TFLOP/s) live on [`Device`], each mapped to its architecture. [`Kb::resolve`] accepts
+//! either, or a product alias, and says which reference device stands in for an architecture.
+
+mod model;
+mod load;
+mod resolve;
+
+pub use load::KbError;
+pub use model::*;
+pub use resolve::{closest, Resolved, ResolveError, ResolvedVia};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_kb_loads_and_validates() {
+        let kb = Kb::builtin();
+        assert!(!kb.archs.is_empty());
+    }
+
+    #[test]
+    fn alias_resolves_to_arch_with_reference_device() {
+        let kb = Kb::builtin();
+        let r = kb.resolve("H100").unwrap();
+        assert_eq!(r.arch.id, "sm_90a");
+        assert_eq!(r.via, ResolvedVia::Arch);
+        assert_eq!(r.device.map(|d| d.id.as_str()), Some("h100-sxm"));
+    }
+
+    #[test]
+    fn unknown_target_suggests_close_name() {
+        let e = Kb::builtin().resolve("sm_90x").unwrap_err();
+        assert_eq!(e.suggestion.as_deref(), Some("sm_90a"));
+    }
+}

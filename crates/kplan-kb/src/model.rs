@@ -1,0 +1,236 @@
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One sourced fact. `value: None` means the fact was looked for and not found (the `note`
+/// says why); consumers must then say "unknown", never guess.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fact<T> {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<T>,
+    /// Key into `sources.toml`.
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl<T: Copy> Fact<T> {
+    pub fn get(&self) -> Option<T> {
+        self.value
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Vendor {
+    Nvidia,
+    Amd,
+    Intel,
+    Apple,
+    Cpu,
+}
+
+impl Vendor {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Vendor::Nvidia => "nvidia",
+            Vendor::Amd => "amd",
+            Vendor::Intel => "intel",
+            Vendor::Apple => "apple",
+            Vendor::Cpu => "cpu",
+        }
+    }
+}
+
+/// Numeric data types the KB records peak rates for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dtype {
+    Fp64,
+    Fp32,
+    Tf32,
+    Fp16,
+    Bf16,
+    Fp8,
+    Int8,
+}
+
+impl Dtype {
+    pub const ALL: [Dtype; 7] =
+        [Dtype::Fp64, Dtype::Fp32, Dtype::Tf32, Dtype::Fp16, Dtype::Bf16, Dtype::Fp8, Dtype::Int8];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dtype::Fp64 => "fp64",
+            Dtype::Fp32 => "fp32",
+            Dtype::Tf32 => "tf32",
+            Dtype::Fp16 => "fp16",
+            Dtype::Bf16 => "bf16",
+            Dtype::Fp8 => "fp8",
+            Dtype::Int8 => "int8",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Dtype> {
+        Dtype::ALL.into_iter().find(|d| d.as_str() == s)
+    }
+    /// Storage size in bytes.
+    pub fn bytes(self) -> u32 {
+        match self {
+            Dtype::Fp64 => 8,
+            Dtype::Fp32 | Dtype::Tf32 => 4,
+            Dtype::Fp16 | Dtype::Bf16 => 2,
+            Dtype::Fp8 | Dtype::Int8 => 1,
+        }
+    }
+}
+
+/// A compile architecture (what a compiler targets): `sm_90a`, `gfx942`, `cpu-x86_64-avx2`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Arch {
+    pub id: String,
+    pub vendor: Vendor,
+    /// Human name of the generation: "Hopper", "CDNA3", "RDNA3", "x86-64 AVX2".
+    pub family: String,
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// Device whose numbers the plan uses when a spec names only this architecture.
+    #[serde(default)]
+    pub reference_device: Option<String>,
+    /// What the compiler is given: `sm_90a` for nvcc, `gfx942` for `--offload-arch`.
+    #[serde(default)]
+    pub compile_target: Option<String>,
+    /// Default warp / wavefront / sub-group size (CPU: 1 lane per "warp").
+    pub warp_size: Fact<u32>,
+    /// Every size the hardware can run (RDNA: [32, 64]); empty = only `warp_size`.
+    #[serde(default)]
+    pub warp_sizes: Vec<u32>,
+    pub max_threads_per_block: Fact<u32>,
+    /// Largest shared memory / LDS one block can get (after opt-in where one is needed).
+    pub shared_per_block_bytes: Fact<u64>,
+    /// Shared memory a block gets without opt-in (NVIDIA: 48 KiB), if different.
+    #[serde(default)]
+    pub shared_per_block_default_bytes: Option<Fact<u64>>,
+    pub shared_per_sm_bytes: Fact<u64>,
+    pub shared_banks: Fact<u32>,
+    /// 32-bit registers per SM / CU (VGPR file / 4 bytes on AMD).
+    pub registers_per_sm: Fact<u64>,
+    pub max_registers_per_thread: Fact<u32>,
+    pub max_threads_per_sm: Fact<u32>,
+    pub max_blocks_per_sm: Fact<u32>,
+    /// "CUDA 11.8", "ROCm 6.0.0"; CPU: the compiler flag set.
+    pub min_toolchain: Fact<String>,
+    /// CPU only: SIMD width in bits.
+    #[serde(default)]
+    pub simd_bits: Option<Fact<u32>>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// A physical product with per-device numbers, mapped to one architecture.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Device {
+    pub id: String,
+    pub name: String,
+    pub arch: String,
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// SMs (NVIDIA), CUs (AMD), Xe-cores (Intel), GPU cores (Apple), cores (CPU).
+    pub compute_units: Fact<u32>,
+    pub l2_bytes: Fact<u64>,
+    /// Infinity Cache / SLC, where one exists.
+    #[serde(default)]
+    pub llc_bytes: Option<Fact<u64>>,
+    pub memory_bytes: Fact<u64>,
+    /// Datasheet peak DRAM/HBM bandwidth, GB/s (10^9 bytes/s).
+    pub bandwidth_gbs: Fact<f64>,
+    /// Dense peak TFLOP/s (TOP/s for int8) per dtype, matrix units where they exist.
+    #[serde(default)]
+    pub peak_tflops: BTreeMap<Dtype, Fact<f64>>,
+    /// Vector (non-matrix) peaks, where the source gives them separately.
+    #[serde(default)]
+    pub peak_vector_tflops: BTreeMap<Dtype, Fact<f64>>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Availability {
+    Yes,
+    No,
+    /// Available with a caveat the note spells out (e.g. emulated, only some variants).
+    Partial,
+    Unknown,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Support {
+    pub status: Availability,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_toolchain: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    pub source: String,
+}
+
+/// A hardware/toolchain feature a kernel may need (`wgmma`, `fp8-matrix`, `warp-shuffle`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Feature {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    /// Which vendor's programming model the feature belongs to ("nvidia", "amd", "portable").
+    pub origin: String,
+    /// What to do where it is missing: the software fallback and its documented penalty.
+    #[serde(default)]
+    pub fallback: Option<String>,
+    /// Availability per architecture id; an architecture not listed is `Unknown`.
+    pub support: BTreeMap<String, Support>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    pub title: String,
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Repository path and commit, where the source is a file in a public repository.
+    #[serde(default)]
+    pub locator: Option<String>,
+    /// vendor | third-party | measured | derived | compiler
+    pub kind: String,
+}
+
+/// The whole knowledge base.
+#[derive(Debug, Clone)]
+pub struct Kb {
+    pub archs: Vec<Arch>,
+    pub devices: Vec<Device>,
+    pub features: Vec<Feature>,
+    pub sources: BTreeMap<String, Source>,
+}
+
+impl Kb {
+    pub fn arch(&self, id: &str) -> Option<&Arch> {
+        self.archs.iter().find(|a| a.id == id)
+    }
+    pub fn device(&self, id: &str) -> Option<&Device> {
+        self.devices.iter().find(|d| d.id == id)
+    }
+    pub fn feature(&self, id: &str) -> Option<&Feature> {
+        self.features.iter().find(|f| f.id == id)
+    }
+    pub fn source(&self, key: &str) -> Option<&Source> {
+        self.sources.get(key)
+    }
+    /// Availability of `feature` on `arch`; `Unknown` when the KB has no entry.
+    pub fn support(&self, feature: &str, arch: &str) -> Option<&Support> {
+        self.feature(feature)?.support.get(arch)
+    }
+    pub fn availability(&self, feature: &str, arch: &str) -> Availability {
+        self.support(feature, arch).map(|s| s.status).unwrap_or(Availability::Unknown)
+    }
+}

@@ -1,0 +1,77 @@
+use crate::model::*;
+
+/// What a name in a spec or on the command line resolved to.
+#[derive(Debug, Clone)]
+pub struct Resolved<'kb> {
+    /// The name as the user wrote it.
+    pub name: String,
+    pub arch: &'kb Arch,
+    /// The device whose numbers apply: the named device, or the architecture's reference device.
+    pub device: Option<&'kb Device>,
+    pub via: ResolvedVia,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResolvedVia {
+    /// The name is an architecture id or alias; `device` is its documented reference device.
+    Arch,
+    /// The name is a device id or product alias.
+    Device,
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("unknown target `{name}`{}", suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]
+pub struct ResolveError {
+    pub name: String,
+    pub suggestion: Option<String>,
+}
+
+impl Kb {
+    /// Resolves an architecture id, a device id, or an alias of either (case-insensitive).
+    pub fn resolve(&self, name: &str) -> Result<Resolved<'_>, ResolveError> {
+        let n = name.trim().to_ascii_lowercase();
+        let hit = |id: &str, aliases: &[String]| {
+            id.eq_ignore_ascii_case(&n) || aliases.iter().any(|a| a.eq_ignore_ascii_case(&n))
+        };
+        if let Some(arch) = self.archs.iter().find(|a| hit(&a.id, &a.aliases)) {
+            let device = arch.reference_device.as_deref().and_then(|d| self.device(d));
+            return Ok(Resolved { name: name.to_string(), arch, device, via: ResolvedVia::Arch });
+        }
+        if let Some(dev) = self.devices.iter().find(|d| hit(&d.id, &d.aliases)) {
+            if let Some(arch) = self.arch(&dev.arch) {
+                return Ok(Resolved { name: name.to_string(), arch, device: Some(dev), via: ResolvedVia::Device });
+            }
+        }
+        Err(ResolveError { name: name.to_string(), suggestion: self.suggest(&n) })
+    }
+
+    /// Every name `resolve` accepts.
+    pub fn target_names(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = Vec::new();
+        for a in &self.archs {
+            v.push(&a.id);
+            v.extend(a.aliases.iter().map(String::as_str));
+        }
+        for d in &self.devices {
+            v.push(&d.id);
+            v.extend(d.aliases.iter().map(String::as_str));
+        }
+        v
+    }
+
+    /// Closest known target name, if one is close enough to be a likely typo.
+    pub fn suggest(&self, name: &str) -> Option<String> {
+        closest(name, self.target_names())
+    }
+}
+
+/// The candidate closest to `name` by Jaro-Winkler similarity, if it is at least 0.8 similar.
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let name = name.to_ascii_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(&name, &c.to_ascii_lowercase()), c))
+        .filter(|(s, _)| *s >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c.to_string())
+}

@@ -1,0 +1,69 @@
+//! The `kplan` command line: argument parsing and exit codes. The work lives in the library
+//! crates; each verb has one module under `cmd/`.
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+mod cmd;
+
+/// Plan, scan, build and verify GPU kernels that must ship on NVIDIA (CUDA), AMD (ROCm/HIP)
+/// and a CPU fallback.
+#[derive(Parser)]
+#[command(name = "kplan", version, about, long_about = None)]
+struct Cli {
+    /// Use the knowledge base in DIR (sources.toml, architectures.toml, devices.toml,
+    /// features.toml) instead of the built-in one.
+    #[arg(long, global = true, value_name = "DIR")]
+    kb: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Write the backend-agnostic kernel plan for a kernel spec (TOML).
+    Plan(cmd::plan::Args),
+    /// Find portability hazards in CUDA/HIP/Triton source trees.
+    Scan(cmd::scan::Args),
+    /// List the scanner's rules.
+    Rules(cmd::scan::RulesArgs),
+    /// Explain one scanner rule: what, why, example, use instead.
+    Explain(cmd::scan::ExplainArgs),
+    /// Write the portability header for a set of targets.
+    Header(cmd::header::Args),
+    /// Compile a kernel for every target with the real compilers and report resource usage.
+    Build(cmd::build::Args),
+    /// Run a reference kernel on a backend and check it against the CPU reference.
+    Verify(cmd::run::VerifyArgs),
+    /// Time a reference kernel on a backend against the hardware's roofline.
+    Bench(cmd::run::BenchArgs),
+    /// List the knowledge base's targets, or show one.
+    Targets(cmd::kb::TargetsArgs),
+    /// List the knowledge base's features and where each is available.
+    Features(cmd::kb::FeaturesArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let ctx = match cmd::Ctx::new(cli.kb.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return cmd::report(e),
+    };
+    let result = match cli.command {
+        Command::Plan(a) => cmd::plan::run(&ctx, a),
+        Command::Scan(a) => cmd::scan::run(&ctx, a),
+        Command::Rules(a) => cmd::scan::rules(&ctx, a),
+        Command::Explain(a) => cmd::scan::explain(&ctx, a),
+        Command::Header(a) => cmd::header::run(&ctx, a),
+        Command::Build(a) => cmd::build::run(&ctx, a),
+        Command::Verify(a) => cmd::run::verify(&ctx, a),
+        Command::Bench(a) => cmd::run::bench(&ctx, a),
+        Command::Targets(a) => cmd::kb::targets(&ctx, a),
+        Command::Features(a) => cmd::kb::features(&ctx, a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => cmd::report(e),
+    }
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs, idempotently, the real toolchains kplan's tests compile with:
+#   - Debian: clang-19, lld-19, llvm-19 (llvm-as for generated ROCm ISA bitcode),
+#     libamdhip64-dev and rocm-device-libs (HIP headers + device libraries for gfx targets)
+#   - PyPI, into .venv/: nvidia-cuda-nvcc / -runtime / -crt (nvcc without a GPU) and triton
+#     (cross-compiles Triton kernels to cubin and hsaco, and runs its interpreter)
+# Prints the environment to source afterwards on stdout's last lines (see scripts/test-env.sh).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+NVCC_VERSION=${KPLAN_NVCC_PIP_VERSION:-13.0.88}
+TRITON_VERSION=${KPLAN_TRITON_VERSION:-3.6.0}
+APT_PKGS=(clang-19 lld-19 llvm-19 libamdhip64-dev rocm-device-libs python3-venv)
+
+missing=()
+for p in "${APT_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-test-deps: apt-get install ${missing[*]}" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+venv="$root/.venv"
+if [ ! -x "$venv/bin/python" ]; then
+  echo "install-test-deps: creating $venv" >&2
+  python3 -m venv "$venv"
+fi
+want=("nvidia-cuda-nvcc==$NVCC_VERSION" "nvidia-nvvm==$NVCC_VERSION" "nvidia-cuda-runtime==$NVCC_VERSION" "nvidia-cuda-crt==$NVCC_VERSION" "triton==$TRITON_VERSION" numpy)
+if ! "$venv/bin/python" - "${want[@]}" <<'PY' 2>/dev/null
+import sys
+from importlib.metadata import version, PackageNotFoundError
+for req in sys.argv[1:]:
+    name, _, ver = req.partition("==")
+    try:
+        have = version(name)
+    except PackageNotFoundError:
+        sys.exit(1)
+    if ver and have != ver:
+        sys.exit(1)
+PY
+then
+  echo "install-test-deps: pip install ${want[*]}" >&2
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "${want[@]}"
+fi
+echo "install-test-deps: done" >&2
