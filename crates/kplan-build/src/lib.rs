@@ -1,1 +1,3 @@
-//! kplan-build
+//! kplan-build: compiler discovery, invocation and resource-usage parsing.
+
+pub mod triton;

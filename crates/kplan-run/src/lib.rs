@@ -1,1 +1,3 @@
-//! kplan-run
+//! kplan-run: CPU references, GPU execution, verify and bench.
+
+pub mod triton;

@@ -1,1 +1,3 @@
-//! kplan-scan
+//! kplan-scan: the portability scanner.
+
+pub mod python;

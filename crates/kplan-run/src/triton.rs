@@ -1,0 +1,1 @@
+//! Triton kernels on the CPU (Triton interpreter) and on CUDA, checked against the CPU reference.

@@ -1,0 +1,1 @@
+//! Triton/Python scanning: the `.py` side of `kplan scan`.
