@@ -1,0 +1,191 @@
+//! The one diagnostic model every renderer reads: byte spans inside, line/column for output.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// How bad a finding is. Ordered: `Note < Warning < Error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Note,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Note => "note",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Severity> {
+        match s {
+            "note" => Some(Severity::Note),
+            "warning" => Some(Severity::Warning),
+            "error" => Some(Severity::Error),
+            _ => None,
+        }
+    }
+}
+
+/// A secondary span with its own label ("ballot stored here").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Label {
+    #[serde(skip)]
+    pub start: usize,
+    #[serde(skip)]
+    pub end: usize,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+    pub message: String,
+}
+
+/// One hazard found in one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// Rule id, kebab-case (`warp-size-literal`).
+    pub rule: &'static str,
+    pub severity: Severity,
+    #[serde(serialize_with = "ser_path")]
+    pub path: PathBuf,
+    /// Byte span of the primary location in the file.
+    #[serde(skip)]
+    pub start: usize,
+    #[serde(skip)]
+    pub end: usize,
+    /// 1-based; columns count Unicode scalar values from the line start.
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+    /// Lowercase first letter, no trailing period.
+    pub message: String,
+    pub help: String,
+    /// Targets in scope on which the hazard bites.
+    pub targets: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<Label>,
+}
+
+fn ser_path<S: serde::Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&display_path(p))
+}
+
+/// Path as printed in every output format: forward slashes, no leading `./`.
+pub fn display_path(p: &Path) -> String {
+    let s = p.to_string_lossy().replace('\\', "/");
+    match s.strip_prefix("./") {
+        Some(r) if !r.is_empty() => r.to_string(),
+        _ => s,
+    }
+}
+
+impl Finding {
+    /// A finding at byte span `start..end` of `text`, with line/column computed through `lines`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        rule: &'static str,
+        severity: Severity,
+        path: &Path,
+        lines: &LineIndex,
+        text: &str,
+        start: usize,
+        end: usize,
+        message: impl Into<String>,
+    ) -> Finding {
+        let (line, column) = lines.line_col(text, start);
+        let (end_line, end_column) = lines.line_col(text, end.max(start));
+        Finding {
+            rule,
+            severity,
+            path: path.to_owned(),
+            start,
+            end: end.max(start),
+            line,
+            column,
+            end_line,
+            end_column,
+            message: message.into(),
+            help: String::new(),
+            targets: Vec::new(),
+            labels: Vec::new(),
+        }
+    }
+    /// Same as [`Finding::new`], building a line index on the fly (fine for a few findings).
+    pub fn from_span(
+        rule: &'static str,
+        severity: Severity,
+        path: &Path,
+        text: &str,
+        start: usize,
+        end: usize,
+        message: impl Into<String>,
+    ) -> Finding {
+        let idx = LineIndex::new(text);
+        Finding::new(rule, severity, path, &idx, text, start, end, message)
+    }
+    pub fn with_help(mut self, help: impl Into<String>) -> Finding {
+        self.help = help.into();
+        self
+    }
+    pub fn with_targets(mut self, targets: Vec<String>) -> Finding {
+        self.targets = targets;
+        self
+    }
+    pub fn with_label(mut self, lines: &LineIndex, text: &str, start: usize, end: usize, message: impl Into<String>) -> Finding {
+        let (line, column) = lines.line_col(text, start);
+        let (end_line, end_column) = lines.line_col(text, end.max(start));
+        self.labels.push(Label { start, end: end.max(start), line, column, end_line, end_column, message: message.into() });
+        self
+    }
+    /// Sort key: path, position, rule, message.
+    pub fn sort_key(&self) -> (&Path, u32, u32, &str, &str) {
+        (&self.path, self.line, self.column, self.rule, &self.message)
+    }
+}
+
+/// Byte offsets of line starts, for offset -> (line, column).
+#[derive(Debug, Clone, Default)]
+pub struct LineIndex {
+    starts: Vec<u32>,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> LineIndex {
+        let mut starts = Vec::with_capacity(text.len() / 32 + 1);
+        starts.push(0);
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| (i + 1) as u32));
+        LineIndex { starts }
+    }
+    pub fn from_starts(starts: Vec<u32>) -> LineIndex {
+        LineIndex { starts }
+    }
+    pub fn line_count(&self) -> usize {
+        self.starts.len()
+    }
+    /// 0-based line index of byte `offset`.
+    pub fn line_of(&self, offset: usize) -> usize {
+        match self.starts.binary_search(&(offset as u32)) {
+            Ok(i) => i,
+            Err(i) => i.saturating_sub(1),
+        }
+    }
+    pub fn line_start(&self, line0: usize) -> usize {
+        self.starts.get(line0).copied().unwrap_or(0) as usize
+    }
+    /// 1-based (line, column); column counts chars.
+    pub fn line_col(&self, text: &str, offset: usize) -> (u32, u32) {
+        let offset = offset.min(text.len());
+        let l = self.line_of(offset);
+        let s = self.line_start(l).min(offset);
+        let col = match text.get(s..offset) {
+            Some(seg) => seg.chars().count(),
+            None => String::from_utf8_lossy(&text.as_bytes()[s..offset]).chars().count(),
+        };
+        (l as u32 + 1, col as u32 + 1)
+    }
+}

@@ -1,0 +1,221 @@
+//! Walking the inputs (respecting `.gitignore`), reading files, dispatching them by language,
+//! applying suppressions and configuration, and sorting the result.
+
+use crate::ctx::ScanCtx;
+use crate::diag::{display_path, Finding};
+use crate::error::ScanError;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// C/C++/CUDA/HIP extensions the scanner reads.
+pub const CUDA_EXTS: &[&str] = &["cu", "cuh", "hip", "h", "hpp", "cc", "cpp", "cxx", "inl", "hh", "hxx", "cuinc"];
+/// Python extensions (Triton kernels).
+pub const PY_EXTS: &[&str] = &["py"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FileKind {
+    Cuda,
+    Python,
+}
+
+pub fn file_kind(path: &Path) -> Option<FileKind> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    if CUDA_EXTS.contains(&ext.as_str()) {
+        Some(FileKind::Cuda)
+    } else if PY_EXTS.contains(&ext.as_str()) {
+        Some(FileKind::Python)
+    } else {
+        None
+    }
+}
+
+/// A file the scan could not read or chose to skip, and why (reported; the scan goes on).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileNote {
+    #[serde(serialize_with = "ser_path")]
+    pub path: PathBuf,
+    pub message: String,
+}
+
+fn ser_path<S: serde::Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&display_path(p))
+}
+
+/// Everything a scan produced, sorted.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ScanResult {
+    pub files_scanned: usize,
+    pub lines_scanned: usize,
+    #[serde(skip)]
+    pub bytes_scanned: u64,
+    pub findings: Vec<Finding>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<FileNote>,
+}
+
+/// The files under `paths` the scanner reads, sorted. A path given explicitly is read whatever
+/// its extension is, when it is a file. Walk errors (symlink loops, unreadable directories) are
+/// returned as notes.
+pub fn collect_files(paths: &[PathBuf]) -> Result<(Vec<(PathBuf, FileKind)>, Vec<FileNote>), ScanError> {
+    let mut files = Vec::new();
+    let mut notes = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p)
+            .map_err(|e| ScanError::Input { path: p.clone(), message: format!("cannot read: {e}") })?;
+        if meta.is_file() {
+            files.push((p.clone(), file_kind(p).unwrap_or(FileKind::Cuda)));
+            continue;
+        }
+        let walker = ignore::WalkBuilder::new(p)
+            .hidden(true)
+            .git_ignore(true)
+            .git_global(false)
+            .git_exclude(true)
+            .require_git(false)
+            .follow_links(true)
+            .sort_by_file_path(|a, b| a.cmp(b))
+            .build();
+        for entry in walker {
+            match entry {
+                Ok(e) => {
+                    if e.file_type().is_some_and(|t| t.is_file()) {
+                        if let Some(k) = file_kind(e.path()) {
+                            files.push((e.path().to_path_buf(), k));
+                        }
+                    }
+                }
+                Err(e) => {
+                    let path = walk_error_path(&e).unwrap_or_else(|| p.clone());
+                    notes.push(FileNote { path, message: walk_error_message(&e) });
+                }
+            }
+        }
+    }
+    files.sort();
+    files.dedup();
+    Ok((files, notes))
+}
+
+fn walk_error_path(e: &ignore::Error) -> Option<PathBuf> {
+    match e {
+        ignore::Error::WithPath { path, .. } => Some(path.clone()),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => walk_error_path(err),
+        ignore::Error::Loop { child, .. } => Some(child.clone()),
+        _ => None,
+    }
+}
+
+fn walk_error_message(e: &ignore::Error) -> String {
+    match e {
+        ignore::Error::WithPath { err, .. } | ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            walk_error_message(err)
+        }
+        ignore::Error::Loop { ancestor, .. } => format!("symbolic link loop to {}, not followed", display_path(ancestor)),
+        ignore::Error::Io(io) => format!("cannot read: {io}"),
+        other => format!("cannot read: {other}"),
+    }
+}
+
+/// Result of scanning one file.
+pub enum FileOutcome {
+    Scanned { lines: usize, bytes: u64, findings: Vec<Finding> },
+    Skipped(FileNote),
+}
+
+/// True when `bytes` looks binary (a NUL byte in the first 8 KiB).
+pub fn is_binary(bytes: &[u8]) -> bool {
+    memchr::memchr(0, &bytes[..bytes.len().min(8192)]).is_some()
+}
+
+/// Reads and scans one file (any kind); never panics on content.
+pub fn scan_one(ctx: &ScanCtx, path: &Path, kind: FileKind) -> FileOutcome {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => return FileOutcome::Skipped(FileNote { path: path.to_owned(), message: format!("cannot read: {e}") }),
+    };
+    if is_binary(&bytes) {
+        return FileOutcome::Skipped(FileNote { path: path.to_owned(), message: "binary file, skipped".into() });
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    let findings = scan_text(ctx, path, kind, &text);
+    let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count() + usize::from(!text.is_empty() && !text.ends_with('\n'));
+    FileOutcome::Scanned { lines, bytes: text.len() as u64, findings }
+}
+
+/// Scans text as if read from `path`: rules, configuration filters and `kplan: allow(...)`
+/// suppressions applied, findings sorted.
+pub fn scan_text(ctx: &ScanCtx, path: &Path, kind: FileKind, text: &str) -> Vec<Finding> {
+    let raw = match kind {
+        FileKind::Cuda => crate::cuda::scan_file(ctx, path, text),
+        FileKind::Python => crate::python::scan_file(ctx, path, text),
+    };
+    let mut out: Vec<Finding> = raw
+        .into_iter()
+        .filter(|f| ctx.rule_enabled(f.rule, path) && !suppressed(text, f))
+        .collect();
+    out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    out.dedup_by(|a, b| a.rule == b.rule && a.start == b.start && a.message == b.message);
+    out
+}
+
+/// `kplan: allow(rule, ...)` (or `allow(all)`) on the finding's line or the line above.
+fn suppressed(text: &str, f: &Finding) -> bool {
+    if memchr::memmem::find(text.as_bytes(), b"kplan:").is_none() {
+        return false;
+    }
+    let line0 = f.line.saturating_sub(1) as usize;
+    let mut lines = text.split('\n').skip(line0.saturating_sub(1));
+    let mut candidates: Vec<&str> = Vec::with_capacity(2);
+    if line0 > 0 {
+        if let Some(l) = lines.next() {
+            candidates.push(l);
+        }
+    }
+    if let Some(l) = lines.next() {
+        candidates.push(l);
+    }
+    candidates.into_iter().any(|l| allows(l, f.rule))
+}
+
+/// Whether a source line carries `kplan: allow(...)` naming `rule`.
+pub fn allows(line: &str, rule: &str) -> bool {
+    let mut rest = line;
+    while let Some(i) = rest.find("kplan:") {
+        rest = &rest[i + 6..];
+        let t = rest.trim_start();
+        if let Some(args) = t.strip_prefix("allow(") {
+            if let Some(end) = args.find(')') {
+                if args[..end].split(',').map(str::trim).any(|r| r == rule || r == "all") {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// Scans every file under `paths` in parallel.
+pub fn scan_paths(ctx: &ScanCtx, paths: &[PathBuf]) -> Result<ScanResult, ScanError> {
+    let (files, mut skipped) = collect_files(paths)?;
+    let outcomes: Vec<FileOutcome> = files.par_iter().map(|(p, k)| scan_one(ctx, p, *k)).collect();
+    let mut res = ScanResult::default();
+    for o in outcomes {
+        match o {
+            FileOutcome::Scanned { lines, bytes, findings } => {
+                res.files_scanned += 1;
+                res.lines_scanned += lines;
+                res.bytes_scanned += bytes;
+                res.findings.extend(findings);
+            }
+            FileOutcome::Skipped(n) => skipped.push(n),
+        }
+    }
+    res.findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    res.skipped = skipped;
+    Ok(res)
+}
