@@ -11,11 +11,13 @@
 //! peak TFLOP/s) live on [`Device`], each mapped to its architecture. [`Kb::resolve`] accepts
 //! either, or a product alias, and says which reference device stands in for an architecture.
 
-mod model;
+mod api;
 mod load;
+mod model;
 mod resolve;
 
-pub use load::KbError;
+pub use api::FactRow;
+pub use load::{KbError, BUILTIN, FILES};
 pub use model::*;
 pub use resolve::{closest, Resolved, ResolveError, ResolvedVia};
 
@@ -30,17 +32,27 @@ mod tests {
     }
 
     #[test]
-    fn alias_resolves_to_arch_with_reference_device() {
+    fn product_alias_resolves_to_device_and_its_arch() {
         let kb = Kb::builtin();
         let r = kb.resolve("H100").unwrap();
         assert_eq!(r.arch.id, "sm_90a");
+        assert_eq!(r.via, ResolvedVia::Device);
+        assert_eq!(r.device.map(|d| d.id.as_str()), Some("h100-sxm"));
+    }
+
+    #[test]
+    fn arch_resolves_with_reference_device() {
+        let r = Kb::builtin().resolve("sm_90a").unwrap();
         assert_eq!(r.via, ResolvedVia::Arch);
         assert_eq!(r.device.map(|d| d.id.as_str()), Some("h100-sxm"));
     }
 
     #[test]
     fn unknown_target_suggests_close_name() {
-        let e = Kb::builtin().resolve("sm_90x").unwrap_err();
-        assert_eq!(e.suggestion.as_deref(), Some("sm_90a"));
+        let kb = Kb::builtin();
+        assert_eq!(kb.resolve("gfx9420").unwrap_err().suggestion.as_deref(), Some("gfx942"));
+        assert_eq!(kb.resolve("sm_90x").unwrap_err().suggestion.as_deref(), Some("sm_90"));
+        assert_eq!(kb.resolve("h20O").unwrap_err().suggestion.as_deref(), Some("h200"));
+        assert_eq!(kb.resolve("zzzz").unwrap_err().suggestion, None);
     }
 }

@@ -4,14 +4,18 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// The data files, in the order they are read. A `--kb DIR` must hold all four.
-pub const FILES: [&str; 4] = ["sources.toml", "architectures.toml", "devices.toml", "features.toml"];
+/// The data files, in the order they are read. A `--kb DIR` must hold the first four;
+/// `measurements.toml` is optional there (no measurements when it is absent).
+pub const FILES: [&str; 5] =
+    ["sources.toml", "architectures.toml", "devices.toml", "features.toml", "measurements.toml"];
 
-const BUILTIN: [(&str, &str); 4] = [
+/// The compiled-in copies of [`FILES`], in the same order.
+pub const BUILTIN: [(&str, &str); 5] = [
     ("sources.toml", include_str!("../data/sources.toml")),
     ("architectures.toml", include_str!("../data/architectures.toml")),
     ("devices.toml", include_str!("../data/devices.toml")),
     ("features.toml", include_str!("../data/features.toml")),
+    ("measurements.toml", include_str!("../data/measurements.toml")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +48,12 @@ struct DeviceFile {
 struct FeatureFile {
     feature: Vec<Feature>,
 }
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MeasurementFile {
+    #[serde(default)]
+    measurement: Vec<Measurement>,
+}
 
 fn parse<T: for<'de> Deserialize<'de>>(path: &Path, text: &str) -> Result<T, KbError> {
     toml::from_str(text).map_err(|e| {
@@ -74,30 +84,34 @@ impl Kb {
         })
     }
 
-    /// Reads the four data files from `dir` (a user's copy of the KB).
+    /// Reads the data files from `dir` (a user's copy of the KB). Errors name the file and,
+    /// for syntax and type errors, the line and column.
     pub fn load_dir(dir: &Path) -> Result<Kb, KbError> {
-        let mut texts = Vec::new();
-        for name in FILES {
-            let path = dir.join(name);
-            let text = std::fs::read_to_string(&path)
-                .map_err(|source| KbError::Io { path: path.clone(), source })?;
-            texts.push((name, text));
+        let mut texts: [(&str, String); 5] = FILES.map(|n| (n, String::new()));
+        for (name, text) in texts.iter_mut() {
+            let path = dir.join(*name);
+            match std::fs::read_to_string(&path) {
+                Ok(t) => *text = t,
+                Err(e) if *name == "measurements.toml" && e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => return Err(KbError::Io { path, source }),
+            }
         }
-        let texts: [(&str, String); 4] = texts.try_into().expect("four files");
         Kb::from_texts(dir, &texts)
     }
 
-    fn from_texts(dir: &Path, texts: &[(&str, String); 4]) -> Result<Kb, KbError> {
+    fn from_texts(dir: &Path, texts: &[(&str, String); 5]) -> Result<Kb, KbError> {
         let p = |name: &str| dir.join(name);
         let sources: SourcesFile = parse(&p(texts[0].0), &texts[0].1)?;
         let archs: ArchFile = parse(&p(texts[1].0), &texts[1].1)?;
         let devices: DeviceFile = parse(&p(texts[2].0), &texts[2].1)?;
         let features: FeatureFile = parse(&p(texts[3].0), &texts[3].1)?;
+        let measurements: MeasurementFile = parse(&p(texts[4].0), &texts[4].1)?;
         let kb = Kb {
             archs: archs.arch,
             devices: devices.device,
             features: features.feature,
             sources: sources.sources,
+            measurements: measurements.measurement,
         };
         kb.validate(dir)?;
         Ok(kb)
@@ -114,8 +128,24 @@ impl Kb {
                 Err(invalid(file, format!("{owner}: unknown source key `{key}` (not in sources.toml)")))
             }
         };
+        for (key, s) in &self.sources {
+            if !Source::KINDS.contains(&s.kind.as_str()) {
+                return Err(invalid(
+                    "sources.toml",
+                    format!("source {key}: unknown kind `{}` (expected one of {})", s.kind, Source::KINDS.join(", ")),
+                ));
+            }
+        }
         let mut names = HashSet::new();
         for a in &self.archs {
+            if let Some(w) = a.warp_size.value {
+                if w == 0 || (!a.warp_sizes.is_empty() && !a.warp_sizes.contains(&w)) {
+                    return Err(invalid(
+                        "architectures.toml",
+                        format!("arch {}: warp_size {w} must be non-zero and listed in warp_sizes", a.id),
+                    ));
+                }
+            }
             for n in std::iter::once(&a.id).chain(&a.aliases) {
                 if !names.insert(n.to_ascii_lowercase()) {
                     return Err(invalid("architectures.toml", format!("name `{n}` is used twice")));
@@ -158,6 +188,35 @@ impl Kb {
                 src("features.toml", &o, &s.source)?;
             }
         }
+        let mut mids = HashSet::new();
+        for m in &self.measurements {
+            let o = format!("measurement {}", m.id);
+            let bad = |msg: String| Err(invalid("measurements.toml", format!("{o}: {msg}")));
+            if !mids.insert(&m.id) {
+                return bad("id is used twice".into());
+            }
+            if self.device(&m.device).is_none() {
+                return bad(format!("unknown device `{}`", m.device));
+            }
+            if !Measurement::OPS.contains(&m.op.as_str()) {
+                return bad(format!("unknown op `{}` (expected one of {})", m.op, Measurement::OPS.join(", ")));
+            }
+            if !Measurement::UNITS.contains(&m.unit.as_str()) {
+                return bad(format!("unknown unit `{}` (expected GB/s or TFLOP/s)", m.unit));
+            }
+            if Dtype::parse(&m.dtype).is_none() {
+                return bad(format!("unknown dtype `{}`", m.dtype));
+            }
+            if !m.achieved.is_finite() || m.achieved < 0.0 {
+                return bad(format!("achieved must be a finite number >= 0, got {}", m.achieved));
+            }
+            if let Some(f) = m.fraction_of_peak {
+                if !f.is_finite() || f < 0.0 {
+                    return bad(format!("fraction_of_peak must be a finite number >= 0, got {f}"));
+                }
+            }
+            src("measurements.toml", &o, &m.source)?;
+        }
         Ok(())
     }
 }
@@ -176,12 +235,20 @@ impl Arch {
             &self.max_blocks_per_sm.source,
             &self.min_toolchain.source,
         ];
-        if let Some(f) = &self.shared_per_block_default_bytes {
-            v.push(&f.source);
-        }
-        if let Some(f) = &self.simd_bits {
-            v.push(&f.source);
-        }
+        let opt32 = [
+            &self.simd_bits,
+            &self.max_warps_per_sm,
+            &self.shared_alloc_granularity_bytes,
+            &self.register_alloc_granularity,
+            &self.sm_sub_partitions,
+            &self.simds_per_cu,
+            &self.max_waves_per_simd,
+            &self.vgprs_per_simd_lane,
+            &self.cus_per_wgp,
+        ];
+        v.extend(opt32.into_iter().flatten().map(|f| f.source.as_str()));
+        let opt64 = [&self.shared_per_block_default_bytes, &self.shared_reserved_per_block_bytes];
+        v.extend(opt64.into_iter().flatten().map(|f| f.source.as_str()));
         v
     }
 }

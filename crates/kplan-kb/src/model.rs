@@ -122,6 +122,33 @@ pub struct Arch {
     /// CPU only: SIMD width in bits.
     #[serde(default)]
     pub simd_bits: Option<Fact<u32>>,
+    /// Resident warps (wavefronts) per SM / CU.
+    #[serde(default)]
+    pub max_warps_per_sm: Option<Fact<u32>>,
+    /// Shared memory the driver reserves per resident block (NVIDIA CC >= 8.0: 1 KiB).
+    #[serde(default)]
+    pub shared_reserved_per_block_bytes: Option<Fact<u64>>,
+    /// Shared memory / LDS is allocated to a block in multiples of this many bytes.
+    #[serde(default)]
+    pub shared_alloc_granularity_bytes: Option<Fact<u32>>,
+    /// Register allocation granule: registers per warp (NVIDIA: 256) or VGPRs per lane (AMD).
+    #[serde(default)]
+    pub register_alloc_granularity: Option<Fact<u32>>,
+    /// NVIDIA: SM sub-partitions (register file split, warp schedulers).
+    #[serde(default)]
+    pub sm_sub_partitions: Option<Fact<u32>>,
+    /// AMD: SIMD units per CU (RDNA: per CU; a WGP holds `cus_per_wgp` CUs).
+    #[serde(default)]
+    pub simds_per_cu: Option<Fact<u32>>,
+    /// AMD: most wavefronts one SIMD keeps resident.
+    #[serde(default)]
+    pub max_waves_per_simd: Option<Fact<u32>>,
+    /// AMD: VGPRs per SIMD lane shared by the waves on that SIMD (the VGPR budget for occupancy).
+    #[serde(default)]
+    pub vgprs_per_simd_lane: Option<Fact<u32>>,
+    /// AMD RDNA: CUs per work-group processor (a HIP workgroup runs on a WGP by default).
+    #[serde(default)]
+    pub cus_per_wgp: Option<Fact<u32>>,
     #[serde(default)]
     pub notes: Vec<String>,
 }
@@ -204,6 +231,10 @@ pub struct Source {
     pub kind: String,
 }
 
+impl Source {
+    pub const KINDS: [&'static str; 5] = ["vendor", "third-party", "measured", "derived", "compiler"];
+}
+
 /// The whole knowledge base.
 #[derive(Debug, Clone)]
 pub struct Kb {
@@ -211,6 +242,8 @@ pub struct Kb {
     pub devices: Vec<Device>,
     pub features: Vec<Feature>,
     pub sources: BTreeMap<String, Source>,
+    /// Measured kernel results (measurements.toml); may be empty.
+    pub measurements: Vec<Measurement>,
 }
 
 impl Kb {
@@ -233,4 +266,46 @@ impl Kb {
     pub fn availability(&self, feature: &str, arch: &str) -> Availability {
         self.support(feature, arch).map(|s| s.status).unwrap_or(Availability::Unknown)
     }
+}
+
+/// A measured kernel result the plan can quote next to its roofline expectation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Measurement {
+    /// Unique id, e.g. `h200-rmsnorm-bf16-16384x8192-kplan-cuda`.
+    pub id: String,
+    /// Kernel name: `reduce_sum`, `softmax`, `rmsnorm`, `add`, ...
+    pub kernel: String,
+    /// Spec op class: one of [`Measurement::OPS`].
+    pub op: String,
+    /// What ran: `kplan-cuda`, `kplan-triton`, `torch`, ...
+    pub implementation: String,
+    /// Device id (devices.toml).
+    pub device: String,
+    /// Storage dtype (one of the KB's dtypes).
+    pub dtype: String,
+    /// Problem sizes, e.g. `{ rows = 16384, cols = 8192 }`.
+    #[serde(default)]
+    pub shape: BTreeMap<String, u64>,
+    pub achieved: f64,
+    /// `GB/s` or `TFLOP/s`.
+    pub unit: String,
+    /// `achieved` / the device's datasheet peak for that unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fraction_of_peak: Option<f64>,
+    /// When it was measured (YYYY-MM-DD).
+    pub date: String,
+    /// The committed command that produced it.
+    pub command: String,
+    /// Key into sources.toml (kind = "measured"; locator = the committed results file).
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Measurement {
+    /// The op classes a spec may name.
+    pub const OPS: [&'static str; 8] =
+        ["elementwise", "reduction", "softmax", "norm", "gemm", "attention", "scan", "custom"];
+    pub const UNITS: [&'static str; 2] = ["GB/s", "TFLOP/s"];
 }

@@ -1,0 +1,176 @@
+//! The built-in knowledge base holds what issue 2 requires, and its facts are traceable.
+
+use kplan_kb::*;
+
+const REQUIRED_ARCHS: [&str; 19] = [
+    "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120", "gfx908", "gfx90a",
+    "gfx942", "gfx950", "gfx1100", "gfx1201", "cpu-x86_64-avx2", "cpu-x86_64-avx512", "cpu-aarch64",
+    "intel-xe-hpc", "apple-m3",
+];
+
+const REQUIRED_DEVICES: [&str; 12] = [
+    "a100-sxm", "h100-sxm", "h200", "b200", "l40s", "rtx4090", "mi250x", "mi300x", "mi325x", "mi355x",
+    "rx7900xtx", "rx9070xt",
+];
+
+#[test]
+fn required_archs_and_devices_exist() {
+    let kb = Kb::builtin();
+    for a in REQUIRED_ARCHS {
+        assert!(kb.arch(a).is_some(), "missing arch {a}");
+    }
+    for d in REQUIRED_DEVICES {
+        assert!(kb.device(d).is_some(), "missing device {d}");
+    }
+}
+
+#[test]
+fn aliases_resolve_to_the_documented_arch() {
+    let kb = Kb::builtin();
+    let cases = [
+        ("h100", "sm_90a", Some("h100-sxm")),
+        ("h200", "sm_90a", Some("h200")),
+        ("a100", "sm_80", Some("a100-sxm")),
+        ("mi300x", "gfx942", Some("mi300x")),
+        ("mi250x", "gfx90a", Some("mi250x")),
+        ("mi355x", "gfx950", Some("mi355x")),
+        ("rx7900xtx", "gfx1100", Some("rx7900xtx")),
+        ("RX-7900-XTX", "gfx1100", Some("rx7900xtx")),
+        ("rtx-4090", "sm_89", Some("rtx4090")),
+        ("b200", "sm_100a", Some("b200")),
+        ("cpu-x86_64", "cpu-x86_64-avx2", None),
+        ("cpu", "cpu-x86_64-avx2", None),
+        ("x86_64", "cpu-x86_64-avx2", None),
+        ("aarch64", "cpu-aarch64", None),
+        ("arm64", "cpu-aarch64", None),
+        ("sm90a", "sm_90a", Some("h100-sxm")),
+        ("sm_80", "sm_80", Some("a100-sxm")),
+        ("gfx942", "gfx942", Some("mi300x")),
+        ("gfx1100", "gfx1100", Some("rx7900xtx")),
+    ];
+    for (name, arch, device) in cases {
+        let r = kb.resolve(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(r.arch.id, arch, "{name}");
+        assert_eq!(r.device.map(|d| d.id.as_str()), device, "{name}");
+    }
+}
+
+#[test]
+fn h200_is_sm_90a_with_its_own_bandwidth() {
+    let r = Kb::builtin().resolve("h200").unwrap();
+    assert_eq!(r.arch.id, "sm_90a");
+    assert_eq!(r.via, ResolvedVia::Device);
+    let d = r.device.unwrap();
+    assert_eq!(d.bandwidth_gbs(), Some(4800.0));
+    assert_eq!(d.compute_units.value, Some(132));
+    assert_eq!(d.compute_units.source, "DEV");
+    assert_eq!(d.l2_bytes.value, Some(60 * 1024 * 1024));
+    // H100 keeps its own numbers.
+    assert_eq!(Kb::builtin().resolve("h100").unwrap().device.unwrap().bandwidth_gbs(), Some(3350.0));
+}
+
+#[test]
+fn wavefront_sizes() {
+    let kb = Kb::builtin();
+    let mi300 = kb.resolve("mi300x").unwrap().arch;
+    assert_eq!(mi300.warp_size.value, Some(64));
+    assert!(mi300.is_wave64_only());
+    let rdna3 = kb.arch("gfx1100").unwrap();
+    assert_eq!(rdna3.warp_size.value, Some(32));
+    assert_eq!(rdna3.warp_sizes(), vec![32, 64]);
+    assert!(rdna3.has_selectable_warp_size() && !rdna3.is_wave64_only());
+    assert!(rdna3.warp_size.note.as_deref().unwrap().contains("HIP runtime does not support"));
+    assert_eq!(kb.arch("gfx1201").unwrap().warp_sizes(), vec![32, 64]);
+    assert_eq!(kb.arch("intel-xe-hpc").unwrap().warp_sizes(), vec![16, 32]);
+    assert_eq!(kb.arch("sm_90a").unwrap().warp_sizes(), vec![32]);
+    for a in kb.archs_by_vendor(Vendor::Nvidia) {
+        assert_eq!(a.warp_size.value, Some(32), "{}", a.id);
+    }
+}
+
+#[test]
+fn unknown_values_stay_unknown_with_a_note() {
+    let kb = Kb::builtin();
+    let l40s = kb.device("l40s").unwrap();
+    assert_eq!(l40s.l2_bytes.value, None);
+    assert!(l40s.l2_bytes.note.as_deref().unwrap().contains("not found"));
+    assert_eq!(kb.device("b200").unwrap().l2_bytes.value, None);
+    assert_eq!(kb.device("mi355x").unwrap().peak(Dtype::Fp64), None);
+    assert_eq!(kb.device("rx7900xtx").unwrap().peak(Dtype::Bf16), None);
+    assert_eq!(kb.device("l4").unwrap().compute_units.value, None);
+    assert_eq!(kb.device("m3-max").unwrap().bandwidth_gbs(), None);
+    // Every fact without a value explains itself.
+    for a in &kb.archs {
+        for f in a.facts() {
+            if f.value.is_none() {
+                assert!(f.note.is_some(), "arch {} fact {} has neither value nor note", a.id, f.name);
+            }
+        }
+    }
+    for d in &kb.devices {
+        for (dt, f) in &d.peak_tflops {
+            if f.value.is_none() {
+                assert!(f.note.is_some(), "device {} peak {:?} has neither value nor note", d.id, dt);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_fact_names_an_existing_source() {
+    // Validation already enforces this when loading; check it independently here.
+    let kb = Kb::builtin();
+    let mut n = 0;
+    for a in &kb.archs {
+        for f in a.facts() {
+            assert!(kb.source(&f.source).is_some(), "arch {} {}: source {}", a.id, f.name, f.source);
+            n += 1;
+        }
+    }
+    for d in &kb.devices {
+        for f in d.facts().into_iter().filter(|f| !f.source.is_empty()) {
+            assert!(kb.source(&f.source).is_some(), "device {} {}: source {}", d.id, f.name, f.source);
+            n += 1;
+        }
+    }
+    for f in &kb.features {
+        for (arch, s) in &f.support {
+            assert!(kb.source(&s.source).is_some(), "feature {} on {arch}: source {}", f.id, s.source);
+        }
+    }
+    assert!(n > 300, "only {n} facts");
+}
+
+#[test]
+fn sparse_rates_are_only_used_halved_with_a_note() {
+    let kb = Kb::builtin();
+    for d in &kb.devices {
+        for (dt, f) in &d.peak_tflops {
+            if let Some(note) = &f.note {
+                if note.contains("sparse") && f.value.is_some() {
+                    assert!(note.contains("/ 2") || note.contains("dense"), "{} {:?}: {note}", d.id, dt);
+                }
+            }
+        }
+    }
+    assert_eq!(kb.device("l4").unwrap().peak(Dtype::Fp16), Some(121.0));
+}
+
+#[test]
+fn ridge_point_is_peak_over_bandwidth() {
+    let h100 = Kb::builtin().device("h100-sxm").unwrap();
+    // 989 TFLOP/s / 3350 GB/s = 989e12 / 3.35e12 = 295.2 FLOP/B
+    let r = h100.ridge_point(Dtype::Bf16).unwrap();
+    assert!((r - 295.22).abs() < 0.01, "{r}");
+}
+
+#[test]
+fn every_arch_except_cpu_has_a_reference_device() {
+    let kb = Kb::builtin();
+    for a in kb.archs.iter().filter(|a| a.is_gpu()) {
+        let d = kb.reference_device(a).unwrap_or_else(|| panic!("{} has no reference device", a.id));
+        // sm_90 (portable Hopper code) stands on the H100, an sm_90a device: same hardware.
+        let da = kb.arch(&d.arch).unwrap();
+        assert_eq!(da.family, a.family, "reference device of {} belongs to {}", a.id, d.arch);
+    }
+}
