@@ -1,0 +1,5 @@
+import triton
+
+
+def broken(:
+    pass
