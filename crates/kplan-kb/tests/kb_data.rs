@@ -174,3 +174,69 @@ fn every_arch_except_cpu_has_a_reference_device() {
         assert_eq!(da.family, a.family, "reference device of {} belongs to {}", a.id, d.arch);
     }
 }
+
+#[test]
+fn feature_ids_are_exactly_the_documented_ones() {
+    let expected = [
+        "warp-shuffle", "warp-shuffle-sync", "warp-vote", "warp-reduce", "warp-match", "syncwarp",
+        "shared-memory", "large-shared-memory", "cooperative-launch", "dynamic-parallelism",
+        "async-copy", "tma", "clusters", "wmma", "mma-sync", "wgmma", "tcgen05", "mfma", "rdna-wmma",
+        "bf16-matrix", "fp8-matrix", "fp8-ocp", "fp8-fnuz", "tf32-matrix", "packed-fp32",
+        "fp32-atomic-add", "fp16-atomic-add", "bf16-atomic-add", "fp64-atomic-add", "inline-ptx",
+        "inline-gcn-asm", "bf16", "fp16",
+    ];
+    let kb = Kb::builtin();
+    let mut ids: Vec<&str> = kb.features.iter().map(|f| f.id.as_str()).collect();
+    ids.sort_unstable();
+    let mut want = expected.to_vec();
+    want.sort_unstable();
+    assert_eq!(ids, want);
+    for f in &kb.features {
+        assert!(["nvidia", "amd", "portable"].contains(&f.origin.as_str()), "{}: origin {}", f.id, f.origin);
+        // Every GPU arch of the two main vendors has an answer (even if it is "unknown").
+        for a in kb.archs.iter().filter(|a| matches!(a.vendor, Vendor::Nvidia | Vendor::Amd)) {
+            if f.id.starts_with("fp8-") || f.id == "tf32-matrix" || f.id == "packed-fp32" {
+                continue;
+            }
+            assert!(f.support.contains_key(&a.id), "feature {} says nothing about {}", f.id, a.id);
+        }
+    }
+}
+
+#[test]
+fn feature_availability_matches_the_fact_sheet() {
+    let kb = Kb::builtin();
+    let cases = [
+        ("wgmma", "sm_90a", Availability::Yes),
+        ("wgmma", "sm_90", Availability::No),
+        ("wgmma", "sm_100a", Availability::No),
+        ("tcgen05", "sm_100a", Availability::Yes),
+        ("tcgen05", "sm_120", Availability::No),
+        ("warp-reduce", "sm_75", Availability::No),
+        ("warp-reduce", "sm_80", Availability::Yes),
+        ("warp-reduce", "gfx942", Availability::Unknown),
+        ("fp8-matrix", "gfx942", Availability::Yes),
+        ("fp8-fnuz", "gfx942", Availability::Yes),
+        ("fp8-ocp", "gfx942", Availability::No),
+        ("fp8-ocp", "gfx950", Availability::Yes),
+        ("fp8-matrix", "sm_80", Availability::No),
+        ("dynamic-parallelism", "gfx90a", Availability::No),
+        ("tma", "gfx950", Availability::No),
+        ("clusters", "sm_90", Availability::Yes),
+        ("mfma", "gfx1100", Availability::No),
+        ("rdna-wmma", "gfx1100", Availability::Yes),
+        ("packed-fp32", "gfx908", Availability::No),
+        ("packed-fp32", "gfx90a", Availability::Yes),
+        ("large-shared-memory", "gfx950", Availability::Yes),
+        ("large-shared-memory", "gfx942", Availability::No),
+        ("fp32-atomic-add", "gfx90a", Availability::Partial),
+        ("inline-ptx", "gfx942", Availability::No),
+        ("warp-shuffle", "cpu-x86_64-avx2", Availability::No),
+    ];
+    for (f, a, want) in cases {
+        assert_eq!(kb.availability(f, a), want, "{f} on {a}");
+    }
+    assert!(kb.support("fp8-matrix", "gfx942").unwrap().note.as_deref().unwrap().contains("FNUZ"));
+    assert_eq!(kb.support("wgmma", "sm_90a").unwrap().min_toolchain.as_deref(), Some("CUDA 12.0"));
+    assert_eq!(kb.suggest_feature("wgma").as_deref(), Some("wgmma"));
+}
