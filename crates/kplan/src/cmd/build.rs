@@ -1,8 +1,153 @@
+//! `kplan build`: compiles a kernel file for every target with the real compilers.
+
 use super::Ctx;
+use anyhow::Context;
+use kplan_build::{BuildOptions, BuildTarget, Status, TargetResult};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+}
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// CUDA/HIP single-source file (.cu, .hip, .cpp) or Triton file (.py).
+    pub file: PathBuf,
+    /// Comma-separated targets (sm_80, sm_90a, gfx90a, gfx942, gfx1100, cpu-x86_64-avx2, or a
+    /// device such as h100); default: every NVIDIA, AMD and CPU architecture in the KB.
+    #[arg(long, value_delimiter = ',', conflicts_with = "spec", value_name = "LIST")]
+    pub targets: Vec<String>,
+    /// Take the targets from a kernel spec's `[backends] targets`.
+    #[arg(long, value_name = "SPEC.toml")]
+    pub spec: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: Format,
+    /// Preprocessor definition for every compile (repeatable); for .py files, a Triton override.
+    #[arg(short = 'D', value_name = "NAME=VALUE")]
+    pub define: Vec<String>,
+    /// Extra include directory (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// Per-compile time limit in seconds; a compiler still running then is killed.
+    #[arg(long, default_value_t = 300, value_name = "SECS")]
+    pub timeout: u64,
+    /// Keep each target's object and device assembly under DIR/<target>/.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+    /// Threads per block assumed by the occupancy estimate.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    pub block_threads: u32,
+}
 
-pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<u8> {
-    anyhow::bail!("`kplan build` is not implemented yet")
+fn parse_define(s: &str) -> anyhow::Result<(String, Option<String>)> {
+    let (name, value) = match s.split_once('=') {
+        Some((n, v)) => (n, Some(v.to_string())),
+        None => (s, None),
+    };
+    let ok = !name.is_empty()
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    anyhow::ensure!(ok, "-D {s}: expected NAME or NAME=VALUE with NAME a C identifier");
+    Ok((name.to_string(), value))
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
+    if !args.file.is_file() {
+        anyhow::bail!("{}: no such file", args.file.display());
+    }
+    anyhow::ensure!(args.timeout > 0, "--timeout must be at least 1 second");
+    anyhow::ensure!(args.block_threads > 0, "--block-threads must be at least 1");
+    let mut archs = super::header::resolve_targets(ctx, &args.targets, args.spec.as_deref())?;
+    if archs.is_empty() {
+        archs = ctx
+            .kb()
+            .archs
+            .iter()
+            .filter(|a| matches!(a.vendor, kplan_kb::Vendor::Nvidia | kplan_kb::Vendor::Amd | kplan_kb::Vendor::Cpu))
+            .collect();
+    }
+    let mut opts = BuildOptions::new(archs.iter().map(|a| BuildTarget::from_arch(a)).collect());
+    opts.defines = args.define.iter().map(|d| parse_define(d)).collect::<anyhow::Result<_>>()?;
+    opts.include_dirs = args.include.clone();
+    opts.timeout = Duration::from_secs(args.timeout);
+    opts.out_dir = args.out_dir.clone();
+    opts.header = kplan_gen::HeaderConfig::from_archs(&archs);
+    opts.block_threads = args.block_threads;
+    if let Some(d) = &opts.out_dir {
+        std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+    }
+    let results = kplan_build::build(&args.file, &opts, ctx.kb())?;
+    let text = match args.format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&serde_json::json!({ "results": results }))?;
+            s.push('\n');
+            s
+        }
+        Format::Human => render_human(&args.file, &results),
+    };
+    super::write_output(None, &text)?;
+    Ok(if results.iter().any(|r| r.status == Status::Failed) { 1 } else { 0 })
+}
+
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
+}
+
+/// A table (one row per target), then each target's diagnostics.
+fn render_human(file: &std::path::Path, results: &[TargetResult]) -> String {
+    let head = ["target", "status", "compiler", "regs", "sgprs", "shared", "spill", "wave", "occupancy", "seconds"];
+    let rows: Vec<[String; 10]> = results
+        .iter()
+        .map(|r| {
+            [
+                r.target.clone(),
+                r.status.as_str().to_string(),
+                r.compiler.clone().unwrap_or_else(|| "-".into()),
+                opt(r.registers),
+                opt(r.sgprs),
+                opt(r.shared_bytes),
+                opt(r.spill_bytes),
+                opt(r.wave_size),
+                r.occupancy.map(|o| format!("{:.0}%", o * 100.0)).unwrap_or_else(|| "-".into()),
+                format!("{:.2}", r.seconds),
+            ]
+        })
+        .collect();
+    let mut width = head.map(str::len);
+    for row in &rows {
+        for (w, c) in width.iter_mut().zip(row.iter()) {
+            *w = (*w).max(c.len());
+        }
+    }
+    let mut s = format!("kplan build {}\n", file.display());
+    let line = |cells: Vec<&str>| {
+        let mut l = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i > 0 {
+                l.push_str("  ");
+            }
+            l.push_str(&format!("{:<w$}", c, w = width[i]));
+        }
+        l.trim_end().to_string() + "\n"
+    };
+    s.push_str(&line(head.to_vec()));
+    for row in &rows {
+        s.push_str(&line(row.iter().map(String::as_str).collect()));
+    }
+    for r in results {
+        if !r.diagnostics.is_empty() {
+            s.push_str(&format!("\n{} ({}):\n", r.target, r.status.as_str()));
+            for l in r.diagnostics.lines() {
+                s.push_str(&format!("  {l}\n"));
+            }
+        }
+    }
+    let failed = results.iter().filter(|r| r.status == Status::Failed).count();
+    let skipped = results.iter().filter(|r| r.status == Status::Skipped).count();
+    let ok = results.len() - failed - skipped;
+    s.push_str(&format!("\n{ok} ok, {failed} failed, {skipped} skipped\n"));
+    s
 }

@@ -1,8 +1,56 @@
+//! `kplan header`: writes the portability header for a target set.
+
 use super::Ctx;
+use anyhow::Context;
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Comma-separated targets (architectures, devices or aliases: sm_90a, gfx942, h100,
+    /// cpu-x86_64-avx2); default: every backend.
+    #[arg(long, value_delimiter = ',', conflicts_with = "spec", value_name = "LIST")]
+    pub targets: Vec<String>,
+    /// Take the targets from a kernel spec's `[backends] targets`.
+    #[arg(long, value_name = "SPEC.toml")]
+    pub spec: Option<PathBuf>,
+    /// Write the header to FILE (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
 
-pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<u8> {
-    anyhow::bail!("`kplan header` is not implemented yet")
+/// Resolves `--targets` / `--spec` to KB architectures (deduplicated, in order). Empty when
+/// neither was given. Unknown names are errors that suggest the closest known name.
+pub fn resolve_targets<'kb>(
+    ctx: &'kb Ctx,
+    targets: &[String],
+    spec: Option<&std::path::Path>,
+) -> anyhow::Result<Vec<&'kb kplan_kb::Arch>> {
+    let kb = ctx.kb();
+    let mut out: Vec<&kplan_kb::Arch> = Vec::new();
+    let mut push = |a: &'kb kplan_kb::Arch| {
+        if !out.iter().any(|b| b.id == a.id) {
+            out.push(a);
+        }
+    };
+    if let Some(spec) = spec {
+        let names = kplan_gen::spec_targets(spec)?;
+        for t in names {
+            let r = kb.resolve(&t.name).map_err(|e| anyhow::anyhow!("{}:{}: {e}", spec.display(), t.line))?;
+            push(r.arch);
+        }
+    } else {
+        for name in targets.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+            let r = kb.resolve(name).context("in --targets")?;
+            push(r.arch);
+        }
+    }
+    Ok(out)
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
+    let archs = resolve_targets(ctx, &args.targets, args.spec.as_deref())?;
+    let cfg = if archs.is_empty() { kplan_gen::HeaderConfig::all() } else { kplan_gen::HeaderConfig::from_archs(&archs) };
+    let text = kplan_gen::render_header(&cfg);
+    super::write_output(args.output.as_deref(), &text)?;
+    Ok(0)
 }
