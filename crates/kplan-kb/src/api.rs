@@ -56,7 +56,12 @@ impl Arch {
         if self.vendor != Vendor::Nvidia {
             return None;
         }
-        let digits: String = self.id.strip_prefix("sm_")?.chars().take_while(char::is_ascii_digit).collect();
+        let digits: String = self
+            .id
+            .strip_prefix("sm_")?
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
         let n: u32 = digits.parse().ok()?;
         Some((n / 10, n % 10))
     }
@@ -89,33 +94,56 @@ impl Arch {
     /// unknown values render as `None`. Used by `kplan targets show` and the docs.
     pub fn facts(&self) -> Vec<FactRow> {
         let mut rows = Vec::new();
-        let mut push = |name: &'static str, value: Option<String>, source: &'_ str, note: Option<&'_ str>| {
-            rows.push((name, value, source.to_string(), note.map(str::to_string)));
-        };
+        let mut push =
+            |name: &'static str, value: Option<String>, source: &'_ str, note: Option<&'_ str>| {
+                rows.push((name, value, source.to_string(), note.map(str::to_string)));
+            };
         macro_rules! f {
             ($name:literal, $f:expr) => {{
                 let f = &$f;
-                push($name, f.value.as_ref().map(|v| v.to_string()), &f.source, f.note.as_deref());
+                push(
+                    $name,
+                    f.value.as_ref().map(|v| v.to_string()),
+                    &f.source,
+                    f.note.as_deref(),
+                );
             }};
         }
         macro_rules! o {
             ($name:literal, $f:expr) => {{
                 if let Some(f) = &$f {
-                    push($name, f.value.as_ref().map(|v| v.to_string()), &f.source, f.note.as_deref());
+                    push(
+                        $name,
+                        f.value.as_ref().map(|v| v.to_string()),
+                        &f.source,
+                        f.note.as_deref(),
+                    );
                 }
             }};
         }
         f!("warp_size", self.warp_size);
         f!("max_threads_per_block", self.max_threads_per_block);
         f!("shared_per_block_bytes", self.shared_per_block_bytes);
-        o!("shared_per_block_default_bytes", self.shared_per_block_default_bytes);
+        o!(
+            "shared_per_block_default_bytes",
+            self.shared_per_block_default_bytes
+        );
         f!("shared_per_sm_bytes", self.shared_per_sm_bytes);
-        o!("shared_reserved_per_block_bytes", self.shared_reserved_per_block_bytes);
-        o!("shared_alloc_granularity_bytes", self.shared_alloc_granularity_bytes);
+        o!(
+            "shared_reserved_per_block_bytes",
+            self.shared_reserved_per_block_bytes
+        );
+        o!(
+            "shared_alloc_granularity_bytes",
+            self.shared_alloc_granularity_bytes
+        );
         f!("shared_banks", self.shared_banks);
         f!("registers_per_sm", self.registers_per_sm);
         f!("max_registers_per_thread", self.max_registers_per_thread);
-        o!("register_alloc_granularity", self.register_alloc_granularity);
+        o!(
+            "register_alloc_granularity",
+            self.register_alloc_granularity
+        );
         f!("max_threads_per_sm", self.max_threads_per_sm);
         f!("max_blocks_per_sm", self.max_blocks_per_sm);
         o!("max_warps_per_sm", self.max_warps_per_sm);
@@ -127,7 +155,12 @@ impl Arch {
         o!("simd_bits", self.simd_bits);
         f!("min_toolchain", self.min_toolchain);
         rows.into_iter()
-            .map(|(name, value, source, note)| FactRow { name, value, source, note })
+            .map(|(name, value, source, note)| FactRow {
+                name,
+                value,
+                source,
+                note,
+            })
             .collect()
     }
 }
@@ -176,25 +209,66 @@ impl Device {
     /// Every fact of this device, rendered (see [`Arch::facts`]).
     pub fn facts(&self) -> Vec<FactRow> {
         let mut rows = Vec::new();
-        let mut push = |name: &'static str, value: Option<String>, f_source: &str, note: Option<&str>| {
-            rows.push(FactRow { name, value, source: f_source.to_string(), note: note.map(str::to_string) });
-        };
-        push("compute_units", self.compute_units.value.map(|v| v.to_string()), &self.compute_units.source, self.compute_units.note.as_deref());
-        push("l2_bytes", self.l2_bytes.value.map(|v| v.to_string()), &self.l2_bytes.source, self.l2_bytes.note.as_deref());
+        let mut push =
+            |name: &'static str, value: Option<String>, f_source: &str, note: Option<&str>| {
+                rows.push(FactRow {
+                    name,
+                    value,
+                    source: f_source.to_string(),
+                    note: note.map(str::to_string),
+                });
+            };
+        push(
+            "compute_units",
+            self.compute_units.value.map(|v| v.to_string()),
+            &self.compute_units.source,
+            self.compute_units.note.as_deref(),
+        );
+        push(
+            "l2_bytes",
+            self.l2_bytes.value.map(|v| v.to_string()),
+            &self.l2_bytes.source,
+            self.l2_bytes.note.as_deref(),
+        );
         if let Some(f) = &self.llc_bytes {
-            push("llc_bytes", f.value.map(|v| v.to_string()), &f.source, f.note.as_deref());
+            push(
+                "llc_bytes",
+                f.value.map(|v| v.to_string()),
+                &f.source,
+                f.note.as_deref(),
+            );
         }
-        push("memory_bytes", self.memory_bytes.value.map(|v| v.to_string()), &self.memory_bytes.source, self.memory_bytes.note.as_deref());
-        push("bandwidth_gbs", self.bandwidth_gbs.value.map(|v| v.to_string()), &self.bandwidth_gbs.source, self.bandwidth_gbs.note.as_deref());
+        push(
+            "memory_bytes",
+            self.memory_bytes.value.map(|v| v.to_string()),
+            &self.memory_bytes.source,
+            self.memory_bytes.note.as_deref(),
+        );
+        push(
+            "bandwidth_gbs",
+            self.bandwidth_gbs.value.map(|v| v.to_string()),
+            &self.bandwidth_gbs.source,
+            self.bandwidth_gbs.note.as_deref(),
+        );
         for d in Dtype::ALL {
             let name = PEAK_NAMES[d as usize];
             match self.peak_tflops.get(&d) {
-                Some(f) => push(name, f.value.map(|v| v.to_string()), &f.source, f.note.as_deref()),
+                Some(f) => push(
+                    name,
+                    f.value.map(|v| v.to_string()),
+                    &f.source,
+                    f.note.as_deref(),
+                ),
                 None => push(name, None, "", Some("not in the KB")),
             }
         }
         for (d, f) in &self.peak_vector_tflops {
-            push(VECTOR_PEAK_NAMES[*d as usize], f.value.map(|v| v.to_string()), &f.source, f.note.as_deref());
+            push(
+                VECTOR_PEAK_NAMES[*d as usize],
+                f.value.map(|v| v.to_string()),
+                &f.source,
+                f.note.as_deref(),
+            );
         }
         rows
     }
@@ -238,22 +312,41 @@ impl Kb {
 
     /// The device whose numbers stand in for `arch` (its documented reference device).
     pub fn reference_device(&self, arch: &Arch) -> Option<&Device> {
-        arch.reference_device.as_deref().and_then(|d| self.device(d))
+        arch.reference_device
+            .as_deref()
+            .and_then(|d| self.device(d))
     }
 
     /// Features available (status yes or partial) on `arch_id`.
-    pub fn features_on<'a>(&'a self, arch_id: &'a str) -> impl Iterator<Item = (&'a Feature, &'a Support)> + 'a {
-        self.features.iter().filter_map(move |f| f.support.get(arch_id).map(|s| (f, s)))
+    pub fn features_on<'a>(
+        &'a self,
+        arch_id: &'a str,
+    ) -> impl Iterator<Item = (&'a Feature, &'a Support)> + 'a {
+        self.features
+            .iter()
+            .filter_map(move |f| f.support.get(arch_id).map(|s| (f, s)))
     }
 
     /// Measured results for an op class (`norm`, `softmax`, ...) on a device, in KB order.
-    pub fn measurements_for<'a>(&'a self, op: &'a str, device_id: &'a str) -> impl Iterator<Item = &'a Measurement> + 'a {
-        self.measurements.iter().filter(move |m| m.op == op && m.device == device_id)
+    pub fn measurements_for<'a>(
+        &'a self,
+        op: &'a str,
+        device_id: &'a str,
+    ) -> impl Iterator<Item = &'a Measurement> + 'a {
+        self.measurements
+            .iter()
+            .filter(move |m| m.op == op && m.device == device_id)
     }
 
     /// Measured results for one kernel (`rmsnorm`, ...) on a device.
-    pub fn measurements_for_kernel<'a>(&'a self, kernel: &'a str, device_id: &'a str) -> impl Iterator<Item = &'a Measurement> + 'a {
-        self.measurements.iter().filter(move |m| m.kernel == kernel && m.device == device_id)
+    pub fn measurements_for_kernel<'a>(
+        &'a self,
+        kernel: &'a str,
+        device_id: &'a str,
+    ) -> impl Iterator<Item = &'a Measurement> + 'a {
+        self.measurements
+            .iter()
+            .filter(move |m| m.kernel == kernel && m.device == device_id)
     }
 
     /// Feature ids, for "did you mean" on unknown feature names.

@@ -14,12 +14,14 @@
 mod api;
 mod load;
 mod model;
+pub mod occupancy;
 mod resolve;
 
 pub use api::FactRow;
 pub use load::{KbError, BUILTIN, FILES};
 pub use model::*;
-pub use resolve::{closest, Resolved, ResolveError, ResolvedVia};
+pub use occupancy::{occupancy, Occupancy, OccupancyError};
+pub use resolve::{closest, ResolveError, Resolved, ResolvedVia};
 
 #[cfg(test)]
 mod tests {
@@ -50,9 +52,18 @@ mod tests {
     #[test]
     fn unknown_target_suggests_close_name() {
         let kb = Kb::builtin();
-        assert_eq!(kb.resolve("gfx9420").unwrap_err().suggestion.as_deref(), Some("gfx942"));
-        assert_eq!(kb.resolve("sm_90x").unwrap_err().suggestion.as_deref(), Some("sm_90"));
-        assert_eq!(kb.resolve("h20O").unwrap_err().suggestion.as_deref(), Some("h200"));
+        assert_eq!(
+            kb.resolve("gfx9420").unwrap_err().suggestion.as_deref(),
+            Some("gfx942")
+        );
+        assert_eq!(
+            kb.resolve("sm_90x").unwrap_err().suggestion.as_deref(),
+            Some("sm_90")
+        );
+        assert_eq!(
+            kb.resolve("h20O").unwrap_err().suggestion.as_deref(),
+            Some("h200")
+        );
         assert_eq!(kb.resolve("zzzz").unwrap_err().suggestion, None);
     }
 }

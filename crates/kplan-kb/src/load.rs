@@ -6,24 +6,43 @@ use std::sync::OnceLock;
 
 /// The data files, in the order they are read. A `--kb DIR` must hold the first four;
 /// `measurements.toml` is optional there (no measurements when it is absent).
-pub const FILES: [&str; 5] =
-    ["sources.toml", "architectures.toml", "devices.toml", "features.toml", "measurements.toml"];
+pub const FILES: [&str; 5] = [
+    "sources.toml",
+    "architectures.toml",
+    "devices.toml",
+    "features.toml",
+    "measurements.toml",
+];
 
 /// The compiled-in copies of [`FILES`], in the same order.
 pub const BUILTIN: [(&str, &str); 5] = [
     ("sources.toml", include_str!("../data/sources.toml")),
-    ("architectures.toml", include_str!("../data/architectures.toml")),
+    (
+        "architectures.toml",
+        include_str!("../data/architectures.toml"),
+    ),
     ("devices.toml", include_str!("../data/devices.toml")),
     ("features.toml", include_str!("../data/features.toml")),
-    ("measurements.toml", include_str!("../data/measurements.toml")),
+    (
+        "measurements.toml",
+        include_str!("../data/measurements.toml"),
+    ),
 ];
 
 #[derive(Debug, thiserror::Error)]
 pub enum KbError {
     #[error("{path}: cannot read knowledge-base file: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}:{line}:{column}: {message}")]
-    Parse { path: PathBuf, line: usize, column: usize, message: String },
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
 }
@@ -57,11 +76,13 @@ struct MeasurementFile {
 
 fn parse<T: for<'de> Deserialize<'de>>(path: &Path, text: &str) -> Result<T, KbError> {
     toml::from_str(text).map_err(|e| {
-        let (line, column) = e
-            .span()
-            .map(|s| line_col(text, s.start))
-            .unwrap_or((1, 1));
-        KbError::Parse { path: path.to_owned(), line, column, message: e.message().to_string() }
+        let (line, column) = e.span().map(|s| line_col(text, s.start)).unwrap_or((1, 1));
+        KbError::Parse {
+            path: path.to_owned(),
+            line,
+            column,
+            message: e.message().to_string(),
+        }
     })
 }
 
@@ -70,7 +91,13 @@ pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let before = &text.as_bytes()[..offset];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let col = offset - before.iter().rposition(|&b| b == b'\n').map(|p| p + 1).unwrap_or(0) + 1;
+    let col = offset
+        - before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map(|p| p + 1)
+            .unwrap_or(0)
+        + 1;
     (line, col)
 }
 
@@ -79,8 +106,11 @@ impl Kb {
     pub fn builtin() -> &'static Kb {
         static KB: OnceLock<Kb> = OnceLock::new();
         KB.get_or_init(|| {
-            Kb::from_texts(Path::new("<builtin kb>"), &BUILTIN.map(|(n, t)| (n, t.to_string())))
-                .expect("the built-in knowledge base is validated by kplan-kb's tests")
+            Kb::from_texts(
+                Path::new("<builtin kb>"),
+                &BUILTIN.map(|(n, t)| (n, t.to_string())),
+            )
+            .expect("the built-in knowledge base is validated by kplan-kb's tests")
         })
     }
 
@@ -92,7 +122,9 @@ impl Kb {
             let path = dir.join(*name);
             match std::fs::read_to_string(&path) {
                 Ok(t) => *text = t,
-                Err(e) if *name == "measurements.toml" && e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e)
+                    if *name == "measurements.toml" && e.kind() == std::io::ErrorKind::NotFound => {
+                }
                 Err(source) => return Err(KbError::Io { path, source }),
             }
         }
@@ -120,19 +152,29 @@ impl Kb {
     /// Cross-references: every source key resolves, every device names a known architecture,
     /// every reference device exists, names and aliases are unique.
     fn validate(&self, dir: &Path) -> Result<(), KbError> {
-        let invalid = |file: &str, message: String| KbError::Invalid { path: dir.join(file), message };
+        let invalid = |file: &str, message: String| KbError::Invalid {
+            path: dir.join(file),
+            message,
+        };
         let src = |file: &str, owner: &str, key: &str| -> Result<(), KbError> {
             if self.sources.contains_key(key) {
                 Ok(())
             } else {
-                Err(invalid(file, format!("{owner}: unknown source key `{key}` (not in sources.toml)")))
+                Err(invalid(
+                    file,
+                    format!("{owner}: unknown source key `{key}` (not in sources.toml)"),
+                ))
             }
         };
         for (key, s) in &self.sources {
             if !Source::KINDS.contains(&s.kind.as_str()) {
                 return Err(invalid(
                     "sources.toml",
-                    format!("source {key}: unknown kind `{}` (expected one of {})", s.kind, Source::KINDS.join(", ")),
+                    format!(
+                        "source {key}: unknown kind `{}` (expected one of {})",
+                        s.kind,
+                        Source::KINDS.join(", ")
+                    ),
                 ));
             }
         }
@@ -142,13 +184,19 @@ impl Kb {
                 if w == 0 || (!a.warp_sizes.is_empty() && !a.warp_sizes.contains(&w)) {
                     return Err(invalid(
                         "architectures.toml",
-                        format!("arch {}: warp_size {w} must be non-zero and listed in warp_sizes", a.id),
+                        format!(
+                            "arch {}: warp_size {w} must be non-zero and listed in warp_sizes",
+                            a.id
+                        ),
                     ));
                 }
             }
             for n in std::iter::once(&a.id).chain(&a.aliases) {
                 if !names.insert(n.to_ascii_lowercase()) {
-                    return Err(invalid("architectures.toml", format!("name `{n}` is used twice")));
+                    return Err(invalid(
+                        "architectures.toml",
+                        format!("name `{n}` is used twice"),
+                    ));
                 }
             }
             let o = format!("arch {}", a.id);
@@ -157,7 +205,10 @@ impl Kb {
             }
             if let Some(d) = &a.reference_device {
                 if self.device(d).is_none() {
-                    return Err(invalid("architectures.toml", format!("{o}: unknown reference_device `{d}`")));
+                    return Err(invalid(
+                        "architectures.toml",
+                        format!("{o}: unknown reference_device `{d}`"),
+                    ));
                 }
             }
         }
@@ -169,7 +220,10 @@ impl Kb {
             }
             let o = format!("device {}", d.id);
             if self.arch(&d.arch).is_none() {
-                return Err(invalid("devices.toml", format!("{o}: unknown arch `{}`", d.arch)));
+                return Err(invalid(
+                    "devices.toml",
+                    format!("{o}: unknown arch `{}`", d.arch),
+                ));
             }
             for k in d.fact_sources() {
                 src("devices.toml", &o, k)?;
@@ -178,12 +232,18 @@ impl Kb {
         let mut fids = HashSet::new();
         for f in &self.features {
             if !fids.insert(&f.id) {
-                return Err(invalid("features.toml", format!("feature `{}` is defined twice", f.id)));
+                return Err(invalid(
+                    "features.toml",
+                    format!("feature `{}` is defined twice", f.id),
+                ));
             }
             for (arch, s) in &f.support {
                 let o = format!("feature {} on {arch}", f.id);
                 if self.arch(arch).is_none() {
-                    return Err(invalid("features.toml", format!("{o}: unknown arch `{arch}`")));
+                    return Err(invalid(
+                        "features.toml",
+                        format!("{o}: unknown arch `{arch}`"),
+                    ));
                 }
                 src("features.toml", &o, &s.source)?;
             }
@@ -199,20 +259,32 @@ impl Kb {
                 return bad(format!("unknown device `{}`", m.device));
             }
             if !Measurement::OPS.contains(&m.op.as_str()) {
-                return bad(format!("unknown op `{}` (expected one of {})", m.op, Measurement::OPS.join(", ")));
+                return bad(format!(
+                    "unknown op `{}` (expected one of {})",
+                    m.op,
+                    Measurement::OPS.join(", ")
+                ));
             }
             if !Measurement::UNITS.contains(&m.unit.as_str()) {
-                return bad(format!("unknown unit `{}` (expected GB/s or TFLOP/s)", m.unit));
+                return bad(format!(
+                    "unknown unit `{}` (expected GB/s or TFLOP/s)",
+                    m.unit
+                ));
             }
             if Dtype::parse(&m.dtype).is_none() {
                 return bad(format!("unknown dtype `{}`", m.dtype));
             }
             if !m.achieved.is_finite() || m.achieved < 0.0 {
-                return bad(format!("achieved must be a finite number >= 0, got {}", m.achieved));
+                return bad(format!(
+                    "achieved must be a finite number >= 0, got {}",
+                    m.achieved
+                ));
             }
             if let Some(f) = m.fraction_of_peak {
                 if !f.is_finite() || f < 0.0 {
-                    return bad(format!("fraction_of_peak must be a finite number >= 0, got {f}"));
+                    return bad(format!(
+                        "fraction_of_peak must be a finite number >= 0, got {f}"
+                    ));
                 }
             }
             src("measurements.toml", &o, &m.source)?;
@@ -247,7 +319,10 @@ impl Arch {
             &self.cus_per_wgp,
         ];
         v.extend(opt32.into_iter().flatten().map(|f| f.source.as_str()));
-        let opt64 = [&self.shared_per_block_default_bytes, &self.shared_reserved_per_block_bytes];
+        let opt64 = [
+            &self.shared_per_block_default_bytes,
+            &self.shared_reserved_per_block_bytes,
+        ];
         v.extend(opt64.into_iter().flatten().map(|f| f.source.as_str()));
         v
     }

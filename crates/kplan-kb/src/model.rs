@@ -56,8 +56,15 @@ pub enum Dtype {
 }
 
 impl Dtype {
-    pub const ALL: [Dtype; 7] =
-        [Dtype::Fp64, Dtype::Fp32, Dtype::Tf32, Dtype::Fp16, Dtype::Bf16, Dtype::Fp8, Dtype::Int8];
+    pub const ALL: [Dtype; 7] = [
+        Dtype::Fp64,
+        Dtype::Fp32,
+        Dtype::Tf32,
+        Dtype::Fp16,
+        Dtype::Bf16,
+        Dtype::Fp8,
+        Dtype::Int8,
+    ];
     pub fn as_str(self) -> &'static str {
         match self {
             Dtype::Fp64 => "fp64",
@@ -232,7 +239,8 @@ pub struct Source {
 }
 
 impl Source {
-    pub const KINDS: [&'static str; 5] = ["vendor", "third-party", "measured", "derived", "compiler"];
+    pub const KINDS: [&'static str; 5] =
+        ["vendor", "third-party", "measured", "derived", "compiler"];
 }
 
 /// The whole knowledge base.
@@ -264,7 +272,9 @@ impl Kb {
         self.feature(feature)?.support.get(arch)
     }
     pub fn availability(&self, feature: &str, arch: &str) -> Availability {
-        self.support(feature, arch).map(|s| s.status).unwrap_or(Availability::Unknown)
+        self.support(feature, arch)
+            .map(|s| s.status)
+            .unwrap_or(Availability::Unknown)
     }
 }
 
@@ -305,7 +315,15 @@ pub struct Measurement {
 
 impl Measurement {
     /// The op classes a spec may name.
-    pub const OPS: [&'static str; 8] =
-        ["elementwise", "reduction", "softmax", "norm", "gemm", "attention", "scan", "custom"];
+    pub const OPS: [&'static str; 8] = [
+        "elementwise",
+        "reduction",
+        "softmax",
+        "norm",
+        "gemm",
+        "attention",
+        "scan",
+        "custom",
+    ];
     pub const UNITS: [&'static str; 2] = ["GB/s", "TFLOP/s"];
 }

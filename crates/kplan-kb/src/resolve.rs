@@ -34,15 +34,31 @@ impl Kb {
             id.eq_ignore_ascii_case(&n) || aliases.iter().any(|a| a.eq_ignore_ascii_case(&n))
         };
         if let Some(arch) = self.archs.iter().find(|a| hit(&a.id, &a.aliases)) {
-            let device = arch.reference_device.as_deref().and_then(|d| self.device(d));
-            return Ok(Resolved { name: name.to_string(), arch, device, via: ResolvedVia::Arch });
+            let device = arch
+                .reference_device
+                .as_deref()
+                .and_then(|d| self.device(d));
+            return Ok(Resolved {
+                name: name.to_string(),
+                arch,
+                device,
+                via: ResolvedVia::Arch,
+            });
         }
         if let Some(dev) = self.devices.iter().find(|d| hit(&d.id, &d.aliases)) {
             if let Some(arch) = self.arch(&dev.arch) {
-                return Ok(Resolved { name: name.to_string(), arch, device: Some(dev), via: ResolvedVia::Device });
+                return Ok(Resolved {
+                    name: name.to_string(),
+                    arch,
+                    device: Some(dev),
+                    via: ResolvedVia::Device,
+                });
             }
         }
-        Err(ResolveError { name: name.to_string(), suggestion: self.suggest(&n) })
+        Err(ResolveError {
+            name: name.to_string(),
+            suggestion: self.suggest(&n),
+        })
     }
 
     /// Every name `resolve` accepts.

@@ -3,14 +3,40 @@
 use kplan_kb::*;
 
 const REQUIRED_ARCHS: [&str; 19] = [
-    "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120", "gfx908", "gfx90a",
-    "gfx942", "gfx950", "gfx1100", "gfx1201", "cpu-x86_64-avx2", "cpu-x86_64-avx512", "cpu-aarch64",
-    "intel-xe-hpc", "apple-m3",
+    "sm_75",
+    "sm_80",
+    "sm_86",
+    "sm_89",
+    "sm_90",
+    "sm_90a",
+    "sm_100a",
+    "sm_120",
+    "gfx908",
+    "gfx90a",
+    "gfx942",
+    "gfx950",
+    "gfx1100",
+    "gfx1201",
+    "cpu-x86_64-avx2",
+    "cpu-x86_64-avx512",
+    "cpu-aarch64",
+    "intel-xe-hpc",
+    "apple-m3",
 ];
 
 const REQUIRED_DEVICES: [&str; 12] = [
-    "a100-sxm", "h100-sxm", "h200", "b200", "l40s", "rtx4090", "mi250x", "mi300x", "mi325x", "mi355x",
-    "rx7900xtx", "rx9070xt",
+    "a100-sxm",
+    "h100-sxm",
+    "h200",
+    "b200",
+    "l40s",
+    "rtx4090",
+    "mi250x",
+    "mi300x",
+    "mi325x",
+    "mi355x",
+    "rx7900xtx",
+    "rx9070xt",
 ];
 
 #[test]
@@ -66,7 +92,15 @@ fn h200_is_sm_90a_with_its_own_bandwidth() {
     assert_eq!(d.compute_units.source, "DEV");
     assert_eq!(d.l2_bytes.value, Some(60 * 1024 * 1024));
     // H100 keeps its own numbers.
-    assert_eq!(Kb::builtin().resolve("h100").unwrap().device.unwrap().bandwidth_gbs(), Some(3350.0));
+    assert_eq!(
+        Kb::builtin()
+            .resolve("h100")
+            .unwrap()
+            .device
+            .unwrap()
+            .bandwidth_gbs(),
+        Some(3350.0)
+    );
 }
 
 #[test]
@@ -79,7 +113,12 @@ fn wavefront_sizes() {
     assert_eq!(rdna3.warp_size.value, Some(32));
     assert_eq!(rdna3.warp_sizes(), vec![32, 64]);
     assert!(rdna3.has_selectable_warp_size() && !rdna3.is_wave64_only());
-    assert!(rdna3.warp_size.note.as_deref().unwrap().contains("HIP runtime does not support"));
+    assert!(rdna3
+        .warp_size
+        .note
+        .as_deref()
+        .unwrap()
+        .contains("HIP runtime does not support"));
     assert_eq!(kb.arch("gfx1201").unwrap().warp_sizes(), vec![32, 64]);
     assert_eq!(kb.arch("intel-xe-hpc").unwrap().warp_sizes(), vec![16, 32]);
     assert_eq!(kb.arch("sm_90a").unwrap().warp_sizes(), vec![32]);
@@ -103,14 +142,24 @@ fn unknown_values_stay_unknown_with_a_note() {
     for a in &kb.archs {
         for f in a.facts() {
             if f.value.is_none() {
-                assert!(f.note.is_some(), "arch {} fact {} has neither value nor note", a.id, f.name);
+                assert!(
+                    f.note.is_some(),
+                    "arch {} fact {} has neither value nor note",
+                    a.id,
+                    f.name
+                );
             }
         }
     }
     for d in &kb.devices {
         for (dt, f) in &d.peak_tflops {
             if f.value.is_none() {
-                assert!(f.note.is_some(), "device {} peak {:?} has neither value nor note", d.id, dt);
+                assert!(
+                    f.note.is_some(),
+                    "device {} peak {:?} has neither value nor note",
+                    d.id,
+                    dt
+                );
             }
         }
     }
@@ -123,19 +172,36 @@ fn every_fact_names_an_existing_source() {
     let mut n = 0;
     for a in &kb.archs {
         for f in a.facts() {
-            assert!(kb.source(&f.source).is_some(), "arch {} {}: source {}", a.id, f.name, f.source);
+            assert!(
+                kb.source(&f.source).is_some(),
+                "arch {} {}: source {}",
+                a.id,
+                f.name,
+                f.source
+            );
             n += 1;
         }
     }
     for d in &kb.devices {
         for f in d.facts().into_iter().filter(|f| !f.source.is_empty()) {
-            assert!(kb.source(&f.source).is_some(), "device {} {}: source {}", d.id, f.name, f.source);
+            assert!(
+                kb.source(&f.source).is_some(),
+                "device {} {}: source {}",
+                d.id,
+                f.name,
+                f.source
+            );
             n += 1;
         }
     }
     for f in &kb.features {
         for (arch, s) in &f.support {
-            assert!(kb.source(&s.source).is_some(), "feature {} on {arch}: source {}", f.id, s.source);
+            assert!(
+                kb.source(&s.source).is_some(),
+                "feature {} on {arch}: source {}",
+                f.id,
+                s.source
+            );
         }
     }
     assert!(n > 300, "only {n} facts");
@@ -148,7 +214,12 @@ fn sparse_rates_are_only_used_halved_with_a_note() {
         for (dt, f) in &d.peak_tflops {
             if let Some(note) = &f.note {
                 if note.contains("sparse") && f.value.is_some() {
-                    assert!(note.contains("/ 2") || note.contains("dense"), "{} {:?}: {note}", d.id, dt);
+                    assert!(
+                        note.contains("/ 2") || note.contains("dense"),
+                        "{} {:?}: {note}",
+                        d.id,
+                        dt
+                    );
                 }
             }
         }
@@ -168,22 +239,55 @@ fn ridge_point_is_peak_over_bandwidth() {
 fn every_arch_except_cpu_has_a_reference_device() {
     let kb = Kb::builtin();
     for a in kb.archs.iter().filter(|a| a.is_gpu()) {
-        let d = kb.reference_device(a).unwrap_or_else(|| panic!("{} has no reference device", a.id));
+        let d = kb
+            .reference_device(a)
+            .unwrap_or_else(|| panic!("{} has no reference device", a.id));
         // sm_90 (portable Hopper code) stands on the H100, an sm_90a device: same hardware.
         let da = kb.arch(&d.arch).unwrap();
-        assert_eq!(da.family, a.family, "reference device of {} belongs to {}", a.id, d.arch);
+        assert_eq!(
+            da.family, a.family,
+            "reference device of {} belongs to {}",
+            a.id, d.arch
+        );
     }
 }
 
 #[test]
 fn feature_ids_are_exactly_the_documented_ones() {
     let expected = [
-        "warp-shuffle", "warp-shuffle-sync", "warp-vote", "warp-reduce", "warp-match", "syncwarp",
-        "shared-memory", "large-shared-memory", "cooperative-launch", "dynamic-parallelism",
-        "async-copy", "tma", "clusters", "wmma", "mma-sync", "wgmma", "tcgen05", "mfma", "rdna-wmma",
-        "bf16-matrix", "fp8-matrix", "fp8-ocp", "fp8-fnuz", "tf32-matrix", "packed-fp32",
-        "fp32-atomic-add", "fp16-atomic-add", "bf16-atomic-add", "fp64-atomic-add", "inline-ptx",
-        "inline-gcn-asm", "bf16", "fp16",
+        "warp-shuffle",
+        "warp-shuffle-sync",
+        "warp-vote",
+        "warp-reduce",
+        "warp-match",
+        "syncwarp",
+        "shared-memory",
+        "large-shared-memory",
+        "cooperative-launch",
+        "dynamic-parallelism",
+        "async-copy",
+        "tma",
+        "clusters",
+        "wmma",
+        "mma-sync",
+        "wgmma",
+        "tcgen05",
+        "mfma",
+        "rdna-wmma",
+        "bf16-matrix",
+        "fp8-matrix",
+        "fp8-ocp",
+        "fp8-fnuz",
+        "tf32-matrix",
+        "packed-fp32",
+        "fp32-atomic-add",
+        "fp16-atomic-add",
+        "bf16-atomic-add",
+        "fp64-atomic-add",
+        "inline-ptx",
+        "inline-gcn-asm",
+        "bf16",
+        "fp16",
     ];
     let kb = Kb::builtin();
     let mut ids: Vec<&str> = kb.features.iter().map(|f| f.id.as_str()).collect();
@@ -192,13 +296,27 @@ fn feature_ids_are_exactly_the_documented_ones() {
     want.sort_unstable();
     assert_eq!(ids, want);
     for f in &kb.features {
-        assert!(["nvidia", "amd", "portable"].contains(&f.origin.as_str()), "{}: origin {}", f.id, f.origin);
+        assert!(
+            ["nvidia", "amd", "portable"].contains(&f.origin.as_str()),
+            "{}: origin {}",
+            f.id,
+            f.origin
+        );
         // Every GPU arch of the two main vendors has an answer (even if it is "unknown").
-        for a in kb.archs.iter().filter(|a| matches!(a.vendor, Vendor::Nvidia | Vendor::Amd)) {
+        for a in kb
+            .archs
+            .iter()
+            .filter(|a| matches!(a.vendor, Vendor::Nvidia | Vendor::Amd))
+        {
             if f.id.starts_with("fp8-") || f.id == "tf32-matrix" || f.id == "packed-fp32" {
                 continue;
             }
-            assert!(f.support.contains_key(&a.id), "feature {} says nothing about {}", f.id, a.id);
+            assert!(
+                f.support.contains_key(&a.id),
+                "feature {} says nothing about {}",
+                f.id,
+                a.id
+            );
         }
     }
 }
@@ -236,7 +354,19 @@ fn feature_availability_matches_the_fact_sheet() {
     for (f, a, want) in cases {
         assert_eq!(kb.availability(f, a), want, "{f} on {a}");
     }
-    assert!(kb.support("fp8-matrix", "gfx942").unwrap().note.as_deref().unwrap().contains("FNUZ"));
-    assert_eq!(kb.support("wgmma", "sm_90a").unwrap().min_toolchain.as_deref(), Some("CUDA 12.0"));
+    assert!(kb
+        .support("fp8-matrix", "gfx942")
+        .unwrap()
+        .note
+        .as_deref()
+        .unwrap()
+        .contains("FNUZ"));
+    assert_eq!(
+        kb.support("wgmma", "sm_90a")
+            .unwrap()
+            .min_toolchain
+            .as_deref(),
+        Some("CUDA 12.0")
+    );
     assert_eq!(kb.suggest_feature("wgma").as_deref(), Some("wgmma"));
 }
