@@ -1,16 +1,248 @@
-//! CUDA/HIP C++ scanning: one structure pass per file, then every enabled rule.
+//! CUDA/HIP C++ scanning: one structure pass per file ([`crate::lex`]), then every enabled rule
+//! over the same tokens.
 
 use crate::ctx::ScanCtx;
-use crate::diag::Finding;
+use crate::diag::{Finding, Severity};
 use crate::inventory::FeatureUse;
+use crate::lex::{lex, Platform, Src, Tk};
+use crate::rule::RuleMeta;
 use std::path::Path;
 
+/// Identifiers whose presence makes a file worth the full pass. A file with none of them has
+/// no device code, launches, shared memory or inline assembly for the rules to read.
+const TRIGGERS: &[&str] = &[
+    "__global__", "__device__", "DEVICE", "<<<", "__shared__", "asm", "__launch_bounds__", "warpSize", "WARP", "arp",
+    "wmma", "__nv_", "_sync", "__shfl", "__ballot", "__activemask", "cluster", "ooperative", "__AMDGCN", "SharedMemory",
+    "__pipeline", "memcpy_async", "SM80", "SM90", "SM100", "ensorMap", "GMMA", "threadIdx", "blockDim", "kernel", "Kernel",
+];
+
+fn prefilter() -> &'static aho_corasick::AhoCorasick {
+    static AC: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    AC.get_or_init(|| aho_corasick::AhoCorasick::new(TRIGGERS).expect("static patterns"))
+}
+
+/// What a rule's check function gets: the file's structure and a place to put findings.
+pub struct Cx<'s, 'a, 'kb> {
+    pub ctx: &'s ScanCtx<'kb>,
+    pub path: &'s Path,
+    pub src: &'s Src<'a>,
+    /// The file is the project's portability header.
+    pub is_header: bool,
+    pub out: Vec<Finding>,
+    /// Feature uses (the inventory), recorded whether or not a finding is emitted.
+    pub uses: Vec<FeatureUse>,
+}
+
+impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
+    pub fn enabled(&self, meta: &RuleMeta) -> bool {
+        self.ctx.rule_enabled(meta.id, self.path)
+    }
+    /// Reports at tokens `a..=b` with the rule's scope-derived severity (nothing when the
+    /// scope does not apply).
+    pub fn report(&mut self, meta: &'static RuleMeta, a: usize, b: usize, message: String, help: &str) {
+        if let Some((sev, targets)) = self.ctx.scope_severity(meta) {
+            self.report_with(meta, sev, targets, a, b, message, help);
+        }
+    }
+    #[allow(clippy::too_many_arguments)]
+    pub fn report_with(&mut self, meta: &'static RuleMeta, sev: Severity, targets: Vec<String>, a: usize, b: usize, message: String, help: &str) {
+        let (s, _) = self.src.span(a);
+        let (_, e) = self.src.span(b.max(a));
+        self.report_span(meta, sev, targets, s, e, message, help);
+    }
+    #[allow(clippy::too_many_arguments)]
+    pub fn report_span(&mut self, meta: &'static RuleMeta, sev: Severity, targets: Vec<String>, s: usize, e: usize, message: String, help: &str) {
+        let f = Finding::new(meta.id, sev, self.path, &self.src.lines, self.src.text, s, e, message)
+            .with_help(help)
+            .with_targets(targets);
+        self.out.push(f);
+    }
+    pub fn record_use(&mut self, feature: &'static str, rule: &'static str, tok: usize) {
+        let (s, _) = self.src.span(tok);
+        let (line, column) = self.src.lines.line_col(self.src.text, s);
+        self.uses.push(FeatureUse { feature, rule, line, column });
+    }
+
+    // ---- token helpers shared by rules ----
+
+    /// Tokens of the operand ending just before `k` (a binary operator): a postfix chain of
+    /// identifiers, member accesses, calls and subscripts. Returns its first token.
+    pub fn left_operand(&self, k: usize) -> Option<usize> {
+        let src = self.src;
+        let mut i = k.checked_sub(1)?;
+        let mut steps = 0;
+        loop {
+            steps += 1;
+            if steps > 64 {
+                return Some(i);
+            }
+            let t = src.s(i);
+            let start = if t == ")" || t == "]" {
+                src.mate(i)?
+            } else if src.kind(i) == Some(Tk::Ident) || src.kind(i) == Some(Tk::Number) {
+                i
+            } else {
+                return None;
+            };
+            // continue through `.`, `->`, `::` and a preceding call/subscript name
+            if start == 0 {
+                return Some(start);
+            }
+            let p = src.s(start - 1);
+            if (t == ")" || t == "]") && src.kind(start - 1) == Some(Tk::Ident) {
+                i = start - 1;
+                continue;
+            }
+            if (p == "." || p == "->" || p == "::") && start >= 2 {
+                i = start - 2;
+                continue;
+            }
+            return Some(start);
+        }
+    }
+    /// Tokens of the operand starting just after `k` (a binary operator); returns its last token.
+    pub fn right_operand(&self, k: usize) -> Option<usize> {
+        let src = self.src;
+        let mut i = k + 1;
+        let mut steps = 0;
+        if i >= src.toks.len() {
+            return None;
+        }
+        loop {
+            steps += 1;
+            if steps > 64 {
+                return Some(i);
+            }
+            let t = src.s(i);
+            let end = if t == "(" {
+                src.mate(i)?
+            } else if src.kind(i) == Some(Tk::Ident) || src.kind(i) == Some(Tk::Number) {
+                let mut e = i;
+                while matches!(src.s(e + 1), "(" | "[") {
+                    e = src.mate(e + 1)?;
+                }
+                e
+            } else {
+                return None;
+            };
+            if matches!(src.s(end + 1), "." | "->" | "::") {
+                i = end + 2;
+                continue;
+            }
+            return Some(end);
+        }
+    }
+    /// Whether any identifier in tokens `a..=b` satisfies `pred`.
+    pub fn any_ident(&self, a: usize, b: usize, pred: impl Fn(&str) -> bool) -> bool {
+        (a..=b.min(self.src.toks.len().saturating_sub(1))).any(|i| self.src.kind(i) == Some(Tk::Ident) && pred(self.src.s(i)))
+    }
+    /// Text of tokens `a..=b` joined without spaces (for messages), shortened.
+    pub fn snippet(&self, a: usize, b: usize) -> String {
+        let (s, _) = self.src.span(a);
+        let (_, e) = self.src.span(b);
+        let raw = self.src.text.get(s..e).unwrap_or("");
+        let one: String = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+        if one.chars().count() > 60 {
+            let mut t: String = one.chars().take(57).collect();
+            t.push_str("...");
+            t
+        } else {
+            one
+        }
+    }
+    /// Whether token `i` sits in a branch guarded for one platform.
+    pub fn guarded(&self, i: usize) -> bool {
+        self.src.platform(i) != Platform::Any
+    }
+    /// Arguments of the call whose `(` is at `open`: token ranges (inclusive), split on
+    /// top-level commas.
+    pub fn call_args(&self, open: usize) -> Vec<(usize, usize)> {
+        let src = self.src;
+        let close = match src.mate(open) {
+            Some(c) => c,
+            None => return Vec::new(),
+        };
+        let mut out = Vec::new();
+        let mut start = open + 1;
+        let mut i = open + 1;
+        let mut angle = 0i32;
+        while i < close {
+            let t = src.s(i);
+            if matches!(t, "(" | "[" | "{") {
+                if let Some(m) = src.mate(i) {
+                    i = m + 1;
+                    continue;
+                }
+            }
+            if t == "<" && i > 0 && src.kind(i - 1) == Some(Tk::Ident) && src.s(i - 1).chars().next().is_some_and(|c| c.is_ascii_uppercase() || c == 's') {
+                angle += 1;
+            } else if t == ">" && angle > 0 {
+                angle -= 1;
+            } else if t == "," && angle == 0 {
+                if i > start {
+                    out.push((start, i - 1));
+                }
+                start = i + 1;
+            }
+            i += 1;
+        }
+        if close > start {
+            out.push((start, close - 1));
+        }
+        out
+    }
+}
+
+/// Identifier denotes a lane index (`lane`, `lane_id`, `laneId`).
+pub fn is_lane_ident(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    l.starts_with("lane") || l == "lid" || l == "lane_" || l.ends_with("_lane") || l == "ltid"
+}
+/// Identifier denotes a thread index in the block (`threadIdx`, `tid`, `thread_id`).
+pub fn is_thread_ident(s: &str) -> bool {
+    if s == "threadIdx" {
+        return true;
+    }
+    let l = s.to_ascii_lowercase();
+    matches!(l.as_str(), "tid" | "tidx" | "tx" | "thread_id" | "threadid" | "thread_idx" | "thread_index" | "threadindex" | "local_tid" | "thr_id" | "t_id" | "ltid" | "tid_x" | "thread_id_x" | "tid_in_block" | "local_id" | "lid")
+}
+/// Identifier denotes a warp index (`warp_id`, `warpId`, `wid`).
+pub fn is_warp_id_ident(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    matches!(l.as_str(), "wid" | "warp" | "warpid" | "warp_id" | "warp_idx" | "warpidx" | "warp_index" | "warpindex" | "warp_no" | "wrp")
+}
+/// Identifier denotes the number of threads in a block (`blockDim`, `num_threads`).
+pub fn is_block_threads_ident(s: &str) -> bool {
+    if s == "blockDim" {
+        return true;
+    }
+    let l = s.to_ascii_lowercase();
+    l.contains("thread") && !l.contains("warp") && !l.contains("idx") && !l.contains("id") && l != "thread"
+}
+/// Identifier is a portable source of the warp width (never fires).
+pub fn is_portable_warp_size(s: &str) -> bool {
+    matches!(s, "warpSize" | "WARP_SIZE" | "C10_WARP_SIZE" | "KPLAN_WARP_SIZE" | "kWarpSize")
+        || s.starts_with("KPLAN_")
+        || s.to_ascii_lowercase().contains("warp_size")
+        || s.to_ascii_lowercase().contains("warpsize")
+}
+
 /// Scans one C++/CUDA/HIP file.
-pub fn scan_file(_ctx: &ScanCtx, _path: &Path, _text: &str) -> Vec<Finding> {
-    Vec::new()
+pub fn scan_file(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
+    run(ctx, path, text, false).0
 }
 
 /// NVIDIA-specific feature uses in one file (for the inventory).
-pub fn feature_uses(_ctx: &ScanCtx, _path: &Path, _text: &str) -> Vec<FeatureUse> {
-    Vec::new()
+pub fn feature_uses(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<FeatureUse> {
+    run(ctx, path, text, true).1
+}
+
+fn run(ctx: &ScanCtx, path: &Path, text: &str, inventory_only: bool) -> (Vec<Finding>, Vec<FeatureUse>) {
+    if prefilter().find(text).is_none() {
+        return (Vec::new(), Vec::new());
+    }
+    let src = lex(text);
+    let mut cx = Cx { ctx, path, src: &src, is_header: ctx.is_header(path), out: Vec::new(), uses: Vec::new() };
+    crate::rules::run_all(&mut cx, inventory_only);
+    (cx.out, cx.uses)
 }

@@ -1,6 +1,75 @@
-//! One file per rule. Each exposes `pub static META: RuleMeta` and a check function.
+//! One file per rule. Each exposes `pub static META: RuleMeta` (its documentation, which
+//! `kplan explain` and `docs/rules/` are generated from) and a `check` function over the file's
+//! structure ([`crate::cuda::Cx`]).
 
+use crate::cuda::Cx;
 use crate::rule::RuleMeta;
 
-/// CUDA/HIP rules, in registry order.
-pub static RULES: &[&RuleMeta] = &[];
+pub mod consts;
+pub mod launch;
+
+pub mod ballot_narrowing;
+pub mod full_mask_literal;
+pub mod hardcoded_tile;
+pub mod implicit_warp_sync;
+pub mod inline_asm_unguarded;
+pub mod lane_partials_size;
+pub mod launch_bounds_warp;
+pub mod nvidia_only_feature;
+pub mod platform_ifdef_in_kernel;
+pub mod shared_memory_over_limit;
+pub mod shuffle_offset_literal;
+pub mod warp_size_constant;
+pub mod warp_size_constexpr;
+pub mod warp_size_literal;
+pub mod wavefront_size_macro;
+
+/// CUDA/HIP rules, in registry order. Ids are never reused.
+pub static RULES: &[&RuleMeta] = &[
+    &warp_size_literal::META,
+    &warp_size_constant::META,
+    &shuffle_offset_literal::META,
+    &full_mask_literal::META,
+    &ballot_narrowing::META,
+    &lane_partials_size::META,
+    &inline_asm_unguarded::META,
+    &platform_ifdef_in_kernel::META,
+    &nvidia_only_feature::META,
+    &shared_memory_over_limit::META,
+    &hardcoded_tile::META,
+    &launch_bounds_warp::META,
+    &implicit_warp_sync::META,
+    &warp_size_constexpr::META,
+    &wavefront_size_macro::META,
+];
+
+/// Runs every enabled rule over one file (or, for the inventory, only the feature pass).
+pub fn run_all(cx: &mut Cx, inventory_only: bool) {
+    nvidia_only_feature::check(cx, !inventory_only);
+    if inventory_only {
+        return;
+    }
+    macro_rules! run {
+        ($($m:ident),*) => {$(
+            if cx.enabled(&$m::META) {
+                $m::check(cx);
+            }
+        )*};
+    }
+    run!(
+        warp_size_literal,
+        warp_size_constant,
+        shuffle_offset_literal,
+        full_mask_literal,
+        ballot_narrowing,
+        lane_partials_size,
+        inline_asm_unguarded,
+        platform_ifdef_in_kernel,
+        shared_memory_over_limit,
+        hardcoded_tile,
+        launch_bounds_warp,
+        implicit_warp_sync,
+        warp_size_constexpr,
+        wavefront_size_macro
+    );
+}

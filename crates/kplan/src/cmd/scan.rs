@@ -1,18 +1,141 @@
-use super::Ctx;
+//! `kplan scan`, `kplan rules`, `kplan explain`: the portability scanner's verbs.
+
+use super::{write_output, Ctx};
+use anyhow::Context;
+use kplan_scan::{render, Severity};
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+    Sarif,
+    Github,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    Error,
+    Warning,
+    Note,
+    Never,
+}
 
 #[derive(clap::Args)]
-pub struct Args {}
-#[derive(clap::Args)]
-pub struct RulesArgs {}
-#[derive(clap::Args)]
-pub struct ExplainArgs {}
+pub struct Args {
+    /// Files or directories to scan (directories are walked respecting .gitignore).
+    #[arg(value_name = "PATH", default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// Targets in scope, comma-separated (architectures, devices or aliases: sm_90a,gfx942).
+    /// Default: `targets` in kplan.toml, else sm_90a,gfx942,gfx1100.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub targets: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Exit with code 1 when a finding at or above this severity is reported.
+    #[arg(long, value_enum, default_value_t = FailOn::Error)]
+    pub fail_on: FailOn,
+    /// List the NVIDIA-specific features used, with counts and locations, instead of findings.
+    #[arg(long)]
+    pub inventory: bool,
+    /// Configuration file (default: kplan.toml found in the scanned tree or its parents).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
 
-pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<u8> {
-    anyhow::bail!("`kplan scan` is not implemented yet")
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ListFormat {
+    Human,
+    Json,
 }
-pub fn rules(_ctx: &Ctx, _args: RulesArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("`kplan rules` is not implemented yet")
+
+#[derive(clap::Args)]
+pub struct RulesArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ListFormat::Human)]
+    pub format: ListFormat,
 }
-pub fn explain(_ctx: &Ctx, _args: ExplainArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("`kplan explain` is not implemented yet")
+
+#[derive(clap::Args)]
+pub struct ExplainArgs {
+    /// Rule id (see `kplan rules`).
+    #[arg(value_name = "RULE")]
+    pub rule: String,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
+    let config = match args.config.as_deref() {
+        Some(p) => kplan_scan::load_config(p)?,
+        None => match kplan_scan::find_config(&args.paths) {
+            Some(p) => kplan_scan::load_config(&p)?,
+            None => kplan_scan::Config::default(),
+        },
+    };
+    let sctx = kplan_scan::ScanCtx::new(ctx.kb(), &args.targets, config)?;
+    if sctx.targets.is_empty() {
+        anyhow::bail!("no targets in scope: give --targets (e.g. --targets sm_90a,gfx942)");
+    }
+    if args.inventory {
+        let inv = kplan_scan::inventory_with(&sctx, &args.paths)?;
+        let text = match args.format {
+            Format::Json | Format::Sarif | Format::Github => render::inventory_json(&inv),
+            Format::Human => render::inventory_human(&inv),
+        };
+        write_output(args.output.as_deref(), &text)?;
+        return Ok(0);
+    }
+    let res = kplan_scan::scan_paths(&sctx, &args.paths)?;
+    for n in &res.skipped {
+        eprintln!("warning: {}: {}", kplan_scan::display_path(&n.path), n.message);
+    }
+    let text = match args.format {
+        Format::Human => render::human(&res),
+        Format::Json => render::json(&res),
+        Format::Sarif => render::sarif(&res, &kplan_scan::all_rules(), env!("CARGO_PKG_VERSION")),
+        Format::Github => render::github(&res),
+    };
+    write_output(args.output.as_deref(), &text).context("cannot write the report")?;
+    let threshold = match args.fail_on {
+        FailOn::Error => Some(Severity::Error),
+        FailOn::Warning => Some(Severity::Warning),
+        FailOn::Note => Some(Severity::Note),
+        FailOn::Never => None,
+    };
+    let fail = threshold.is_some_and(|t| res.findings.iter().any(|f| f.severity >= t));
+    Ok(u8::from(fail))
+}
+
+pub fn rules(_ctx: &Ctx, args: RulesArgs) -> anyhow::Result<u8> {
+    let rules = kplan_scan::all_rules();
+    let text = match args.format {
+        ListFormat::Json => {
+            let mut s = serde_json::to_string_pretty(&rules)?;
+            s.push('\n');
+            s
+        }
+        ListFormat::Human => {
+            let w = rules.iter().map(|r| r.id.len()).max().unwrap_or(0);
+            let mut s = String::new();
+            for r in &rules {
+                s.push_str(&format!("{:<w$}  {:<7}  {:<6}  {}\n", r.id, r.severity.as_str(), r.lang.as_str(), r.summary));
+            }
+            s
+        }
+    };
+    write_output(None, &text)?;
+    Ok(0)
+}
+
+pub fn explain(_ctx: &Ctx, args: ExplainArgs) -> anyhow::Result<u8> {
+    match kplan_scan::rule(&args.rule) {
+        Some(r) => {
+            write_output(None, &r.doc_markdown())?;
+            Ok(0)
+        }
+        None => Err(kplan_scan::ScanError::UnknownRule { id: args.rule.clone(), suggestion: kplan_scan::check_rule_id(&args.rule).flatten() }.into()),
+    }
 }

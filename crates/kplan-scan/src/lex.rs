@@ -1,0 +1,1091 @@
+//! One pass per file: tokens (comments skipped; string/char literals kept as single tokens that
+//! rules treat as data), preprocessor conditions as a tree of branches that know which platform
+//! they are guarded for, brace depth, and the `__global__`/`__device__` function bodies each
+//! token sits in. No allocation per token; never panics on any input.
+
+use crate::diag::LineIndex;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tk {
+    Ident,
+    Number,
+    Punct,
+    Str,
+    Char,
+}
+
+/// Token flags.
+pub const IN_DEFINE: u8 = 1;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Token {
+    pub kind: Tk,
+    pub flags: u8,
+    pub start: u32,
+    pub end: u32,
+    /// 0-based line.
+    pub line: u32,
+    /// Innermost preprocessor branch (index into `Src::branches`; 0 is the file itself).
+    pub branch: u32,
+    /// Function body the token sits in: 0 none, else index + 1 into `Src::funcs`.
+    pub func: u32,
+    /// Brace depth before the token.
+    pub depth: u32,
+}
+
+/// Which platform a preprocessor branch is compiled for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    /// Not a platform test.
+    Any,
+    /// Only compiled for AMD (HIP on AMD, ROCm).
+    Amd,
+    /// Only compiled for NVIDIA (`__CUDA_ARCH__`, `!defined(USE_ROCM)`, ...).
+    Nvidia,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Branch {
+    pub parent: u32,
+    pub platform: Platform,
+    /// `#if 0` and friends.
+    pub dead: bool,
+    pub group: u32,
+    /// Whether this branch is an `#elif`/`#else` (not the first of its group).
+    pub is_alternative: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Group {
+    /// Whether the group has an `#elif`/`#else` (a fallback for the first branch).
+    pub has_alternative: bool,
+    /// Whether the first branch's condition was a platform test.
+    pub platform_test: bool,
+    /// Function body the `#if` sits in (0 none, else index + 1).
+    pub func: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FnKind {
+    Global,
+    Device,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Func {
+    pub kind: FnKind,
+    /// Token index of the function's name, when found.
+    pub name: Option<u32>,
+    /// Token index of the marker (`__global__`, `__device__`, a device macro).
+    pub marker: u32,
+    /// Token indices of the body's `{` and `}` (`close` = tokens.len() when unterminated).
+    pub open: u32,
+    pub close: u32,
+}
+
+/// A `#if`-family directive, recorded for rules about where platform tests sit.
+#[derive(Debug, Clone, Copy)]
+pub struct Directive {
+    pub start: u32,
+    pub end: u32,
+    pub line: u32,
+    pub platform: Platform,
+    /// Whether the condition names a vendor platform macro (not only `__CUDA_ARCH__` levels).
+    pub vendor_test: bool,
+    /// Function body the directive sits in (0 none, else index + 1).
+    pub func: u32,
+}
+
+/// A `#define`: name span and the token range of its body.
+#[derive(Debug, Clone, Copy)]
+pub struct Define {
+    pub name_start: u32,
+    pub name_end: u32,
+    pub body: (u32, u32),
+    pub branch: u32,
+    pub function_like: bool,
+}
+
+/// The structure of one file.
+pub struct Src<'a> {
+    pub text: &'a str,
+    pub toks: Vec<Token>,
+    /// For `( [ {` and `) ] }` tokens: index of the matching token (u32::MAX when none).
+    pub matching: Vec<u32>,
+    pub branches: Vec<Branch>,
+    pub groups: Vec<Group>,
+    pub funcs: Vec<Func>,
+    pub directives: Vec<Directive>,
+    pub defines: Vec<Define>,
+    pub lines: LineIndex,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl<'a> Src<'a> {
+    #[inline]
+    pub fn s(&self, i: usize) -> &'a str {
+        match self.toks.get(i) {
+            Some(t) => self.text.get(t.start as usize..t.end as usize).unwrap_or(""),
+            None => "",
+        }
+    }
+    #[inline]
+    pub fn is(&self, i: usize, s: &str) -> bool {
+        self.toks.get(i).is_some_and(|t| (t.end - t.start) as usize == s.len()) && self.s(i) == s
+    }
+    #[inline]
+    pub fn kind(&self, i: usize) -> Option<Tk> {
+        self.toks.get(i).map(|t| t.kind)
+    }
+    pub fn is_ident(&self, i: usize) -> bool {
+        self.kind(i) == Some(Tk::Ident)
+    }
+    /// Matching bracket of token `i`.
+    pub fn mate(&self, i: usize) -> Option<usize> {
+        self.matching.get(i).copied().filter(|&m| m != NONE).map(|m| m as usize)
+    }
+    /// Value of an integer literal token (suffixes and digit separators allowed).
+    pub fn int(&self, i: usize) -> Option<u64> {
+        if self.kind(i) != Some(Tk::Number) {
+            return None;
+        }
+        parse_int(self.s(i))
+    }
+    pub fn func_of(&self, i: usize) -> Option<&Func> {
+        let f = self.toks.get(i)?.func;
+        if f == 0 {
+            None
+        } else {
+            self.funcs.get(f as usize - 1)
+        }
+    }
+    /// Whether token `i` is inside a `__global__`/`__device__` body (or a device macro body).
+    pub fn in_device(&self, i: usize) -> bool {
+        self.toks.get(i).is_some_and(|t| t.func != 0)
+    }
+    /// Innermost platform guard around token `i`.
+    pub fn platform(&self, i: usize) -> Platform {
+        match self.toks.get(i) {
+            Some(t) => self.branch_platform(t.branch),
+            None => Platform::Any,
+        }
+    }
+    pub fn branch_platform(&self, mut b: u32) -> Platform {
+        let mut guard = 0;
+        while b != 0 && guard < 100_000 {
+            let br = match self.branches.get(b as usize) {
+                Some(br) => br,
+                None => break,
+            };
+            if br.platform != Platform::Any {
+                return br.platform;
+            }
+            b = br.parent;
+            guard += 1;
+        }
+        Platform::Any
+    }
+    /// Innermost platform-guarded branch around token `i`, with its group.
+    pub fn platform_branch(&self, i: usize) -> Option<(&Branch, &Group)> {
+        let mut b = self.toks.get(i)?.branch;
+        let mut guard = 0;
+        while b != 0 && guard < 100_000 {
+            let br = self.branches.get(b as usize)?;
+            if br.platform != Platform::Any {
+                return Some((br, self.groups.get(br.group as usize)?));
+            }
+            b = br.parent;
+            guard += 1;
+        }
+        None
+    }
+    /// 0-based line of token `i`.
+    pub fn line(&self, i: usize) -> u32 {
+        self.toks.get(i).map(|t| t.line).unwrap_or(0)
+    }
+    pub fn span(&self, i: usize) -> (usize, usize) {
+        self.toks.get(i).map(|t| (t.start as usize, t.end as usize)).unwrap_or((0, 0))
+    }
+    /// Contents of a string literal token without quotes/prefix (raw strings too).
+    pub fn str_body(&self, i: usize) -> &'a str {
+        let s = self.s(i);
+        if let Some(q) = s.find('"') {
+            let inner = &s[q + 1..];
+            let inner = inner.strip_suffix('"').unwrap_or(inner);
+            if q > 0 && s[..q].ends_with('R') {
+                // raw: delim( ... )delim
+                if let (Some(o), Some(c)) = (inner.find('('), inner.rfind(')')) {
+                    if o < c {
+                        return &inner[o + 1..c];
+                    }
+                }
+            }
+            return inner;
+        }
+        s
+    }
+}
+
+/// Parses a C integer literal: decimal, hex, octal, binary; `'` separators; u/l suffixes.
+pub fn parse_int(s: &str) -> Option<u64> {
+    let s: String = s.chars().filter(|&c| c != '\'').collect();
+    let lower = s.to_ascii_lowercase();
+    let t = lower.trim_end_matches(['u', 'l', 'z']);
+    if t.is_empty() {
+        return None;
+    }
+    let (digits, radix) = if let Some(h) = t.strip_prefix("0x") {
+        (h, 16)
+    } else if let Some(b) = t.strip_prefix("0b") {
+        (b, 2)
+    } else if t.len() > 1 && t.starts_with('0') {
+        (&t[1..], 8)
+    } else {
+        (t, 10)
+    };
+    if digits.is_empty() {
+        return if radix == 8 { Some(0) } else { None };
+    }
+    u64::from_str_radix(digits, radix).ok()
+}
+
+#[inline]
+fn is_ident_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b >= 0x80
+}
+#[inline]
+fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
+}
+
+/// Identifiers that mark a device function, besides `__device__`/`__global__`: macros from
+/// common CUDA libraries (`CUTLASS_DEVICE`, `CUTE_HOST_DEVICE`, `C10_HOST_DEVICE`, ...) are
+/// recognised by shape: all caps, ending in `DEVICE`, `DEVICE_INLINE`, `DEVICE_FUNC` or
+/// `DEVICE_FORCEINLINE`.
+fn device_macro_shape(s: &str) -> bool {
+    if s.len() < 7 || !s.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') {
+        return false;
+    }
+    let t = s.trim_end_matches('_');
+    t.ends_with("DEVICE") || t.ends_with("DEVICE_INLINE") || t.ends_with("DEVICE_FUNC") || t.ends_with("DEVICE_FORCEINLINE")
+}
+
+fn kernel_macro_shape(s: &str) -> bool {
+    matches!(s, "CUTLASS_GLOBAL" | "__global__" | "KERNEL_GLOBAL")
+}
+
+/// Classifies a macro name appearing in an `#if` condition.
+pub fn classify_macro(name: &str) -> Platform {
+    match name {
+        "__HIP_PLATFORM_NVIDIA__" | "__HIP_PLATFORM_NVCC__" | "__CUDA_ARCH__" | "__NVCC__" | "__NVCOMPILER" | "CUDA_VERSION"
+        | "CUDART_VERSION" | "__CUDACC_VER_MAJOR__" | "__CUDACC_VER_MINOR__" | "__CUDA_ARCH_LIST__" | "__CUDA_ARCH_SPECIFIC__"
+        | "__CUDA_ARCH_FAMILY_SPECIFIC__" | "__CUDACC_RTC__" => return Platform::Nvidia,
+        "__HIP_PLATFORM_AMD__" | "__HIP_PLATFORM_HCC__" | "__HIPCC__" | "__HIP__" | "__HIP_DEVICE_COMPILE__" | "__AMDGCN__"
+        | "__AMDGPU__" | "__AMDGCN_WAVEFRONT_SIZE" | "__AMDGCN_WAVEFRONT_SIZE__" | "USE_ROCM" | "USE_HIP" | "__HIPCC_RTC__"
+        | "HIP_VERSION" | "ROCM_VERSION" => return Platform::Amd,
+        _ => {}
+    }
+    if name.starts_with("__CUDA_ARCH_FEAT_") || name.starts_with("CUTLASS_ARCH_") || name.starts_with("CUTE_ARCH_") {
+        return Platform::Nvidia;
+    }
+    let lower = name.to_ascii_lowercase();
+    if (lower.starts_with("__gfx") || lower.starts_with("__gfx")) && name.ends_with("__") {
+        return Platform::Amd;
+    }
+    let upper = name.to_ascii_uppercase();
+    if upper.contains("ROCM") || upper.split('_').any(|c| c == "HIP" || c == "AMDGPU" || c == "AMDGCN" || c == "AMD") {
+        if upper.contains("NVIDIA") || upper.contains("NVCC") {
+            return Platform::Nvidia;
+        }
+        return Platform::Amd;
+    }
+    Platform::Any
+}
+
+/// Value of a condition over the "which platform compiles this" question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CV {
+    Amd,
+    Nv,
+    Other,
+    True,
+    False,
+}
+
+fn flip(v: CV) -> CV {
+    match v {
+        CV::Amd => CV::Nv,
+        CV::Nv => CV::Amd,
+        CV::True => CV::False,
+        CV::False => CV::True,
+        CV::Other => CV::Other,
+    }
+}
+
+struct CondParser<'c> {
+    toks: Vec<&'c str>,
+    pos: usize,
+    depth: u32,
+    vendor_test: bool,
+}
+
+impl<'c> CondParser<'c> {
+    fn peek(&self) -> &'c str {
+        self.toks.get(self.pos).copied().unwrap_or("")
+    }
+    fn bump(&mut self) -> &'c str {
+        let t = self.peek();
+        self.pos += 1;
+        t
+    }
+    fn or(&mut self) -> CV {
+        let mut v = self.and();
+        while self.peek() == "||" {
+            self.bump();
+            let r = self.and();
+            v = match (v, r) {
+                (CV::True, _) | (_, CV::True) => CV::True,
+                (CV::False, x) | (x, CV::False) => x,
+                (a, b) if a == b => a,
+                _ => CV::Other,
+            };
+        }
+        v
+    }
+    fn and(&mut self) -> CV {
+        let mut v = self.cmp();
+        while self.peek() == "&&" {
+            self.bump();
+            let r = self.cmp();
+            v = match (v, r) {
+                (CV::False, _) | (_, CV::False) => CV::False,
+                (CV::True, x) | (x, CV::True) => x,
+                (CV::Amd, CV::Nv) | (CV::Nv, CV::Amd) => CV::Other,
+                (CV::Amd, _) | (_, CV::Amd) => CV::Amd,
+                (CV::Nv, _) | (_, CV::Nv) => CV::Nv,
+                _ => CV::Other,
+            };
+        }
+        v
+    }
+    fn cmp(&mut self) -> CV {
+        let v = self.unary();
+        let mut out = v;
+        loop {
+            let op = self.peek();
+            if !matches!(op, "==" | "!=" | "<" | ">" | "<=" | ">=" | "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^" | "<<" | ">>" | "?" | ":") {
+                break;
+            }
+            self.bump();
+            let rhs_tok = self.peek();
+            let rhs = self.unary();
+            // `X == 0` / `X != 1` read as "not X".
+            let zero = rhs_tok == "0";
+            out = match (op, out, rhs) {
+                ("==", a @ (CV::Amd | CV::Nv), _) if zero => flip(a),
+                ("!=", a @ (CV::Amd | CV::Nv), _) if !zero => flip(a),
+                (_, a @ (CV::Amd | CV::Nv), _) => a,
+                (_, _, b @ (CV::Amd | CV::Nv)) => b,
+                _ => CV::Other,
+            };
+        }
+        out
+    }
+    fn unary(&mut self) -> CV {
+        self.depth += 1;
+        if self.depth > 200 {
+            self.pos = self.toks.len();
+            return CV::Other;
+        }
+        let t = self.bump();
+        let v = match t {
+            "!" => flip(self.unary()),
+            "(" => {
+                let v = self.or();
+                if self.peek() == ")" {
+                    self.bump();
+                }
+                v
+            }
+            "defined" => {
+                let paren = self.peek() == "(";
+                if paren {
+                    self.bump();
+                }
+                let name = self.bump();
+                if paren && self.peek() == ")" {
+                    self.bump();
+                }
+                self.name(name)
+            }
+            "" => CV::Other,
+            _ => {
+                let b = t.as_bytes()[0];
+                if b.is_ascii_digit() {
+                    match parse_int(t) {
+                        Some(0) => CV::False,
+                        Some(_) => CV::True,
+                        None => CV::Other,
+                    }
+                } else if is_ident_start(b) {
+                    // function-like macro call: skip its arguments
+                    if self.peek() == "(" {
+                        let mut d = 0i32;
+                        while self.pos < self.toks.len() {
+                            let x = self.bump();
+                            if x == "(" {
+                                d += 1;
+                            } else if x == ")" {
+                                d -= 1;
+                                if d <= 0 {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    self.name(t)
+                } else {
+                    CV::Other
+                }
+            }
+        };
+        self.depth -= 1;
+        v
+    }
+    fn name(&mut self, n: &str) -> CV {
+        match classify_macro(n) {
+            Platform::Amd => {
+                self.vendor_test = true;
+                CV::Amd
+            }
+            Platform::Nvidia => {
+                if !n.starts_with("__CUDA_ARCH") && !n.starts_with("CUTLASS_ARCH_") && !n.starts_with("CUTE_ARCH_") {
+                    self.vendor_test = true;
+                }
+                CV::Nv
+            }
+            Platform::Any => CV::Other,
+        }
+    }
+}
+
+/// Splits a directive condition into tokens (comments removed).
+fn cond_tokens(s: &str) -> Vec<&str> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() || c == b'\\' {
+            i += 1;
+        } else if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            break;
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            match memchr::memmem::find(&b[i + 2..], b"*/") {
+                Some(e) => i += e + 4,
+                None => break,
+            }
+        } else if is_ident_byte(c) {
+            let st = i;
+            while i < b.len() && (is_ident_byte(b[i]) || (b[i] == b'\'' && st < i && b[st].is_ascii_digit())) {
+                i += 1;
+            }
+            out.push(&s[st..i]);
+        } else {
+            let two = if i + 1 < b.len() { &s[i..i + 2] } else { "" };
+            if matches!(two, "&&" | "||" | "==" | "!=" | "<=" | ">=" | "<<" | ">>") {
+                out.push(two);
+                i += 2;
+            } else {
+                let w = s[i..].chars().next().map(char::len_utf8).unwrap_or(1);
+                out.push(&s[i..i + w]);
+                i += w;
+            }
+        }
+    }
+    out
+}
+
+/// Platform of an `#if`/`#elif` condition, and whether it names a vendor macro.
+pub fn classify_condition(cond: &str) -> (Platform, bool, Option<bool>) {
+    let mut p = CondParser { toks: cond_tokens(cond), pos: 0, depth: 0, vendor_test: false };
+    let v = p.or();
+    let plat = match v {
+        CV::Amd => Platform::Amd,
+        CV::Nv => Platform::Nvidia,
+        _ => Platform::Any,
+    };
+    let constant = match v {
+        CV::True => Some(true),
+        CV::False => Some(false),
+        _ => None,
+    };
+    (plat, p.vendor_test, constant)
+}
+
+struct CondFrame {
+    group: u32,
+    depth_at_if: u32,
+    first_end_depth: Option<u32>,
+    /// Platforms of the branches so far (for `#else` and platform-less `#elif`).
+    seen: Platform,
+    any_taken_const: bool,
+    parent_branch: u32,
+}
+
+struct FnState {
+    kind: Option<FnKind>,
+    marker: u32,
+    paren_base: u32,
+    paren_seen: bool,
+    eq_seen: bool,
+    name: Option<u32>,
+}
+
+/// Lexes `text` into its structure.
+pub fn lex(text: &str) -> Src<'_> {
+    let b = text.as_bytes();
+    let n = b.len();
+    let mut toks: Vec<Token> = Vec::with_capacity(n / 5 + 16);
+    let mut matching: Vec<u32> = Vec::with_capacity(n / 5 + 16);
+    let mut line_starts: Vec<u32> = Vec::with_capacity(n / 30 + 2);
+    line_starts.push(0);
+    let mut branches = vec![Branch { parent: 0, platform: Platform::Any, dead: false, group: 0, is_alternative: false }];
+    let mut groups = vec![Group::default()];
+    let mut funcs: Vec<Func> = Vec::new();
+    let mut directives: Vec<Directive> = Vec::new();
+    let mut defines: Vec<Define> = Vec::new();
+    let mut device_macros: Vec<(String, FnKind)> = Vec::new();
+
+    let mut cond_stack: Vec<CondFrame> = Vec::new();
+    let mut branch: u32 = 0;
+    let mut dead = false;
+    let mut depth: u32 = 0;
+    let mut bracket_stack: Vec<u32> = Vec::new();
+    let mut paren_depth: u32 = 0;
+    let mut cur_func: u32 = 0;
+    let mut func_open_depth: u32 = 0;
+    let mut fs = FnState { kind: None, marker: 0, paren_base: 0, paren_seen: false, eq_seen: false, name: None };
+
+    // define-body lexing state
+    let mut directive_end: usize = 0; // when in a #define body: end byte of the directive
+    let mut in_define = false;
+    let mut define_brackets: Vec<u32> = Vec::new();
+    let mut cur_define: Option<usize> = None;
+
+    let mut line: u32 = 0;
+    let mut line_start_only_ws = true;
+    let mut i = 0usize;
+
+    macro_rules! newline_at {
+        ($pos:expr) => {{
+            line += 1;
+            line_starts.push(($pos + 1) as u32);
+        }};
+    }
+    macro_rules! count_newlines {
+        ($from:expr, $to:expr) => {{
+            for p in memchr::memchr_iter(b'\n', &b[$from..$to]) {
+                newline_at!($from + p);
+            }
+        }};
+    }
+
+    while i < n {
+        // end of a #define body
+        if in_define && i >= directive_end {
+            in_define = false;
+            if let Some(d) = cur_define.take() {
+                if let Some(def) = defines.get_mut(d) {
+                    def.body.1 = toks.len() as u32;
+                }
+            }
+            for o in define_brackets.drain(..) {
+                let _ = o;
+            }
+        }
+        let c = b[i];
+        if c == b'\n' {
+            newline_at!(i);
+            line_start_only_ws = true;
+            i += 1;
+            continue;
+        }
+        if c == b' ' || c == b'\t' || c == b'\r' || c == 0x0c || c == 0x0b {
+            i += 1;
+            continue;
+        }
+        if c == b'\\' && (b.get(i + 1) == Some(&b'\n') || (b.get(i + 1) == Some(&b'\r') && b.get(i + 2) == Some(&b'\n'))) {
+            let nl = if b[i + 1] == b'\n' { i + 1 } else { i + 2 };
+            newline_at!(nl);
+            i = nl + 1;
+            continue;
+        }
+        // comments
+        if c == b'/' && i + 1 < n {
+            if b[i + 1] == b'/' {
+                let e = memchr::memchr(b'\n', &b[i..]).map(|p| i + p).unwrap_or(n);
+                i = e;
+                continue;
+            }
+            if b[i + 1] == b'*' {
+                let e = memchr::memmem::find(&b[i + 2..], b"*/").map(|p| i + 2 + p + 2).unwrap_or(n);
+                count_newlines!(i, e);
+                i = e;
+                continue;
+            }
+        }
+        // preprocessor directive
+        if c == b'#' && line_start_only_ws && !in_define {
+            let dstart = i;
+            // find the directive end: newline not preceded by a backslash
+            let mut e = i;
+            loop {
+                match memchr::memchr(b'\n', &b[e..]) {
+                    Some(p) => {
+                        let nl = e + p;
+                        let mut k = nl;
+                        if k > 0 && b[k - 1] == b'\r' {
+                            k -= 1;
+                        }
+                        if k > 0 && b[k - 1] == b'\\' {
+                            e = nl + 1;
+                            continue;
+                        }
+                        // a block comment opened on this line and closed later extends it
+                        e = nl;
+                        break;
+                    }
+                    None => {
+                        e = n;
+                        break;
+                    }
+                }
+            }
+            let dtext = &text[dstart + 1..e];
+            let dtrim = dtext.trim_start_matches([' ', '\t']);
+            let name_len = dtrim.bytes().take_while(|&x| x.is_ascii_alphabetic()).count();
+            let name = &dtrim[..name_len];
+            let rest = &dtrim[name_len..];
+            match name {
+                "if" | "ifdef" | "ifndef" => {
+                    let (mut plat, vendor, constant) = if name == "if" {
+                        classify_condition(rest)
+                    } else {
+                        let m = cond_tokens(rest).first().copied().unwrap_or("");
+                        let p = classify_macro(m);
+                        let vendor = p != Platform::Any && !m.starts_with("__CUDA_ARCH") && !m.starts_with("CUTLASS_ARCH_");
+                        (p, vendor, None)
+                    };
+                    if name == "ifndef" {
+                        plat = match plat {
+                            Platform::Amd => Platform::Nvidia,
+                            Platform::Nvidia => Platform::Amd,
+                            Platform::Any => Platform::Any,
+                        };
+                    }
+                    let g = groups.len() as u32;
+                    groups.push(Group { has_alternative: false, platform_test: plat != Platform::Any, func: cur_func });
+                    let is_dead = constant == Some(false);
+                    let nb = branches.len() as u32;
+                    branches.push(Branch { parent: branch, platform: plat, dead: is_dead, group: g, is_alternative: false });
+                    directives.push(Directive { start: dstart as u32, end: e as u32, line, platform: plat, vendor_test: vendor, func: cur_func });
+                    cond_stack.push(CondFrame {
+                        group: g,
+                        depth_at_if: depth,
+                        first_end_depth: None,
+                        seen: plat,
+                        any_taken_const: constant == Some(true),
+                        parent_branch: branch,
+                    });
+                    branch = nb;
+                }
+                "elif" | "else" | "elifdef" | "elifndef" => {
+                    if let Some(fr) = cond_stack.last_mut() {
+                        if fr.first_end_depth.is_none() {
+                            fr.first_end_depth = Some(depth);
+                        }
+                        depth = fr.depth_at_if;
+                        if let Some(g) = groups.get_mut(fr.group as usize) {
+                            g.has_alternative = true;
+                        }
+                        let (mut plat, vendor, constant) = if name == "else" {
+                            (Platform::Any, false, Some(true))
+                        } else if name == "elif" {
+                            classify_condition(rest)
+                        } else {
+                            let m = cond_tokens(rest).first().copied().unwrap_or("");
+                            let p = classify_macro(m);
+                            (if name == "elifndef" { match p { Platform::Amd => Platform::Nvidia, Platform::Nvidia => Platform::Amd, x => x } } else { p }, p != Platform::Any, None)
+                        };
+                        if plat == Platform::Any {
+                            // the branch runs where earlier platform branches did not
+                            plat = match fr.seen {
+                                Platform::Amd => Platform::Nvidia,
+                                Platform::Nvidia => Platform::Amd,
+                                Platform::Any => Platform::Any,
+                            };
+                        } else if fr.seen != Platform::Any && fr.seen != plat {
+                            // #if AMD / #elif NVIDIA / #else: the else is neither
+                            fr.seen = Platform::Any;
+                        } else {
+                            fr.seen = plat;
+                        }
+                        let is_dead = fr.any_taken_const || (constant == Some(false) && name != "else");
+                        if constant == Some(true) && name != "else" {
+                            fr.any_taken_const = true;
+                        }
+                        let nb = branches.len() as u32;
+                        branches.push(Branch { parent: fr.parent_branch, platform: plat, dead: is_dead, group: fr.group, is_alternative: true });
+                        if name != "else" {
+                            directives.push(Directive { start: dstart as u32, end: e as u32, line, platform: plat, vendor_test: vendor, func: cur_func });
+                        }
+                        branch = nb;
+                    }
+                }
+                "endif" => {
+                    if let Some(fr) = cond_stack.pop() {
+                        if let Some(d) = fr.first_end_depth {
+                            depth = d;
+                        }
+                        branch = fr.parent_branch;
+                    }
+                }
+                "define" if !dead => {
+                    // record name and lex the body as tokens flagged IN_DEFINE
+                    let after = dstart + 1 + (dtext.len() - rest.len());
+                    let mut k = after;
+                    while k < e && (b[k] == b' ' || b[k] == b'\t') {
+                        k += 1;
+                    }
+                    let ns = k;
+                    while k < e && is_ident_byte(b[k]) {
+                        k += 1;
+                    }
+                    if k > ns {
+                        let function_like = b.get(k) == Some(&b'(');
+                        let mname = &text[ns..k];
+                        let body = &text[k..e];
+                        if body.contains("__global__") {
+                            device_macros.push((mname.to_string(), FnKind::Global));
+                        } else if body.contains("__device__") {
+                            device_macros.push((mname.to_string(), FnKind::Device));
+                        }
+                        let body_start_tok = toks.len() as u32;
+                        defines.push(Define {
+                            name_start: ns as u32,
+                            name_end: k as u32,
+                            body: (body_start_tok, body_start_tok),
+                            branch,
+                            function_like,
+                        });
+                        cur_define = Some(defines.len() - 1);
+                        in_define = true;
+                        directive_end = e;
+                        count_newlines!(dstart, k);
+                        i = k;
+                        line_start_only_ws = false;
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            dead = branches.get(branch as usize).is_some_and(|br| br.dead) || {
+                let mut bb = branch;
+                let mut d = false;
+                let mut guard = 0;
+                while bb != 0 && guard < 100_000 {
+                    let br = &branches[bb as usize];
+                    if br.dead {
+                        d = true;
+                        break;
+                    }
+                    bb = br.parent;
+                    guard += 1;
+                }
+                d
+            };
+            count_newlines!(dstart, e);
+            i = e;
+            continue;
+        }
+        line_start_only_ws = false;
+
+        // token
+        let start = i;
+        let kind;
+        if is_ident_start(c) {
+            let mut k = i + 1;
+            while k < n && is_ident_byte(b[k]) {
+                k += 1;
+            }
+            let word = &b[i..k];
+            // string prefixes and raw strings
+            if k < n && b[k] == b'"' && matches!(word, b"R" | b"u8R" | b"LR" | b"uR" | b"UR") {
+                let q = k + 1;
+                let open = memchr::memchr(b'(', &b[q..n.min(q + 20)]).map(|p| q + p);
+                match open {
+                    Some(o) => {
+                        let delim = &b[q..o];
+                        let mut pat = Vec::with_capacity(delim.len() + 2);
+                        pat.push(b')');
+                        pat.extend_from_slice(delim);
+                        pat.push(b'"');
+                        let e = memchr::memmem::find(&b[o + 1..], &pat).map(|p| o + 1 + p + pat.len()).unwrap_or(n);
+                        count_newlines!(i, e);
+                        i = e;
+                    }
+                    None => {
+                        i = skip_string(b, k);
+                    }
+                }
+                kind = Tk::Str;
+            } else if k < n && b[k] == b'"' && matches!(word, b"u8" | b"L" | b"u" | b"U") {
+                i = skip_string(b, k);
+                kind = Tk::Str;
+            } else if k < n && b[k] == b'\'' && matches!(word, b"u8" | b"L" | b"u" | b"U") {
+                i = skip_char(b, k);
+                kind = Tk::Char;
+            } else {
+                i = k;
+                kind = Tk::Ident;
+            }
+        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(|d| d.is_ascii_digit())) {
+            let mut k = i + 1;
+            while k < n {
+                let x = b[k];
+                if is_ident_byte(x) || x == b'.' {
+                    k += 1;
+                } else if (x == b'+' || x == b'-') && matches!(b[k - 1], b'e' | b'E' | b'p' | b'P') {
+                    k += 1;
+                } else if x == b'\'' && k + 1 < n && b[k + 1].is_ascii_alphanumeric() {
+                    k += 1;
+                } else {
+                    break;
+                }
+            }
+            i = k;
+            kind = Tk::Number;
+        } else if c == b'"' {
+            i = skip_string(b, i);
+            kind = Tk::Str;
+        } else if c == b'\'' {
+            i = skip_char(b, i);
+            kind = Tk::Char;
+        } else {
+            let rest = &b[i..n.min(i + 3)];
+            let len = if rest.starts_with(b"<<<") || rest.starts_with(b">>>") || rest.starts_with(b">>=") || rest.starts_with(b"<<=") || rest.starts_with(b"...") {
+                3
+            } else if rest.len() >= 2
+                && matches!(
+                    &rest[..2],
+                    b"::" | b"->" | b"<<" | b">>" | b"==" | b"!=" | b"<=" | b">=" | b"&&" | b"||" | b"+=" | b"-=" | b"*=" | b"/=" | b"%=" | b"&=" | b"|=" | b"^=" | b"++" | b"--" | b"##"
+                )
+            {
+                2
+            } else if c >= 0x80 {
+                text[i..].chars().next().map(char::len_utf8).unwrap_or(1)
+            } else {
+                1
+            };
+            i += len;
+            kind = Tk::Punct;
+        }
+        if kind == Tk::Str || kind == Tk::Char {
+            // escaped newlines and raw strings span lines
+            if memchr::memchr(b'\n', &b[start..i]).is_some() && !(kind == Tk::Str && text[start..i].contains("R\"")) {
+                count_newlines!(start, i);
+            }
+        }
+        if dead {
+            continue;
+        }
+        let idx = toks.len() as u32;
+        let flags = if in_define { IN_DEFINE } else { 0 };
+        toks.push(Token { kind, flags, start: start as u32, end: i as u32, line, branch, func: if in_define { 0 } else { cur_func }, depth });
+        matching.push(NONE);
+
+        if kind != Tk::Punct && kind != Tk::Ident {
+            continue;
+        }
+        let tb = &b[start..i];
+        if in_define {
+            match tb {
+                b"(" | b"[" | b"{" => define_brackets.push(idx),
+                b")" | b"]" | b"}" => {
+                    if let Some(o) = define_brackets.pop() {
+                        matching[o as usize] = idx;
+                        matching[idx as usize] = o;
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        if kind == Tk::Ident {
+            if cur_func == 0 {
+                let w = &text[start..i];
+                let k = if w == "__global__" || kernel_macro_shape(w) {
+                    Some(FnKind::Global)
+                } else if w == "__device__" || device_macro_shape(w) {
+                    Some(FnKind::Device)
+                } else {
+                    device_macros.iter().find(|(m, _)| m == w).map(|(_, k)| *k)
+                };
+                if let Some(k) = k {
+                    let kind = match (fs.kind, k) {
+                        (Some(FnKind::Global), _) | (_, FnKind::Global) => FnKind::Global,
+                        _ => FnKind::Device,
+                    };
+                    if fs.kind.is_none() {
+                        fs = FnState { kind: Some(kind), marker: idx, paren_base: paren_depth, paren_seen: false, eq_seen: false, name: None };
+                    } else {
+                        fs.kind = Some(kind);
+                    }
+                } else if fs.kind.is_some() && !fs.paren_seen && paren_depth == fs.paren_base && w != "__launch_bounds__" && !w.starts_with("__") {
+                    fs.name = Some(idx);
+                }
+            }
+            continue;
+        }
+        match tb {
+            b"(" | b"[" => {
+                bracket_stack.push(idx);
+                if tb == b"(" {
+                    paren_depth += 1;
+                }
+            }
+            b")" | b"]" => {
+                let mut attr = false;
+                if let Some(&o) = bracket_stack.last() {
+                    let ob = b[toks[o as usize].start as usize];
+                    if (ob == b'(' && tb == b")") || (ob == b'[' && tb == b"]") {
+                        bracket_stack.pop();
+                        matching[o as usize] = idx;
+                        matching[idx as usize] = o;
+                        if o > 0 {
+                            let p = toks[o as usize - 1];
+                            attr = p.kind == Tk::Ident
+                                && matches!(
+                                    &b[p.start as usize..p.end as usize],
+                                    b"__launch_bounds__" | b"__attribute__" | b"__align__" | b"alignas" | b"__declspec" | b"__cluster_dims__" | b"__maxnreg__" | b"__grid_constant__" | b"decltype"
+                                );
+                        }
+                    }
+                }
+                if tb == b")" {
+                    paren_depth = paren_depth.saturating_sub(1);
+                    if fs.kind.is_some() && paren_depth == fs.paren_base && !attr {
+                        fs.paren_seen = true;
+                    }
+                }
+            }
+            b"{" => {
+                // unmatched ( or [ before a brace: drop them (macro soup, broken code)
+                while let Some(&o) = bracket_stack.last() {
+                    if b[toks[o as usize].start as usize] == b'{' {
+                        break;
+                    }
+                    bracket_stack.pop();
+                    if b[toks[o as usize].start as usize] == b'(' {
+                        paren_depth = paren_depth.saturating_sub(1);
+                    }
+                }
+                bracket_stack.push(idx);
+                if cur_func == 0 && fs.kind.is_some() {
+                    if fs.paren_seen && !fs.eq_seen && paren_depth == fs.paren_base {
+                        funcs.push(Func { kind: fs.kind.unwrap_or(FnKind::Device), name: fs.name, marker: fs.marker, open: idx, close: NONE });
+                        cur_func = funcs.len() as u32;
+                        func_open_depth = depth;
+                        if let Some(t) = toks.last_mut() {
+                            t.func = cur_func;
+                        }
+                    }
+                    fs.kind = None;
+                }
+                depth = depth.saturating_add(1);
+            }
+            b"}" => {
+                while let Some(&o) = bracket_stack.last() {
+                    let ob = b[toks[o as usize].start as usize];
+                    bracket_stack.pop();
+                    if ob == b'{' {
+                        matching[o as usize] = idx;
+                        matching[idx as usize] = o;
+                        break;
+                    }
+                    if ob == b'(' {
+                        paren_depth = paren_depth.saturating_sub(1);
+                    }
+                }
+                depth = depth.saturating_sub(1);
+                if cur_func != 0 && depth <= func_open_depth {
+                    if let Some(f) = funcs.get_mut(cur_func as usize - 1) {
+                        f.close = idx;
+                    }
+                    cur_func = 0;
+                }
+            }
+            b";" => {
+                if fs.kind.is_some() && paren_depth <= fs.paren_base {
+                    fs.kind = None;
+                }
+            }
+            b"=" => {
+                if fs.kind.is_some() && paren_depth == fs.paren_base && !(idx > 0 && toks[idx as usize - 1].kind == Tk::Ident && &b[toks[idx as usize - 1].start as usize..toks[idx as usize - 1].end as usize] == b"operator") {
+                    fs.eq_seen = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(d) = cur_define.take() {
+        if let Some(def) = defines.get_mut(d) {
+            def.body.1 = toks.len() as u32;
+        }
+    }
+    let ntok = toks.len() as u32;
+    for f in funcs.iter_mut() {
+        if f.close == NONE {
+            f.close = ntok;
+        }
+    }
+    Src { text, toks, matching, branches, groups, funcs, directives, defines, lines: LineIndex::from_starts(line_starts) }
+}
+
+fn skip_string(b: &[u8], q: usize) -> usize {
+    let n = b.len();
+    let mut k = q + 1;
+    while k < n {
+        match memchr::memchr3(b'"', b'\\', b'\n', &b[k..]) {
+            Some(p) => {
+                let j = k + p;
+                match b[j] {
+                    b'"' => return j + 1,
+                    b'\\' => k = j + 2,
+                    _ => return j, // unterminated at end of line
+                }
+            }
+            None => return n,
+        }
+    }
+    n.min(k)
+}
+
+fn skip_char(b: &[u8], q: usize) -> usize {
+    let n = b.len();
+    let mut k = q + 1;
+    let lim = n.min(q + 12);
+    while k < lim {
+        match b[k] {
+            b'\'' => return k + 1,
+            b'\\' if b.get(k + 1) == Some(&b'\n') => return k + 1,
+            b'\\' => k += 2,
+            b'\n' => return k,
+            _ => k += 1,
+        }
+    }
+    // not a char literal after all (a stray quote): take the quote alone
+    q + 1
+}

@@ -1,0 +1,110 @@
+//! `full-mask-literal`: 32-bit full masks (`0xffffffff`) given to `*_sync` warp intrinsics or
+//! compared with ballots.
+
+use crate::cuda::Cx;
+use crate::diag::Severity;
+use crate::lex::{Platform, Tk};
+use crate::rule::{Lang, RuleMeta, Scope};
+
+pub static META: RuleMeta = RuleMeta {
+    id: "full-mask-literal",
+    summary: "32-bit full lane mask passed to a `*_sync` warp intrinsic or compared with a ballot",
+    what: "Finds `0xffffffff` (and macros defined as it) passed as the mask of `__shfl_*_sync`, `__ballot_sync`, \
+`__any_sync`, `__all_sync`, `__match_*_sync`, `__reduce_*_sync` and `__syncwarp`, and ballot or `__activemask()` \
+results compared with `0xffffffff` to mean \"all lanes\".",
+    why: "HIP's `*_sync` intrinsics take a 64-bit mask and reject a 32-bit one at compile time; where a 64-bit \
+`0xffffffff` gets through, it names only lanes 0-31 of a 64-lane wavefront. A ballot compared with `0xffffffff` \
+is never \"all lanes\" on wave64.",
+    example: "v += __shfl_xor_sync(0xffffffff, v, offset);\nif (__activemask() == 0xffffffff) { /* ... */ }",
+    use_instead: "v += __shfl_xor_sync(__activemask(), v, offset);  // or a 64-bit all-ones mask from the kplan header\nif (__activemask() == KPLAN_FULL_MASK) { /* ... */ }",
+    severity: Severity::Error,
+    scope: Scope::Amd,
+    lang: Lang::Cuda,
+    features: &[],
+};
+
+pub fn is_sync_intrinsic(s: &str) -> bool {
+    matches!(
+        s,
+        "__shfl_sync" | "__shfl_up_sync" | "__shfl_down_sync" | "__shfl_xor_sync" | "__ballot_sync" | "__any_sync" | "__all_sync"
+            | "__uni_sync" | "__syncwarp" | "__match_any_sync" | "__match_all_sync"
+    ) || (s.starts_with("__reduce_") && s.ends_with("_sync"))
+}
+
+pub fn is_ballot_call(s: &str) -> bool {
+    matches!(s, "__ballot_sync" | "__ballot" | "__activemask" | "__lanemask_lt" | "__lanemask_le" | "__lanemask_gt")
+}
+
+fn is_mask32(src: &crate::lex::Src, i: usize) -> bool {
+    if src.kind(i) != Some(Tk::Number) {
+        return false;
+    }
+    let t = src.s(i).to_ascii_lowercase();
+    t.starts_with("0x") && src.int(i) == Some(0xffff_ffff)
+}
+
+pub fn check(cx: &mut Cx) {
+    let src = cx.src;
+    let n = src.toks.len();
+    // macros defined as 0xffffffff, unguarded
+    let mut mask_macros: Vec<&str> = Vec::new();
+    for d in &src.defines {
+        if !d.function_like && d.body.1 == d.body.0 + 1 && is_mask32(src, d.body.0 as usize) {
+            let name = src.text.get(d.name_start as usize..d.name_end as usize).unwrap_or("");
+            if src.branch_platform(d.branch) == Platform::Any {
+                mask_macros.push(name);
+            }
+        }
+    }
+    let help = "on AMD the mask is 64-bit: pass `__activemask()` or a 64-bit all-ones mask (the kplan header's `KPLAN_FULL_MASK`)";
+    let mut reported_macros: Vec<&str> = Vec::new();
+    // ballot results stored in variables (for comparisons)
+    let mut ballot_vars: Vec<&str> = Vec::new();
+    for k in 1..n.saturating_sub(1) {
+        if src.is(k, "=") && src.kind(k - 1) == Some(Tk::Ident) && src.kind(k + 1) == Some(Tk::Ident) && is_ballot_call(src.s(k + 1)) {
+            ballot_vars.push(src.s(k - 1));
+        }
+    }
+    for i in 0..n {
+        if src.kind(i) != Some(Tk::Ident) {
+            continue;
+        }
+        let w = src.s(i);
+        if is_sync_intrinsic(w) && src.is(i + 1, "(") {
+            let args = cx.call_args(i + 1);
+            let Some(&(a, b)) = args.first() else { continue };
+            if cx.guarded(i) {
+                continue;
+            }
+            if a == b && is_mask32(src, a) {
+                let msg = format!("`{w}` gets the 32-bit full mask `{}`", src.s(a));
+                cx.report(&META, a, a, msg, help);
+            } else if a == b && mask_macros.contains(&src.s(a)) && !reported_macros.contains(&src.s(a)) {
+                reported_macros.push(src.s(a));
+                let d = src.defines.iter().find(|d| src.text.get(d.name_start as usize..d.name_end as usize) == Some(src.s(a)));
+                let msg = format!("`{}` is the 32-bit full mask 0xffffffff and is passed to `{w}`", src.s(a));
+                match d {
+                    Some(d) => {
+                        if let Some((sev, t)) = cx.ctx.scope_severity(&META) {
+                            cx.report_span(&META, sev, t, d.name_start as usize, d.name_end as usize, msg, help);
+                        }
+                    }
+                    None => cx.report(&META, a, a, msg, help),
+                }
+            }
+        } else if (src.is(i + 1, "==") || src.is(i + 1, "!=")) && is_mask32(src, i + 2) {
+            let ballot = (is_ballot_call(w) && false) || ballot_vars.contains(&w);
+            if ballot && !cx.guarded(i) {
+                let msg = format!("ballot result `{w}` compared with the 32-bit full mask");
+                cx.report(&META, i, i + 2, msg, "compare with the mask of active lanes (`__activemask()`) or a 64-bit all-ones mask");
+            }
+        } else if src.is(i + 1, "(") && is_ballot_call(w) {
+            if let Some(c) = src.mate(i + 1) {
+                if (src.is(c + 1, "==") || src.is(c + 1, "!=")) && is_mask32(src, c + 2) && !cx.guarded(i) {
+                    let msg = format!("`{w}` result compared with the 32-bit full mask");
+                    cx.report(&META, i, c + 2, msg, "compare with a 64-bit all-ones mask; a wave64 ballot of all lanes is 0xffffffffffffffff");
+                }
+            }
+        }
+    }
+}

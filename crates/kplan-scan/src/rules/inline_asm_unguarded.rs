@@ -1,0 +1,117 @@
+//! `inline-asm-unguarded`: PTX or GCN inline assembly outside an architecture guard, or guarded
+//! with no fallback branch.
+
+use crate::cuda::Cx;
+use crate::diag::Severity;
+use crate::lex::{Platform, Tk};
+use crate::rule::{Lang, RuleMeta, Scope};
+use kplan_kb::Vendor;
+
+pub static META: RuleMeta = RuleMeta {
+    id: "inline-asm-unguarded",
+    summary: "inline PTX or GCN assembly without an architecture guard or fallback",
+    what: "Finds `asm(...)` statements whose template is PTX (NVIDIA) or GCN/CDNA/RDNA ISA (AMD) and that are not \
+inside a preprocessor branch for that platform (`__CUDA_ARCH__`, `!defined(__HIP_PLATFORM_AMD__)`, \
+`__gfx942__`, ...), and guarded ones inside a function body whose guard has no `#else` fallback.",
+    why: "The other vendor's compiler rejects the assembly, or, when the guard has no fallback, compiles the \
+function to nothing: the kernel runs and produces garbage.",
+    example: "__device__ unsigned lane_id() {\n    unsigned r;\n    asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(r));\n    return r;\n}",
+    use_instead: "__device__ unsigned lane_id() {\n#if defined(__CUDA_ARCH__)\n    unsigned r;\n    asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(r));\n    return r;\n#else\n    return __lane_id();\n#endif\n}",
+    severity: Severity::Error,
+    scope: Scope::PerFinding,
+    lang: Lang::Cuda,
+    features: &["inline-ptx", "inline-gcn-asm"],
+};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum AsmKind {
+    Ptx,
+    Gcn,
+    Unknown,
+}
+
+/// Classifies an assembly template.
+pub fn classify_asm(t: &str) -> AsmKind {
+    let ptx = [
+        "%%", ".reg", ".u32", ".b32", ".b64", ".u64", ".f32", ".f16", ".s32", "mov.", "ld.", "st.", "cvt.", "mma.", "cp.async", "shfl.",
+        "bar.", "red.", "atom.", "prmt", "lop3", "ldmatrix", "stmatrix", "mbarrier", "fence.", "setp.", "wgmma", "tcgen05", "elect.",
+        "griddepcontrol", "membar", "nanosleep", "vote.", "activemask", "match.", "redux.", "tanh.approx", "ex2.approx", "rcp.approx",
+    ];
+    let gcn = [
+        "v_", "s_waitcnt", "s_mov", "s_", "ds_", "buffer_", "global_load", "global_store", "flat_", "scratch_", "v_mfma", "s_barrier",
+        "s_setprio", "s_nop", "s_sleep", "dpp", "row_shr", "row_bcast",
+    ];
+    let x86 = ["%%eax", "%%rax", "%%ebx", "%%rbx", "%%ecx", "%%rcx", "%%edx", "%%rdx", "%%xmm", "%%ymm", "%%rsp", "%%esp", "cpuid", "rdtsc", "xgetbv", "pause"];
+    if x86.iter().any(|p| t.contains(p)) {
+        return AsmKind::Unknown;
+    }
+    let trimmed = t.trim_start();
+    if gcn.iter().any(|p| trimmed.starts_with(p)) || t.contains("v_mfma") || t.contains("s_waitcnt") || t.contains("ds_swizzle") || t.contains("ds_bpermute") {
+        return AsmKind::Gcn;
+    }
+    if ptx.iter().any(|p| t.contains(p)) {
+        return AsmKind::Ptx;
+    }
+    AsmKind::Unknown
+}
+
+/// Every `asm(...)` in the file: (token of `asm`, token of `)`, template text, kind).
+pub fn asm_statements<'a>(src: &crate::lex::Src<'a>) -> Vec<(usize, usize, String, AsmKind)> {
+    let n = src.toks.len();
+    let mut out = Vec::new();
+    for i in 0..n {
+        if src.kind(i) != Some(Tk::Ident) || !matches!(src.s(i), "asm" | "__asm__" | "__asm") {
+            continue;
+        }
+        let mut k = i + 1;
+        while matches!(src.s(k), "volatile" | "__volatile__" | "__volatile" | "goto" | "inline") {
+            k += 1;
+        }
+        if !src.is(k, "(") {
+            continue;
+        }
+        let Some(c) = src.mate(k) else { continue };
+        let mut tpl = String::new();
+        let mut j = k + 1;
+        while j < c && !src.is(j, ":") {
+            if src.kind(j) == Some(Tk::Str) {
+                tpl.push_str(src.str_body(j));
+            }
+            j += 1;
+        }
+        let kind = classify_asm(&tpl);
+        out.push((i, c, tpl, kind));
+    }
+    out
+}
+
+pub fn check(cx: &mut Cx) {
+    let src = cx.src;
+    for (i, c, _tpl, kind) in asm_statements(src) {
+        let (own, other_vendor, isa) = match kind {
+            AsmKind::Ptx => (Platform::Nvidia, Vendor::Amd, "PTX"),
+            AsmKind::Gcn => (Platform::Amd, Vendor::Nvidia, "AMD GCN"),
+            AsmKind::Unknown => continue,
+        };
+        let targets = cx.ctx.vendor_targets(other_vendor);
+        if targets.is_empty() {
+            continue;
+        }
+        let end = if src.is(c + 1, ";") { c } else { c };
+        match src.platform_branch(i) {
+            None => {
+                let guard = if own == Platform::Nvidia { "`__CUDA_ARCH__` or `!defined(__HIP_PLATFORM_AMD__)`" } else { "`__HIP_PLATFORM_AMD__` or an `__gfx*__` macro" };
+                let msg = format!("inline {isa} assembly is not under an architecture guard");
+                cx.report_with(&META, Severity::Error, targets, i, end, msg, &format!("guard it with {guard} and give the other platforms a fallback (an intrinsic or plain C++)"));
+            }
+            Some((br, g)) if br.platform == own => {
+                let inside = src.toks.get(i).map(|t| t.func).unwrap_or(0);
+                if !br.is_alternative && !g.has_alternative && inside != 0 && g.func == inside {
+                    let msg = format!("inline {isa} assembly is guarded but the guard has no `#else` fallback");
+                    cx.report_with(&META, Severity::Warning, targets, i, end, msg, "add an `#else` branch that computes the same result (an intrinsic or plain C++), or a static assertion");
+                }
+            }
+            Some(_) => {}
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! `nvidia-only-feature`: NVIDIA-specific features, each mapped through the knowledge base to the
+//! targets in scope where it is missing or partial. Also the source of the inventory.
+
+use crate::cuda::Cx;
+use crate::diag::Severity;
+use crate::lex::{Platform, Tk};
+use crate::rule::{Lang, RuleMeta, Scope};
+use crate::rules::inline_asm_unguarded::{asm_statements, AsmKind};
+use kplan_kb::{Availability, Vendor};
+
+pub static META: RuleMeta = RuleMeta {
+    id: "nvidia-only-feature",
+    summary: "NVIDIA-specific feature used where a target in scope lacks it",
+    what: "Finds uses of NVIDIA-specific features: WMMA (`nvcuda::wmma`), `mma.sync`/`ldmatrix`, WGMMA, \
+`tcgen05`, `cp.async` and the pipeline API, TMA (`cp.async.bulk`, `CUtensorMap`), thread-block clusters, \
+`__nv_fp8*` types, `__reduce_*_sync`, `__match_*_sync`, cooperative launch, dynamic parallelism (launches from \
+device code), and CUTLASS/CuTe atoms named after them. Each is looked up in the knowledge base; the finding lists \
+the targets in scope where the feature is missing (error) or partial (warning).",
+    why: "These features have no drop-in equivalent on the other targets: the code does not compile there, or \
+compiles to a slow emulation. Each needs a per-backend path (MFMA/WMMA on AMD, a plain loop on CPU) that the plan \
+must budget for.",
+    example: "#include <mma.h>\nusing namespace nvcuda;\nwmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;",
+    use_instead: "#if defined(__CUDA_ARCH__)\n// WMMA path\n#elif defined(__HIP_PLATFORM_AMD__)\n// rocWMMA or MFMA builtins\n#endif",
+    severity: Severity::Error,
+    scope: Scope::PerFinding,
+    lang: Lang::Cuda,
+    features: &[
+        "wmma", "mma-sync", "wgmma", "tcgen05", "async-copy", "tma", "clusters", "fp8-ocp", "warp-reduce", "warp-match",
+        "cooperative-launch", "dynamic-parallelism", "warp-shuffle-sync", "warp-shuffle", "warp-vote", "syncwarp", "inline-ptx",
+        "inline-gcn-asm",
+    ],
+};
+
+/// A feature detector: the KB id and whether it is NVIDIA-only even when the KB does not say.
+struct Det {
+    feature: &'static str,
+    nvidia_only: bool,
+    /// Warp intrinsics HIP provides: inventoried, their hazards left to the mask/width rules.
+    inventory_only: bool,
+}
+
+const fn d(feature: &'static str, nvidia_only: bool) -> Det {
+    Det { feature, nvidia_only, inventory_only: false }
+}
+
+const fn inv(feature: &'static str) -> Det {
+    Det { feature, nvidia_only: false, inventory_only: true }
+}
+
+/// Feature of an identifier (the token after it is given for `ns::` checks).
+fn ident_feature(w: &str, next: &str) -> Option<Det> {
+    Some(match w {
+        "wmma" if next == "::" => d("wmma", true),
+        "nvcuda" if next == "::" => d("wmma", true),
+        "__pipeline_memcpy_async" | "__pipeline_commit" | "__pipeline_wait_prior" | "memcpy_async" | "cp_async_fence" | "cp_async_wait" => d("async-copy", true),
+        "CUtensorMap" | "cuTensorMapEncodeTiled" | "cuTensorMapEncodeIm2col" | "cudaTensorMap" => d("tma", true),
+        "__cluster_dims__" | "this_cluster" | "cluster_group" | "cudaLaunchAttributeClusterDimension" | "cudaFuncAttributeNonPortableClusterSizeAllowed"
+        | "cluster_sync" | "cluster_arrive" | "cluster_wait" => d("clusters", true),
+        "__reduce_add_sync" | "__reduce_min_sync" | "__reduce_max_sync" | "__reduce_and_sync" | "__reduce_or_sync" | "__reduce_xor_sync" => d("warp-reduce", false),
+        "__match_any_sync" | "__match_all_sync" => d("warp-match", false),
+        "cudaLaunchCooperativeKernel" | "cudaLaunchCooperativeKernelMultiDevice" | "this_grid" | "grid_group" => d("cooperative-launch", false),
+        "__shfl_sync" | "__shfl_up_sync" | "__shfl_down_sync" | "__shfl_xor_sync" => inv("warp-shuffle-sync"),
+        "__shfl" | "__shfl_up" | "__shfl_down" | "__shfl_xor" => inv("warp-shuffle"),
+        "__ballot_sync" | "__any_sync" | "__all_sync" | "__activemask" | "__uni_sync" => inv("warp-vote"),
+        "__syncwarp" => inv("syncwarp"),
+        _ => {
+            if w.starts_with("__nv_fp8") || w.starts_with("__nv_cvt_") && w.contains("fp8") {
+                d("fp8-ocp", true)
+            } else if w.starts_with("SM90_") && (w.contains("TMA") || w.contains("BULK")) || w.starts_with("SM90_BULK") {
+                d("tma", true)
+            } else if w.starts_with("SM90_") && w.contains("GMMA") || w == "GMMA" && next == "::" {
+                d("wgmma", true)
+            } else if w.starts_with("SM100_") && (w.contains("MMA") || w.contains("UMMA")) || w == "UMMA" && next == "::" {
+                d("tcgen05", true)
+            } else if w.starts_with("SM80_CP_ASYNC") || w.starts_with("SM80_CP_ASYNC") {
+                d("async-copy", true)
+            } else if (w.starts_with("SM80_") || w.starts_with("SM75_") || w.starts_with("SM89_") || w.starts_with("SM70_")) && w.contains("MMA") == false && w.contains('x') && w.contains('_') && w.chars().nth(5).is_some_and(|c| c.is_ascii_digit()) {
+                d("mma-sync", true)
+            } else if w.starts_with("SM75_U32x") || w.starts_with("SM75_U16x") {
+                d("mma-sync", true)
+            } else {
+                return None;
+            }
+        }
+    })
+}
+
+/// Features of an inline PTX template.
+fn asm_features(t: &str) -> Vec<Det> {
+    let mut v = Vec::new();
+    if t.contains("wgmma.") {
+        v.push(d("wgmma", true));
+    }
+    if t.contains("tcgen05.") {
+        v.push(d("tcgen05", true));
+    }
+    if t.contains("cp.async.bulk") || t.contains("cp.reduce.async.bulk") {
+        v.push(d("tma", true));
+    } else if t.contains("cp.async") {
+        v.push(d("async-copy", true));
+    }
+    if t.contains("mma.sync") || t.contains("ldmatrix") || t.contains("stmatrix") {
+        v.push(d("mma-sync", true));
+    }
+    if t.contains("barrier.cluster") || t.contains("%cluster") || t.contains("mapa.") || t.contains("shared::cluster") {
+        v.push(d("clusters", true));
+    }
+    if t.contains("e4m3") || t.contains("e5m2") {
+        v.push(d("fp8-ocp", true));
+    }
+    v
+}
+
+pub fn check(cx: &mut Cx, report: bool) {
+    let src = cx.src;
+    let n = src.toks.len();
+    let mut hits: Vec<(usize, usize, Det)> = Vec::new();
+    for i in 0..n {
+        if src.kind(i) != Some(Tk::Ident) {
+            if src.is(i, "<<<") && src.in_device(i) {
+                hits.push((i, i, d("dynamic-parallelism", true)));
+            }
+            continue;
+        }
+        let w = src.s(i);
+        if let Some(det) = ident_feature(w, src.s(i + 1)) {
+            // `wmma::` counted once per statement would be nicer; count every use
+            hits.push((i, i, det));
+        }
+    }
+    for (i, c, tpl, kind) in asm_statements(src) {
+        match kind {
+            AsmKind::Ptx => cx.record_use("inline-ptx", "inline-asm-unguarded", i),
+            AsmKind::Gcn => cx.record_use("inline-gcn-asm", "inline-asm-unguarded", i),
+            AsmKind::Unknown => {}
+        }
+        for det in asm_features(&tpl) {
+            hits.push((i, c, det));
+        }
+    }
+    for (a, _, det) in &hits {
+        cx.record_use(det.feature, META.id, *a);
+    }
+    if !report || !cx.enabled(&META) {
+        return;
+    }
+    let mut seen: Vec<(&'static str, u32)> = Vec::new();
+    for (a, b, det) in hits {
+        if det.inventory_only || src.platform(a) == Platform::Nvidia {
+            continue;
+        }
+        // one finding per feature per function body (per line outside functions)
+        let key = match src.toks.get(a).map(|t| t.func).unwrap_or(0) {
+            0 => (det.feature, u32::MAX - src.line(a)),
+            f => (det.feature, f),
+        };
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let mut missing: Vec<String> = Vec::new();
+        let mut partial: Vec<String> = Vec::new();
+        for t in &cx.ctx.targets {
+            if t.vendor == Vendor::Cpu || t.vendor == Vendor::Nvidia && cx.ctx.kb.support(det.feature, &t.arch).is_none() {
+                continue;
+            }
+            match cx.ctx.kb.availability(det.feature, &t.arch) {
+                Availability::No => missing.push(t.arch.clone()),
+                Availability::Partial => partial.push(t.arch.clone()),
+                Availability::Unknown if det.nvidia_only && t.vendor != Vendor::Nvidia => missing.push(t.arch.clone()),
+                _ => {}
+            }
+        }
+        if missing.is_empty() && partial.is_empty() {
+            continue;
+        }
+        let name = cx.ctx.kb.feature(det.feature).map(|f| f.name.clone()).unwrap_or_else(|| det.feature.to_string());
+        let (sev, mut targets, how) = if !missing.is_empty() {
+            (Severity::Error, missing.clone(), "is not available on")
+        } else {
+            (Severity::Warning, partial.clone(), "is only partly available on")
+        };
+        if !missing.is_empty() && !partial.is_empty() {
+            targets.extend(partial.iter().cloned());
+        }
+        let what = if a == b { format!("`{}`", src.s(a)) } else { "inline assembly".to_string() };
+        let msg = format!("{what} uses {name} ({}), which {how} {}", det.feature, targets.join(", "));
+        let help = cx
+            .ctx
+            .kb
+            .feature(det.feature)
+            .and_then(|f| f.fallback.clone())
+            .map(|f| format!("guard it for NVIDIA and give the other targets a path: {f}"))
+            .unwrap_or_else(|| "guard it for NVIDIA (`__CUDA_ARCH__`) and give the other targets their own path".to_string());
+        cx.report_with(&META, sev, targets, a, b, msg, &help);
+    }
+}

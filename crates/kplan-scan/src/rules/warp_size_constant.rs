@@ -1,0 +1,82 @@
+//! `warp-size-constant`: a warp-size macro or constant defined as a fixed 32 for every platform.
+
+use crate::cuda::Cx;
+use crate::diag::Severity;
+use crate::lex::{Tk, IN_DEFINE};
+use crate::rule::{Lang, RuleMeta, Scope};
+
+pub static META: RuleMeta = RuleMeta {
+    id: "warp-size-constant",
+    summary: "warp-size macro or constant fixed at 32 for every platform",
+    what: "Finds `#define WARP_SIZE 32`, `constexpr int kWarpSize = 32;`, `NumThreadsPerWarp = 32` and similar \
+definitions of the warp width that are not under a platform guard. Code that uses the name is portable only if \
+the definition is.",
+    why: "Every use of the constant inherits the 32-lane assumption. On wave64 AMD targets the lane masks, \
+reductions and per-warp buffers built from it cover half a wavefront. One finding at the definition replaces \
+hundreds at the uses.",
+    example: "#define WARP_SIZE 32",
+    use_instead: "#if defined(__HIP_PLATFORM_AMD__)\n#define WARP_SIZE 64  // wave64 build (gfx9); use warpSize at run time for RDNA\n#else\n#define WARP_SIZE 32\n#endif",
+    severity: Severity::Error,
+    scope: Scope::Wave64,
+    lang: Lang::Cuda,
+    features: &[],
+};
+
+/// Names that denote the warp width.
+fn warp_width_name(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    if !l.contains("warp") || l.contains("warps") || l.contains("per_block") || l.contains("perblock") {
+        return false;
+    }
+    let rest = l.replace("warp", "");
+    let rest = rest.trim_matches('_');
+    rest.is_empty()
+        || rest == "k"
+        || rest == "k_"
+        || rest.contains("size")
+        || rest.contains("width")
+        || rest.contains("threads")
+        || rest.contains("lanes")
+        || rest.contains("len")
+}
+
+pub fn check(cx: &mut Cx) {
+    let src = cx.src;
+    // #define NAME 32
+    for d in &src.defines {
+        if d.function_like || d.body.1 != d.body.0 + 1 {
+            continue;
+        }
+        let name = src.text.get(d.name_start as usize..d.name_end as usize).unwrap_or("");
+        if !warp_width_name(name) || src.int(d.body.0 as usize) != Some(32) {
+            continue;
+        }
+        if src.branch_platform(d.branch) != crate::lex::Platform::Any {
+            continue;
+        }
+        if let Some((sev, targets)) = cx.ctx.scope_severity(&META) {
+            let msg = format!("`{name}` is defined as 32 for every platform");
+            cx.report_span(&META, sev, targets, d.name_start as usize, d.name_end as usize, msg, "define it per platform (64 under `__HIP_PLATFORM_AMD__` for wave64 builds) or use `warpSize`");
+        }
+    }
+    // NAME = 32 in a declaration (constexpr/const/static/enum)
+    let n = src.toks.len();
+    for k in 1..n.saturating_sub(2) {
+        if !src.is(k, "=") || src.toks[k].flags & IN_DEFINE != 0 || src.int(k + 1) != Some(32) {
+            continue;
+        }
+        if !matches!(src.s(k + 2), ";" | "," | "}") {
+            continue;
+        }
+        if src.kind(k - 1) != Some(Tk::Ident) || !warp_width_name(src.s(k - 1)) {
+            continue;
+        }
+        // a declaration: a type or qualifier before the name, or an enumerator
+        let decl = k >= 2 && (src.kind(k - 2) == Some(Tk::Ident) || matches!(src.s(k - 2), "{" | ","));
+        if !decl || cx.guarded(k) {
+            continue;
+        }
+        let msg = format!("`{}` is fixed at 32 for every platform", src.s(k - 1));
+        cx.report(&META, k - 1, k + 1, msg, "derive it from `warpSize` or define it per platform");
+    }
+}

@@ -1,0 +1,89 @@
+//! `warp-size-literal`: 32 / 31 / `>> 5` used as the warp width in lane and warp arithmetic.
+
+use crate::cuda::{is_block_threads_ident, is_lane_ident, is_thread_ident, is_warp_id_ident, Cx};
+use crate::diag::Severity;
+use crate::rule::{Lang, RuleMeta, Scope};
+
+pub static META: RuleMeta = RuleMeta {
+    id: "warp-size-literal",
+    summary: "literal 32, 31 or `>> 5` used as the warp width in lane or warp arithmetic",
+    what: "Finds lane and warp arithmetic that hard-codes a 32-lane warp: `threadIdx.x % 32`, `tid & 31`, \
+`tid / 32`, `tid >> 5`, `warp_id * 32`, `blockDim.x / 32`, and `threadIdx.x < 32` used to pick the first warp.",
+    why: "AMD CDNA GPUs (gfx90a, gfx942, gfx950) run 64-lane wavefronts. On them `threadIdx.x % 32` is not the \
+lane, `tid / 32` is not the wavefront, and `blockDim.x / 32` counts twice as many warps as exist: reductions \
+silently combine the wrong lanes and results are wrong without any error.",
+    example: "int lane = threadIdx.x % 32;\nint warp = threadIdx.x / 32;\nint nwarps = blockDim.x / 32;",
+    use_instead: "int lane = threadIdx.x % warpSize;\nint warp = threadIdx.x / warpSize;\nint nwarps = blockDim.x / warpSize;",
+    severity: Severity::Error,
+    scope: Scope::Wave64,
+    lang: Lang::Cuda,
+    features: &[],
+};
+
+pub fn check(cx: &mut Cx) {
+    let src = cx.src;
+    let n = src.toks.len();
+    for k in 1..n.saturating_sub(1) {
+        let op = src.s(k);
+        let lit = match op {
+            "%" | "/" | "*" | "&" | ">>" | "<" | ">=" | "%=" | "/=" | ">>=" => match src.int(k + 1) {
+                Some(v) => v,
+                None => {
+                    if op == "*" {
+                        // `32 * warp_id`
+                        if let (Some(32), Some(r)) = (src.int(k - 1), cx.right_operand(k)) {
+                            if cx.any_ident(k + 1, r, is_warp_id_ident) && !cx.guarded(k) && src.in_device(k) {
+                                let msg = format!("`{}` assumes a 32-lane warp", cx.snippet(k - 1, r));
+                                cx.report(&META, k - 1, r, msg, "use `warpSize` (or the kplan header's `KPLAN_WARP_SIZE`): wave64 targets have 64 lanes");
+                            }
+                        }
+                    }
+                    continue;
+                }
+            },
+            _ => continue,
+        };
+        // the literal must stand alone: not `32 * x`, not `32.0`
+        if matches!(src.s(k + 2), "*" | "." | "(" | "[") {
+            continue;
+        }
+        let ok_lit = match op {
+            "%" | "/" | "%=" | "/=" | "<" | ">=" => lit == 32,
+            "*" => lit == 32,
+            "&" => lit == 31,
+            ">>" | ">>=" => lit == 5,
+            _ => false,
+        };
+        if !ok_lit || cx.guarded(k) {
+            continue;
+        }
+        let Some(a) = cx.left_operand(k) else { continue };
+        let device = src.in_device(k);
+        let lane_like = cx.any_ident(a, k - 1, |s| is_thread_ident(s) || is_lane_ident(s));
+        let warp_like = cx.any_ident(a, k - 1, is_warp_id_ident);
+        let count_like = cx.any_ident(a, k - 1, is_block_threads_ident);
+        let fire = match op {
+            "%" | "&" | "%=" => device && lane_like,
+            "/" | ">>" | "/=" | ">>=" => (device && (lane_like || count_like)) || count_like,
+            "*" => device && warp_like,
+            "<" | ">=" => device && cx.any_ident(a, k - 1, is_thread_ident) && !lane_like_only(cx, a, k - 1),
+            _ => false,
+        };
+        if !fire {
+            continue;
+        }
+        let what = match op {
+            "%" | "&" | "%=" => "computes the lane",
+            "/" | ">>" | "/=" | ">>=" if count_like && !lane_like => "counts warps",
+            "/" | ">>" | "/=" | ">>=" => "computes the warp index",
+            "*" => "computes the warp's first lane",
+            _ => "selects the first warp",
+        };
+        let msg = format!("`{}` {what} assuming a 32-lane warp", cx.snippet(a, k + 1));
+        cx.report(&META, a, k + 1, msg, "use `warpSize` (or the kplan header's `KPLAN_WARP_SIZE`): wave64 targets have 64 lanes");
+    }
+}
+
+fn lane_like_only(cx: &Cx, a: usize, b: usize) -> bool {
+    cx.any_ident(a, b, is_lane_ident) && !cx.any_ident(a, b, |s| s == "threadIdx")
+}
