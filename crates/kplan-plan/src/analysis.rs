@@ -1,0 +1,191 @@
+//! Work and traffic of the operation: FLOPs, minimum DRAM bytes, arithmetic intensity, and the
+//! roofline arithmetic used by the plan. Pure functions, unit-tested below.
+
+use crate::spec::{Op, Problem, Spec};
+use serde::Serialize;
+
+/// FLOPs and minimum DRAM traffic for one call, with the formula used.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Work {
+    pub flops: f64,
+    pub bytes: f64,
+    /// FLOPs per byte; `None` when bytes is zero.
+    pub intensity: Option<f64>,
+    pub flops_formula: String,
+    pub bytes_formula: String,
+}
+
+/// Default FLOPs per element for the memory-bound classes (counted as in the docs: one
+/// operation per add/mul/max/exp/rsqrt).
+pub fn default_flops_per_element(op: Op) -> f64 {
+    match op {
+        Op::Elementwise => 1.0,
+        Op::Reduction => 1.0,
+        Op::Scan => 1.0,
+        // max, subtract, exp, sum, divide
+        Op::Softmax => 5.0,
+        // square, accumulate, scale by rsqrt, multiply by weight
+        Op::Norm => 4.0,
+        _ => 0.0,
+    }
+}
+
+/// Work of the spec's operation. Bytes are the minimum traffic: every input read once, every
+/// output written once, in the storage dtype.
+pub fn work(spec: &Spec) -> Work {
+    let s = spec.storage.bytes() as f64;
+    let fpe = spec.knobs.flops_per_element.unwrap_or_else(|| default_flops_per_element(spec.op));
+    let (flops, bytes, ff, bf) = match (&spec.problem, spec.op) {
+        (Problem::Flat { n }, Op::Elementwise) => {
+            let n = *n as f64;
+            let io = (spec.knobs.inputs + spec.knobs.outputs) as f64;
+            (
+                fpe * n,
+                io * n * s,
+                format!("{fpe} x n ({n})"),
+                format!("(inputs {} + outputs {}) x n x {s} B", spec.knobs.inputs, spec.knobs.outputs),
+            )
+        }
+        (Problem::Flat { n }, Op::Scan) => {
+            let n = *n as f64;
+            (fpe * n, 2.0 * n * s, format!("{fpe} x n"), format!("read n + write n, x {s} B"))
+        }
+        (Problem::Flat { n }, _) => {
+            let n = *n as f64;
+            (fpe * n, (n + 1.0) * s, format!("{fpe} x n"), format!("read n + write 1, x {s} B"))
+        }
+        (Problem::Rows { rows, cols }, Op::Reduction) => {
+            let (r, c) = (*rows as f64, *cols as f64);
+            (fpe * r * c, (r * c + r) * s, format!("{fpe} x rows x cols"), format!("read rows x cols + write rows, x {s} B"))
+        }
+        (Problem::Rows { rows, cols }, Op::Norm) => {
+            let (r, c) = (*rows as f64, *cols as f64);
+            (
+                fpe * r * c,
+                (2.0 * r * c + c) * s,
+                format!("{fpe} x rows x cols"),
+                format!("(read + write rows x cols) + weight cols, x {s} B"),
+            )
+        }
+        (Problem::Rows { rows, cols }, _) => {
+            let (r, c) = (*rows as f64, *cols as f64);
+            (fpe * r * c, 2.0 * r * c * s, format!("{fpe} x rows x cols"), format!("read + write rows x cols, x {s} B"))
+        }
+        (Problem::Gemm { batch, m, n, k }, _) => {
+            let (b, m, n, k) = (*batch as f64, *m as f64, *n as f64, *k as f64);
+            (
+                2.0 * b * m * n * k,
+                b * (m * k + k * n + m * n) * s,
+                "2 x batch x m x n x k".to_string(),
+                format!("batch x (m x k + k x n + m x n) x {s} B"),
+            )
+        }
+        (Problem::Attention { batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal }, _) => {
+            let (b, h, hk, sq, sk, d) =
+                (*batch as f64, *heads as f64, *kv_heads as f64, *seq_q as f64, *seq_kv as f64, *head_dim as f64);
+            let full = 4.0 * b * h * sq * sk * d;
+            let flops = if *causal { full / 2.0 } else { full };
+            (
+                flops,
+                (b * h * sq * d * 2.0 + b * hk * sk * d * 2.0) * s,
+                format!("4 x batch x heads x seq_q x seq_kv x head_dim{}", if *causal { " / 2 (causal)" } else { "" }),
+                format!("(Q + O: batch x heads x seq_q x head_dim x 2) + (K + V: batch x kv_heads x seq_kv x head_dim x 2), x {s} B"),
+            )
+        }
+        (Problem::Custom { flops, bytes }, _) => (*flops, *bytes, "given by the spec".into(), "given by the spec".into()),
+    };
+    Work { flops, bytes, intensity: if bytes > 0.0 { Some(flops / bytes) } else { None }, flops_formula: ff, bytes_formula: bf }
+}
+
+/// Ridge point (FLOP/byte) of a machine: peak TFLOP/s over bandwidth GB/s.
+pub fn ridge_point(peak_tflops: f64, bandwidth_gbs: f64) -> Option<f64> {
+    (bandwidth_gbs > 0.0).then(|| peak_tflops * 1e12 / (bandwidth_gbs * 1e9))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bound {
+    Memory,
+    Compute,
+}
+
+/// Roofline for one target.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Roofline {
+    pub bound: Bound,
+    /// Attainable FLOP rate, TFLOP/s: min(peak, intensity x bandwidth).
+    pub attainable_tflops: f64,
+    /// The roofline in the plan's unit: GB/s when memory-bound, TFLOP/s when compute-bound.
+    pub value: f64,
+    /// Lower bound on run time, microseconds: max(flops / peak, bytes / bandwidth).
+    pub time_us: f64,
+}
+
+/// min(peak, intensity x bandwidth). Memory-bound when intensity is below the ridge point.
+pub fn roofline(w: &Work, peak_tflops: f64, bandwidth_gbs: f64) -> Option<Roofline> {
+    if !(peak_tflops > 0.0 && bandwidth_gbs > 0.0) {
+        return None;
+    }
+    let intensity = w.intensity.unwrap_or(f64::INFINITY);
+    let mem_tflops = intensity * bandwidth_gbs * 1e9 / 1e12;
+    let t_compute = w.flops / (peak_tflops * 1e12);
+    let t_mem = w.bytes / (bandwidth_gbs * 1e9);
+    if mem_tflops < peak_tflops {
+        Some(Roofline { bound: Bound::Memory, attainable_tflops: mem_tflops, value: bandwidth_gbs, time_us: t_mem.max(t_compute) * 1e6 })
+    } else {
+        Some(Roofline {
+            bound: Bound::Compute,
+            attainable_tflops: peak_tflops,
+            value: peak_tflops,
+            time_us: t_mem.max(t_compute) * 1e6,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(flops: f64, bytes: f64) -> Work {
+        Work { flops, bytes, intensity: Some(flops / bytes), flops_formula: String::new(), bytes_formula: String::new() }
+    }
+
+    #[test]
+    fn ridge_point_is_peak_over_bandwidth() {
+        // 989 TFLOP/s over 3350 GB/s = 295.2 FLOP/byte
+        let r = ridge_point(989.0, 3350.0).unwrap();
+        assert!((r - 295.22).abs() < 0.01, "{r}");
+        assert_eq!(ridge_point(1.0, 0.0), None);
+    }
+
+    #[test]
+    fn low_intensity_is_memory_bound_at_bandwidth() {
+        // rmsnorm-like: 1 FLOP/byte on a 3350 GB/s, 60 TFLOP/s machine
+        let r = roofline(&w(1e9, 1e9), 60.0, 3350.0).unwrap();
+        assert_eq!(r.bound, Bound::Memory);
+        assert_eq!(r.value, 3350.0);
+        assert!((r.attainable_tflops - 3.35).abs() < 1e-9);
+        assert!((r.time_us - 1e9 / 3350e9 * 1e6).abs() < 1e-6);
+    }
+
+    #[test]
+    fn high_intensity_is_compute_bound_at_peak() {
+        let r = roofline(&w(2.0 * 8192f64.powi(3), 3.0 * 8192f64.powi(2) * 2.0), 989.0, 3350.0).unwrap();
+        assert_eq!(r.bound, Bound::Compute);
+        assert_eq!(r.value, 989.0);
+        assert_eq!(r.attainable_tflops, 989.0);
+    }
+
+    #[test]
+    fn unknown_peak_or_bandwidth_gives_no_roofline() {
+        assert!(roofline(&w(1.0, 1.0), 0.0, 100.0).is_none());
+        assert!(roofline(&w(1.0, 1.0), 10.0, f64::NAN).is_none());
+    }
+
+    #[test]
+    fn exactly_at_ridge_counts_as_compute_bound() {
+        // intensity 10 FLOP/B x 100 GB/s = 1 TFLOP/s = peak
+        let r = roofline(&w(10.0, 1.0), 1.0, 100.0).unwrap();
+        assert_eq!(r.bound, Bound::Compute);
+    }
+}

@@ -1,0 +1,151 @@
+//! Putting the plan together: each section's decision in order, then the checklist and the
+//! list of every source the plan cites.
+
+use crate::analysis::work;
+use crate::decide::{self, risks::SourceFinding, Target};
+use crate::efficiency::EfficiencyTable;
+use crate::model::*;
+use crate::spec::Spec;
+use kplan_kb::{Kb, Vendor};
+use std::collections::BTreeSet;
+
+/// Extra inputs beyond the spec.
+#[derive(Debug, Clone, Default)]
+pub struct PlanInputs {
+    /// Hazards found in existing source (`kplan plan --source`); `None` when no source was scanned.
+    pub findings: Option<Vec<SourceFinding>>,
+}
+
+pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
+    let targets = decide::resolve_targets(spec, kb);
+    let w = work(spec);
+    let verdict = decide::verdict::decide(spec, kb, &targets);
+    let backend_matrix = decide::backend::backend_matrix(&targets);
+    let per_target = decide::backend::op_targets(spec, &w, &targets);
+    let dtype_support = decide::backend::dtype_support(spec, kb, &targets);
+    let strategy = decide::strategy::decide(spec, kb, &targets, &verdict);
+    let findings = inputs.findings.clone().unwrap_or_default();
+    let risks = decide::risks::register(spec, kb, &targets, &strategy, &findings);
+    let (header, header_note) = header(&targets, &strategy);
+    let tiles = decide::tiles::plan(spec, &targets);
+    let ci = decide::ci::plan(kb, &targets, &strategy);
+    let (performance, performance_notes) = decide::perf::expectations(spec, kb, &w, &targets, &per_target, &strategy);
+
+    let operation = Operation {
+        class: spec.op.as_str().into(),
+        problem: serde_json::to_value(&spec.problem).unwrap_or(serde_json::Value::Null),
+        flops: w.flops,
+        bytes: w.bytes,
+        intensity: w.intensity,
+        flops_formula: w.flops_formula.clone(),
+        bytes_formula: w.bytes_formula.clone(),
+        math_dtype: decide::backend::math_dtype(spec).as_str().into(),
+        per_target,
+        dtype_support,
+    };
+    let kernel = KernelSummary {
+        name: spec.name.clone(),
+        op: spec.op.as_str().into(),
+        description: spec.description.clone(),
+        dtypes: spec.dtypes.clone(),
+        storage_dtype: spec.storage.as_str().into(),
+        compute_dtype: spec.compute.as_str().into(),
+        features: spec.features.clone(),
+        performance_requirement: spec.performance.as_str().into(),
+        framework_expressible: spec.framework_expressible,
+        expertise: spec.expertise.iter().map(|e| e.as_str().to_string()).collect(),
+        allowed: spec.allowed.iter().map(|a| a.as_str().to_string()).collect(),
+    };
+    let mut plan = Plan {
+        generated: GENERATED_MARKER.into(),
+        schema_version: SCHEMA_VERSION,
+        kernel,
+        verdict,
+        backend_matrix,
+        operation,
+        strategy,
+        risks,
+        header,
+        header_note,
+        tiles,
+        ci,
+        performance,
+        performance_notes,
+        checklist: Vec::new(),
+        sources: Vec::new(),
+    };
+    plan.checklist = decide::checklist::review(spec, kb, &targets, &plan, inputs.findings.is_some());
+    plan.sources = sources(&plan, kb);
+    plan
+}
+
+fn header(targets: &[Target], strategy: &Strategy) -> (Option<String>, String) {
+    let archs: Vec<&kplan_kb::Arch> =
+        targets.iter().filter(|t| matches!(t.vendor(), Vendor::Nvidia | Vendor::Amd | Vendor::Cpu)).map(|t| t.arch).collect();
+    if archs.is_empty() {
+        return (None, "no NVIDIA, AMD or CPU target: the portability header does not apply (Intel/Apple legs use their own languages)".into());
+    }
+    let cfg = kplan_gen::HeaderConfig::from_archs(&archs);
+    let text = kplan_gen::render_header(&cfg);
+    let cxx = strategy
+        .per_target
+        .iter()
+        .filter(|p| matches!(p.abstraction.as_str(), "hip-single-source" | "per-backend" | "cutlass" | "cpu-fallback"))
+        .map(|p| p.target.clone())
+        .collect::<Vec<_>>();
+    let note = if cxx.is_empty() {
+        format!(
+            "generated for {} ({}); the chosen strategy writes no CUDA/HIP/C++ kernel code, so the header is only needed for launch glue and tests",
+            cfg.targets.join(", "),
+            cfg.backend_names().join(", ")
+        )
+    } else {
+        format!(
+            "generated for {} ({}); include it in every CUDA/HIP/C++ source of {} (`kplan header` writes the same file)",
+            cfg.targets.join(", "),
+            cfg.backend_names().join(", "),
+            cxx.join(", ")
+        )
+    };
+    (Some(text), note)
+}
+
+fn sources(plan: &Plan, kb: &Kb) -> Vec<SourceRef> {
+    let mut keys: BTreeSet<String> = BTreeSet::new();
+    for b in &plan.backend_matrix {
+        keys.extend(b.sources.iter().cloned());
+    }
+    for o in &plan.operation.per_target {
+        keys.extend(o.sources.iter().cloned());
+    }
+    for d in &plan.operation.dtype_support {
+        keys.extend(d.source.iter().cloned());
+    }
+    for r in &plan.risks {
+        keys.extend(r.sources.iter().cloned());
+    }
+    for t in &plan.tiles {
+        keys.extend(t.sources.iter().cloned());
+    }
+    for p in &plan.performance {
+        if let Some(e) = &p.efficiency {
+            keys.extend(e.sources.iter().cloned());
+        }
+        if let Some(m) = &p.measured {
+            keys.insert(m.source.clone());
+        }
+    }
+    let eff = EfficiencyTable::builtin();
+    keys.into_iter()
+        .filter(|k| !k.is_empty())
+        .map(|k| {
+            let s = kb.source(&k).or_else(|| eff.sources.get(&k));
+            SourceRef {
+                title: s.map(|s| s.title.clone()).unwrap_or_else(|| "(not listed in the knowledge base's sources)".into()),
+                url: s.and_then(|s| s.url.clone()),
+                kind: s.map(|s| s.kind.clone()).unwrap_or_else(|| "unknown".into()),
+                key: k,
+            }
+        })
+        .collect()
+}

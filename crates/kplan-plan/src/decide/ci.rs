@@ -1,0 +1,167 @@
+//! Section 7: the CI matrix. Compile legs (no GPU needed) and run legs (need the hardware) are
+//! named separately; coverage rules add legs the spec's targets do not provide: at least two
+//! NVIDIA SM generations when NVIDIA is in scope, at least one CDNA target when AMD is, and the
+//! CPU fallback on the CI host.
+
+use super::Target;
+use crate::model::{Ci, CiLeg, Strategy};
+use kplan_kb::{Kb, Vendor};
+
+fn toolchain(t_arch: &kplan_kb::Arch, abstraction: &str) -> String {
+    let min = t_arch.min_toolchain.value.clone().unwrap_or_else(|| "version unknown".into());
+    let target = t_arch.compile_target.clone().unwrap_or_else(|| t_arch.id.clone());
+    match (t_arch.vendor, abstraction) {
+        (Vendor::Nvidia | Vendor::Amd, "triton") => format!(
+            "triton (GPUTarget {} {}; no GPU needed to compile), {min}",
+            if t_arch.vendor == Vendor::Nvidia { "cuda" } else { "hip" },
+            target
+        ),
+        (Vendor::Nvidia, _) => format!("nvcc -arch={target} ({min} or newer)"),
+        (Vendor::Amd, _) => format!("hipcc / clang --offload-arch={target} ({min} or newer)"),
+        (Vendor::Intel, "triton") => "intel-xpu-backend-for-triton".into(),
+        (Vendor::Intel, _) => "icpx -fsycl (oneAPI DPC++)".into(),
+        (Vendor::Apple, _) => "xcrun metal".into(),
+        (Vendor::Cpu, _) => format!("host C++/Rust compiler, {min}"),
+    }
+}
+
+pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
+    let mut legs = Vec::new();
+    let mut notes = Vec::new();
+    let abs_of = |name: &str| strategy.per_target.iter().find(|p| p.target == name).map(|p| p.abstraction.clone()).unwrap_or_default();
+    let gpu_abs = strategy.per_target.iter().find(|p| p.abstraction != "cpu-fallback").map(|p| p.abstraction.clone()).unwrap_or_default();
+
+    for t in targets {
+        let abs = abs_of(&t.name);
+        let ts = toolchain(t.arch, &abs);
+        if t.is_gpu() {
+            legs.push(CiLeg {
+                name: format!("compile-{}", t.arch.id),
+                kind: "compile".into(),
+                target: t.name.clone(),
+                arch: t.arch.id.clone(),
+                toolchain: ts.clone(),
+                runner: "CI host (no GPU)".into(),
+                why: "spec target: the code must build for it on every change".into(),
+            });
+            legs.push(CiLeg {
+                name: format!("run-{}", t.arch.id),
+                kind: "run".into(),
+                target: t.name.clone(),
+                arch: t.arch.id.clone(),
+                toolchain: ts,
+                runner: format!("self-hosted runner with {}", t.device.map(|d| d.name.clone()).unwrap_or_else(|| format!("a {} GPU", t.arch.id))),
+                why: "spec target: `kplan verify` against the CPU reference and `kplan bench` against the roofline".into(),
+            });
+        } else {
+            legs.push(CiLeg {
+                name: format!("run-{}", t.arch.id),
+                kind: "run".into(),
+                target: t.name.clone(),
+                arch: t.arch.id.clone(),
+                toolchain: ts,
+                runner: "CI host".into(),
+                why: "CPU fallback and verification reference: builds and runs on every CI run".into(),
+            });
+        }
+    }
+
+    // Two NVIDIA SM generations.
+    let nv: Vec<&Target> = targets.iter().filter(|t| t.vendor() == Vendor::Nvidia).collect();
+    if !nv.is_empty() {
+        let mut gens: Vec<u32> = nv.iter().filter_map(|t| t.sm()).map(|s| s / 10).collect();
+        gens.sort();
+        gens.dedup();
+        if gens.len() < 2 {
+            let have = gens.first().copied().unwrap_or(0);
+            // Another generation from the KB: the newest older one, else the oldest newer one.
+            let mut cands: Vec<&kplan_kb::Arch> = kb
+                .archs
+                .iter()
+                .filter(|a| a.vendor == Vendor::Nvidia)
+                .filter(|a| {
+                    let s: String = a.id.trim_start_matches("sm_").chars().take_while(|c| c.is_ascii_digit()).collect();
+                    s.parse::<u32>().is_ok_and(|s| s / 10 != have)
+                })
+                .collect();
+            cands.sort_by_key(|a| {
+                let s: u32 = a.id.trim_start_matches("sm_").chars().take_while(|c| c.is_ascii_digit()).collect::<String>().parse().unwrap_or(0);
+                let g = s / 10;
+                (if g < have { 0 } else { 1 }, if g < have { u32::MAX - s } else { s })
+            });
+            if let Some(a) = cands.first() {
+                legs.push(CiLeg {
+                    name: format!("compile-{}", a.id),
+                    kind: "compile".into(),
+                    target: a.id.clone(),
+                    arch: a.id.clone(),
+                    toolchain: toolchain(a, &gpu_abs),
+                    runner: "CI host (no GPU)".into(),
+                    why: "coverage: at least two NVIDIA SM generations (the spec names one)".into(),
+                });
+                legs.push(CiLeg {
+                    name: format!("run-{}", a.id),
+                    kind: "run".into(),
+                    target: a.id.clone(),
+                    arch: a.id.clone(),
+                    toolchain: toolchain(a, &gpu_abs),
+                    runner: format!(
+                        "self-hosted runner with {}",
+                        a.reference_device.as_deref().and_then(|d| kb.device(d)).map(|d| d.name.clone()).unwrap_or_else(|| format!("a {} GPU", a.id))
+                    ),
+                    why: "coverage: at least two NVIDIA SM generations".into(),
+                });
+            } else {
+                notes.push("only one NVIDIA SM generation in the KB: a second generation leg cannot be named".into());
+            }
+        }
+    }
+
+    // One CDNA target.
+    let amd: Vec<&Target> = targets.iter().filter(|t| t.vendor() == Vendor::Amd).collect();
+    if !amd.is_empty() && !amd.iter().any(|t| t.is_cdna()) {
+        let pick = kb.arch("gfx942").or_else(|| kb.archs.iter().find(|a| a.vendor == Vendor::Amd && !a.id.starts_with("gfx1")));
+        match pick {
+            Some(a) => {
+                for kind in ["compile", "run"] {
+                    legs.push(CiLeg {
+                        name: format!("{kind}-{}", a.id),
+                        kind: kind.into(),
+                        target: a.id.clone(),
+                        arch: a.id.clone(),
+                        toolchain: toolchain(a, &gpu_abs),
+                        runner: if kind == "compile" {
+                            "CI host (no GPU)".into()
+                        } else {
+                            format!(
+                                "self-hosted runner with {}",
+                                a.reference_device.as_deref().and_then(|d| kb.device(d)).map(|d| d.name.clone()).unwrap_or_else(|| format!("a {} GPU", a.id))
+                            )
+                        },
+                        why: "coverage: at least one CDNA (wave64) target when AMD is in scope".into(),
+                    });
+                }
+            }
+            None => notes.push("no CDNA architecture in the KB: CDNA coverage cannot be named".into()),
+        }
+    }
+
+    if !targets.iter().any(|t| !t.is_gpu()) {
+        let host = if cfg!(target_arch = "aarch64") { "cpu-aarch64" } else { "cpu-x86_64" };
+        if let Ok(r) = kb.resolve(host) {
+            legs.push(CiLeg {
+                name: format!("run-{}", r.arch.id),
+                kind: "run".into(),
+                target: host.into(),
+                arch: r.arch.id.clone(),
+                toolchain: toolchain(r.arch, "cpu-fallback"),
+                runner: "CI host".into(),
+                why: "coverage: the CPU reference runs on the CI host even though the spec names no CPU target".into(),
+            });
+        } else {
+            notes.push("the KB has no CPU architecture for the CI host: add a CPU target to run the reference".into());
+        }
+    }
+    notes.push("compile legs run on every push on the CI host; run legs need the named GPUs (self-hosted runners, nightly or pre-merge)".into());
+    Ci { legs, notes }
+}

@@ -1,0 +1,83 @@
+//! The decision engine. Each submodule makes one section's decisions from the spec and the KB;
+//! every decision records the inputs and KB facts (with source keys) behind it.
+
+pub mod backend;
+pub mod checklist;
+pub mod ci;
+pub mod perf;
+pub mod risks;
+pub mod strategy;
+pub mod tiles;
+pub mod verdict;
+
+use crate::spec::Spec;
+use kplan_kb::{Arch, Device, Kb, ResolvedVia, Vendor};
+
+/// One spec target, resolved.
+#[derive(Debug, Clone)]
+pub struct Target<'kb> {
+    /// As the spec wrote it.
+    pub name: String,
+    pub arch: &'kb Arch,
+    pub device: Option<&'kb Device>,
+    pub via: ResolvedVia,
+}
+
+impl Target<'_> {
+    pub fn vendor(&self) -> Vendor {
+        self.arch.vendor
+    }
+    pub fn is_gpu(&self) -> bool {
+        self.arch.vendor != Vendor::Cpu
+    }
+    pub fn warp(&self) -> Option<u32> {
+        self.arch.warp_size.value
+    }
+    /// RDNA-class AMD architecture: runs wave32 by default, wave64 selectable.
+    pub fn is_rdna(&self) -> bool {
+        self.arch.vendor == Vendor::Amd
+            && (self.arch.family.to_ascii_uppercase().starts_with("RDNA") || self.arch.id.starts_with("gfx1"))
+    }
+    /// CDNA-class (datacenter, MFMA) AMD architecture.
+    pub fn is_cdna(&self) -> bool {
+        self.arch.vendor == Vendor::Amd && !self.is_rdna()
+    }
+    /// NVIDIA SM number (`sm_90a` -> 90), if this is an NVIDIA architecture.
+    pub fn sm(&self) -> Option<u32> {
+        if self.arch.vendor != Vendor::Nvidia {
+            return None;
+        }
+        let digits: String = self.arch.id.trim_start_matches("sm_").chars().take_while(|c| c.is_ascii_digit()).collect();
+        digits.parse().ok()
+    }
+}
+
+/// Resolves every spec target. The spec parser already rejected unknown names; a target the
+/// KB no longer knows (a `--kb` swap between parse and plan) is skipped.
+pub fn resolve_targets<'kb>(spec: &Spec, kb: &'kb Kb) -> Vec<Target<'kb>> {
+    spec.targets
+        .iter()
+        .filter_map(|n| kb.resolve(n).ok())
+        .map(|r| Target { name: r.name, arch: r.arch, device: r.device, via: r.via })
+        .collect()
+}
+
+/// `a, b and c`
+pub(crate) fn join_names<S: AsRef<str>>(v: &[S]) -> String {
+    match v.len() {
+        0 => String::new(),
+        1 => v[0].as_ref().to_string(),
+        _ => {
+            let head: Vec<&str> = v[..v.len() - 1].iter().map(|s| s.as_ref()).collect();
+            format!("{} and {}", head.join(", "), v[v.len() - 1].as_ref())
+        }
+    }
+}
+
+pub(crate) fn kib(b: u64) -> String {
+    if b % 1024 == 0 {
+        format!("{} KiB", b / 1024)
+    } else {
+        format!("{b} B")
+    }
+}

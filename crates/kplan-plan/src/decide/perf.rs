@@ -1,0 +1,180 @@
+//! Section 8: performance expectations per target. Roofline = min(peak[math dtype], intensity x
+//! bandwidth); the expected range is the roofline times the efficiency band of the target's
+//! strategy (data/efficiency.toml, sourced); unknown peak or bandwidth stays unknown.
+
+use super::strategy::{op_class, strategy_group};
+use super::Target;
+use crate::analysis::{roofline, Bound, Work};
+use crate::efficiency::EfficiencyTable;
+use crate::model::{EfficiencyRef, Measured, OpTarget, Performance, Strategy};
+use crate::spec::{Abstraction, Problem, Spec};
+use kplan_kb::Kb;
+
+fn abstraction_of(name: &str) -> Option<Abstraction> {
+    Abstraction::ALL.into_iter().find(|a| a.as_str() == name)
+}
+
+pub fn expectations(
+    spec: &Spec,
+    kb: &Kb,
+    work: &Work,
+    targets: &[Target],
+    ops: &[OpTarget],
+    strategy: &Strategy,
+) -> (Vec<Performance>, Vec<String>) {
+    let eff = EfficiencyTable::builtin();
+    let rows = matches!(spec.problem, Problem::Rows { .. });
+    let mut out = Vec::new();
+    for (t, o) in targets.iter().zip(ops) {
+        let imp = strategy.per_target.iter().find(|p| p.target == t.name);
+        let abs_name = imp.map(|p| p.abstraction.clone()).unwrap_or_else(|| "none".into());
+        let group = match abs_name.as_str() {
+            "cpu-fallback" => "hand-written",
+            n => abstraction_of(n).map(strategy_group).unwrap_or("hand-written"),
+        };
+        let rl = match (o.peak_tflops, o.bandwidth_gbs) {
+            (Some(p), Some(b)) => roofline(work, p, b),
+            _ => None,
+        };
+        let mut class = op_class(spec.op, rows);
+        // A matrix op that is memory-bound on this target (skinny GEMM, short sequences) moves
+        // bytes like a streaming kernel.
+        if rl.is_some_and(|r| r.bound == Bound::Memory) && (class == "gemm" || class == "attention") {
+            class = "streaming";
+        }
+        let e = eff.lookup(t.vendor().as_str(), class, group);
+        let measured = t.device.and_then(|d| {
+            let mut ms: Vec<&kplan_kb::Measurement> = kb
+                .measurements
+                .iter()
+                .filter(|m| m.op == spec.op.as_str() && m.device == d.id && m.dtype == spec.storage.as_str())
+                .collect();
+            let shape = problem_shape(&spec.problem);
+            ms.sort_by_key(|m| if m.shape == shape { 0 } else { 1 });
+            ms.first().map(|m| Measured {
+                value: m.achieved,
+                unit: m.unit.clone(),
+                what: format!(
+                    "{} `{}` ({}) on {}, shape {}, {}{}",
+                    m.implementation,
+                    m.kernel,
+                    m.dtype,
+                    d.name,
+                    if m.shape.is_empty() { "unspecified".to_string() } else { m.shape.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ") },
+                    m.date,
+                    if m.shape == shape { "" } else { " (different shape from this spec)" }
+                ),
+                source: m.source.clone(),
+            })
+        });
+        let mut p = Performance {
+            target: t.name.clone(),
+            bound: rl.map(|r| r.bound),
+            roofline: rl.map(|r| r.value),
+            unit: rl.map(|r| if r.bound == Bound::Memory { "GB/s".to_string() } else { "TFLOP/s".to_string() }),
+            expected_low: None,
+            expected_high: None,
+            measured,
+            strategy: abs_name.clone(),
+            efficiency: e.map(|e| EfficiencyRef {
+                low: e.low,
+                high: e.high,
+                class: e.class.clone(),
+                strategy: e.strategy.clone(),
+                basis: e.basis.clone(),
+                proxy: e.proxy,
+                sources: e.sources.clone(),
+            }),
+            roofline_time_us: rl.map(|r| r.time_us),
+            expected_time_us: None,
+            gap_vs_fastest: None,
+            warning: None,
+            note: None,
+        };
+        match (rl, e) {
+            (None, _) => {
+                p.note = Some(format!(
+                    "unknown: {}",
+                    o.note.clone().unwrap_or_else(|| "the KB lacks the peak or bandwidth for this target".into())
+                ))
+            }
+            (Some(r), Some(e)) => {
+                p.expected_low = Some(r.value * e.low);
+                p.expected_high = Some(r.value * e.high);
+                p.expected_time_us = Some(r.time_us / ((e.low + e.high) / 2.0));
+                if e.low < 1.0 / 3.0 {
+                    p.warning = Some(format!(
+                        "the low end of the expected range is {:.1}x below what the hardware allows ({} efficiency {:.0}%): {}",
+                        1.0 / e.low,
+                        group,
+                        e.low * 100.0,
+                        "tune this backend separately (risk `amd-tuning`) or choose a lower abstraction for it"
+                    ));
+                }
+            }
+            (Some(r), None) => {
+                p.note = Some(format!(
+                    "roofline {:.0} {} known; expected range unknown: no sourced efficiency for {} `{}` on {}",
+                    r.value,
+                    if r.bound == Bound::Memory { "GB/s" } else { "TFLOP/s" },
+                    class,
+                    group,
+                    t.vendor().as_str()
+                ))
+            }
+        }
+        out.push(p);
+    }
+    let best = out.iter().filter_map(|p| p.expected_time_us).fold(f64::INFINITY, f64::min);
+    if best.is_finite() && best > 0.0 {
+        for p in &mut out {
+            p.gap_vs_fastest = p.expected_time_us.map(|t| t / best);
+        }
+    }
+    let mut notes = Vec::new();
+    if let Some(fast) = out.iter().filter(|p| p.gap_vs_fastest == Some(1.0)).map(|p| p.target.clone()).next() {
+        let slow: Vec<String> = out
+            .iter()
+            .filter_map(|p| p.gap_vs_fastest.map(|g| (p, g)))
+            .filter(|(_, g)| *g > 1.05)
+            .map(|(p, g)| format!("{} {:.1}x", p.target, g))
+            .collect();
+        if !slow.is_empty() {
+            notes.push(format!("expected time per call relative to the fastest target ({fast}): {}", slow.join(", ")));
+        }
+    }
+    let unknown: Vec<&str> = out.iter().filter(|p| p.roofline.is_none()).map(|p| p.target.as_str()).collect();
+    if !unknown.is_empty() {
+        notes.push(format!("no number for {}: the KB lacks the device peak or bandwidth (unknown stays unknown)", unknown.join(", ")));
+    }
+    (out, notes)
+}
+
+fn problem_shape(p: &Problem) -> std::collections::BTreeMap<String, u64> {
+    let mut m = std::collections::BTreeMap::new();
+    match p {
+        Problem::Flat { n } => {
+            m.insert("n".into(), *n);
+        }
+        Problem::Rows { rows, cols } => {
+            m.insert("rows".into(), *rows);
+            m.insert("cols".into(), *cols);
+        }
+        Problem::Gemm { batch, m: mm, n, k } => {
+            if *batch != 1 {
+                m.insert("batch".into(), *batch);
+            }
+            m.insert("m".into(), *mm);
+            m.insert("n".into(), *n);
+            m.insert("k".into(), *k);
+        }
+        Problem::Attention { batch, heads, seq_q, head_dim, .. } => {
+            m.insert("batch".into(), *batch);
+            m.insert("heads".into(), *heads);
+            m.insert("seq".into(), *seq_q);
+            m.insert("head_dim".into(), *head_dim);
+        }
+        Problem::Custom { .. } => {}
+    }
+    m
+}

@@ -1,0 +1,389 @@
+//! Section 4: the portability risk register. One entry per (feature or hazard) x the targets it
+//! affects, with mitigation, the KB's fallback (and its penalty) where a feature is missing, and
+//! the evidence (KB facts with source keys, or source-scan locations).
+
+use super::{join_names, kib, Target};
+use crate::model::{Risk, Strategy};
+use crate::spec::{Fp8Encoding, Spec};
+use kplan_kb::{Availability, Dtype, Kb, Vendor};
+use std::collections::BTreeMap;
+
+/// A portability hazard found in existing source (from `kplan plan --source`).
+#[derive(Debug, Clone)]
+pub struct SourceFinding {
+    /// KB feature id or scanner rule id.
+    pub feature: String,
+    pub rule: String,
+    pub count: usize,
+    /// `path:line:col`
+    pub locations: Vec<String>,
+}
+
+pub fn register(spec: &Spec, kb: &Kb, targets: &[Target], strategy: &Strategy, findings: &[SourceFinding]) -> Vec<Risk> {
+    let mut risks = Vec::new();
+    let gpu: Vec<&Target> = targets.iter().filter(|t| t.is_gpu()).collect();
+    let names = |v: &[&Target]| v.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+
+    // Warp / wavefront size.
+    let mut sizes: BTreeMap<u32, Vec<&Target>> = BTreeMap::new();
+    for t in &gpu {
+        if let Some(w) = t.warp() {
+            sizes.entry(w).or_default().push(t);
+        }
+        for w in &t.arch.warp_sizes {
+            if Some(*w) != t.warp() {
+                sizes.entry(*w).or_default().push(t);
+            }
+        }
+    }
+    if sizes.len() > 1 {
+        let affected: Vec<&Target> = gpu.iter().copied().filter(|t| t.warp() != Some(32) || t.arch.warp_sizes.len() > 1).collect();
+        let evidence: Vec<String> = gpu
+            .iter()
+            .map(|t| {
+                let sel = if t.arch.warp_sizes.len() > 1 {
+                    format!(" (selectable: {})", t.arch.warp_sizes.iter().map(|w| w.to_string()).collect::<Vec<_>>().join("/"))
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{}: warp size {}{sel} [{}]",
+                    t.name,
+                    t.warp().map(|w| w.to_string()).unwrap_or_else(|| "unknown".into()),
+                    t.arch.warp_size.source
+                )
+            })
+            .collect();
+        let mut srcs: Vec<String> = gpu.iter().map(|t| t.arch.warp_size.source.clone()).collect();
+        srcs.push("LCPP-11519".into());
+        srcs.sort();
+        srcs.dedup();
+        risks.push(Risk {
+            id: "warp-size".into(),
+            title: format!(
+                "warp/wavefront size differs across targets ({})",
+                sizes.keys().map(|w| w.to_string()).collect::<Vec<_>>().join(" vs ")
+            ),
+            kind: "hazard".into(),
+            targets: names(&affected),
+            severity: "high".into(),
+            mitigation: "never write 32: take the size from the header (`KPLAN_WARP_SIZE` / `warpSize`); use 64-bit \
+                         ballot/activemask types; loop shuffle reductions from warpSize/2; make block sizes multiples of 64 \
+                         so they are whole warps everywhere; size per-warp shared buffers by blockDim/warpSize"
+                .into(),
+            fallback: None,
+            evidence,
+            sources: srcs,
+        });
+    }
+
+    // RDNA wave32 vs CDNA wave64: same vendor, same HIP source, different wavefront.
+    let rdna: Vec<&Target> = gpu.iter().copied().filter(|t| t.is_rdna()).collect();
+    let cdna: Vec<&Target> = gpu.iter().copied().filter(|t| t.is_cdna()).collect();
+    if !rdna.is_empty() && !cdna.is_empty() {
+        risks.push(Risk {
+            id: "rdna-wave32".into(),
+            title: "RDNA runs wave32 while CDNA runs wave64 from the same HIP source".into(),
+            kind: "hazard".into(),
+            targets: names(&rdna),
+            severity: "medium".into(),
+            mitigation: format!(
+                "build RDNA targets wave32 (the default) and test them as a separate leg; do not tune AMD once for both: \
+                 {} and {} need separate block-size/tile configs (section 6)",
+                join_names(&names(&rdna)),
+                join_names(&names(&cdna))
+            ),
+            fallback: Some("compile RDNA with -mwavefrontsize64 to share wave64 code paths (costs RDNA throughput)".into()),
+            evidence: rdna
+                .iter()
+                .chain(cdna.iter())
+                .map(|t| format!("{}: {} warp size {} [{}]", t.name, t.arch.family, t.warp().unwrap_or(0), t.arch.warp_size.source))
+                .collect(),
+            sources: rdna.iter().chain(cdna.iter()).map(|t| t.arch.warp_size.source.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect(),
+        });
+    }
+
+    // Shared memory / LDS budget.
+    let budgets: Vec<(&Target, u64)> =
+        gpu.iter().filter_map(|t| t.arch.shared_per_block_bytes.value.map(|b| (*t, b))).collect();
+    if let (Some(min), Some(max)) = (budgets.iter().map(|b| b.1).min(), budgets.iter().map(|b| b.1).max()) {
+        if max as f64 > 1.5 * min as f64 {
+            let small: Vec<&Target> = budgets.iter().filter(|b| (b.1 as f64) * 1.5 < max as f64).map(|b| b.0).collect();
+            risks.push(Risk {
+                id: "shared-memory-budget".into(),
+                title: format!("shared memory/LDS per block differs: {} to {}", kib(min), kib(max)),
+                kind: "hazard".into(),
+                targets: names(&small),
+                severity: "medium".into(),
+                mitigation: "derive tile shapes from each target's budget (section 6), never from the largest; query the \
+                             limit at runtime (cudaDevAttrMaxSharedMemoryPerBlockOptin / hipDeviceAttributeMaxSharedMemoryPerBlock) \
+                             and opt in above 48 KiB on NVIDIA with cudaFuncSetAttribute"
+                    .into(),
+                fallback: Some("fewer pipeline stages or smaller tiles on the small-LDS targets".into()),
+                evidence: budgets
+                    .iter()
+                    .map(|(t, b)| format!("{}: {} per block [{}]", t.name, kib(*b), t.arch.shared_per_block_bytes.source))
+                    .collect(),
+                sources: budgets.iter().map(|(t, _)| t.arch.shared_per_block_bytes.source.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect(),
+            });
+        }
+    }
+
+    // Spec features: missing/partial/unknown somewhere, and every NVIDIA-specific one.
+    for f in &spec.features {
+        let Some(feat) = kb.feature(f) else { continue };
+        let mut by: BTreeMap<&'static str, Vec<&Target>> = BTreeMap::new();
+        for t in &gpu {
+            let a = kb.availability(f, &t.arch.id);
+            let k = match a {
+                Availability::Yes => "yes",
+                Availability::No => "no",
+                Availability::Partial => "partial",
+                Availability::Unknown => "unknown",
+            };
+            by.entry(k).or_default().push(t);
+        }
+        let evidence: Vec<String> = gpu
+            .iter()
+            .map(|t| match kb.support(f, &t.arch.id) {
+                Some(s) => format!(
+                    "{}: {}{}{} [{}]",
+                    t.name,
+                    super::backend::avail_str(s.status),
+                    s.min_toolchain.as_ref().map(|m| format!(" (from {m})")).unwrap_or_default(),
+                    s.note.as_ref().map(|n| format!(", {n}")).unwrap_or_default(),
+                    s.source
+                ),
+                None => format!("{}: unknown (no KB entry)", t.name),
+            })
+            .collect();
+        let sources: Vec<String> = gpu
+            .iter()
+            .filter_map(|t| kb.support(f, &t.arch.id).map(|s| s.source.clone()))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let fallback = feat.fallback.clone();
+        for (status, sev) in [("no", "high"), ("partial", "medium"), ("unknown", "medium")] {
+            if let Some(ts) = by.get(status) {
+                risks.push(Risk {
+                    id: format!("feature-{f}-{status}"),
+                    title: match status {
+                        "no" => format!("`{f}` ({}) is missing on {}", feat.name, join_names(&names(ts))),
+                        "partial" => format!("`{f}` ({}) is only partly available on {}", feat.name, join_names(&names(ts))),
+                        _ => format!("availability of `{f}` unknown on {}", join_names(&names(ts))),
+                    },
+                    kind: "feature".into(),
+                    targets: names(ts),
+                    severity: sev.into(),
+                    mitigation: match status {
+                        "no" => format!(
+                            "guard the use behind the header's feature macro and dispatch to the fallback on {}",
+                            join_names(&names(ts))
+                        ),
+                        "partial" => "check the KB note for which variants exist; test the partial path on its own CI leg".into(),
+                        _ => "verify on the hardware or in the vendor docs before relying on it; add the fact to the KB with a source".into(),
+                    },
+                    fallback: fallback.clone(),
+                    evidence: evidence.clone(),
+                    sources: sources.clone(),
+                });
+            }
+        }
+        if feat.origin == "nvidia" && !by.contains_key("no") && !by.contains_key("partial") && !by.contains_key("unknown") {
+            let non_nv: Vec<&Target> = gpu.iter().copied().filter(|t| t.vendor() != Vendor::Nvidia).collect();
+            risks.push(Risk {
+                id: format!("feature-{f}-nvidia-origin"),
+                title: format!("`{f}` is NVIDIA's API; other targets provide it through a translation", ),
+                kind: "feature".into(),
+                targets: names(&non_nv),
+                severity: "low".into(),
+                mitigation: "use it through the header's portable name; check mask width and semantics differences on each non-NVIDIA target".into(),
+                fallback,
+                evidence,
+                sources,
+            });
+        }
+    }
+
+    // fp8 encodings.
+    if spec.storage == Dtype::Fp8 || spec.compute == Dtype::Fp8 {
+        let ocp: Vec<&Target> = gpu.iter().copied().filter(|t| kb.availability("fp8-ocp", &t.arch.id) == Availability::Yes).collect();
+        let fnuz: Vec<&Target> = gpu.iter().copied().filter(|t| kb.availability("fp8-fnuz", &t.arch.id) == Availability::Yes).collect();
+        let neither: Vec<&Target> = gpu.iter().copied().filter(|t| !ocp.iter().any(|o| o.name == t.name) && !fnuz.iter().any(|o| o.name == t.name)).collect();
+        let fnuz_only: Vec<&Target> = fnuz.iter().copied().filter(|t| !ocp.iter().any(|o| o.name == t.name)).collect();
+        let ocp_only: Vec<&Target> = ocp.iter().copied().filter(|t| !fnuz.iter().any(|o| o.name == t.name)).collect();
+        let mismatch_with_spec: Vec<&Target> = match spec.fp8_encoding {
+            Some(Fp8Encoding::Ocp) => fnuz_only.clone(),
+            Some(Fp8Encoding::Fnuz) => ocp_only.clone(),
+            None => Vec::new(),
+        };
+        if (!fnuz_only.is_empty() && !ocp.is_empty()) || !mismatch_with_spec.is_empty() || !neither.is_empty() {
+            let mut affected = fnuz_only.clone();
+            affected.extend(mismatch_with_spec.iter().copied().filter(|t| !fnuz_only.iter().any(|o| o.name == t.name)));
+            affected.extend(neither.iter().copied());
+            risks.push(Risk {
+                id: "fp8-encoding".into(),
+                title: "fp8 encodings differ: OCP e4m3fn/e5m2 vs FNUZ e4m3fnuz/e5m2fnuz".into(),
+                kind: "dtype".into(),
+                targets: names(&affected),
+                severity: "high".into(),
+                mitigation: "keep one logical fp8 format at the API boundary and convert per target; FNUZ has no negative zero, \
+                             a different exponent bias and max (e4m3fnuz 240 vs e4m3fn 448): scale factors must be computed per \
+                             encoding, and the CPU reference must emulate the target's encoding"
+                    .into(),
+                fallback: Some("where no fp8 matrix path exists, upconvert to bf16/fp16 and use those matrix units (2x the bytes, half the peak)".into()),
+                evidence: gpu
+                    .iter()
+                    .map(|t| {
+                        format!(
+                            "{}: OCP {}, FNUZ {}",
+                            t.name,
+                            super::backend::avail_str(kb.availability("fp8-ocp", &t.arch.id)),
+                            super::backend::avail_str(kb.availability("fp8-fnuz", &t.arch.id))
+                        )
+                    })
+                    .collect(),
+                sources: gpu
+                    .iter()
+                    .flat_map(|t| ["fp8-ocp", "fp8-fnuz"].into_iter().filter_map(|f| kb.support(f, &t.arch.id).map(|s| s.source.clone())))
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .into_iter()
+                    .collect(),
+            });
+        }
+    }
+
+    // Other dtypes missing on some target.
+    for d in [spec.storage, spec.compute] {
+        let f = match d {
+            Dtype::Bf16 if spec.op.uses_matrix_units() => "bf16-matrix",
+            Dtype::Bf16 => "bf16",
+            Dtype::Tf32 => "tf32-matrix",
+            _ => continue,
+        };
+        let miss: Vec<&Target> = gpu.iter().copied().filter(|t| kb.availability(f, &t.arch.id) == Availability::No).collect();
+        if !miss.is_empty() && !risks.iter().any(|r| r.id == format!("dtype-{f}")) {
+            risks.push(Risk {
+                id: format!("dtype-{f}"),
+                title: format!("{} not supported natively on {}", d.as_str(), join_names(&names(&miss))),
+                kind: "dtype".into(),
+                targets: names(&miss),
+                severity: "high".into(),
+                mitigation: format!("store {} but compute in fp32 on these targets (convert on load)", d.as_str()),
+                fallback: kb.feature(f).and_then(|x| x.fallback.clone()),
+                evidence: miss.iter().map(|t| format!("{}: `{f}` no [{}]", t.name, kb.support(f, &t.arch.id).map(|s| s.source.as_str()).unwrap_or("-"))).collect(),
+                sources: miss.iter().filter_map(|t| kb.support(f, &t.arch.id).map(|s| s.source.clone())).collect(),
+            });
+        }
+    }
+
+    // Inline assembly in the spec's features.
+    for (f, vendor) in [("inline-ptx", Vendor::Nvidia), ("inline-gcn-asm", Vendor::Amd)] {
+        if spec.features.iter().any(|x| x == f) {
+            let other: Vec<&Target> = gpu.iter().copied().filter(|t| t.vendor() != vendor).collect();
+            risks.push(Risk {
+                id: format!("{f}-guard"),
+                title: format!("`{f}` ties code to one ISA"),
+                kind: "hazard".into(),
+                targets: names(&other),
+                severity: "high".into(),
+                mitigation: "wrap every asm block in the header's per-vendor guard with a C++ fallback next to it; test the fallback path on the other vendor's CI leg".into(),
+                fallback: kb.feature(f).and_then(|x| x.fallback.clone()),
+                evidence: vec![format!("spec features list `{f}`")],
+                sources: vec![],
+            });
+        }
+    }
+
+    // Triton num_warps semantics on wave64.
+    let triton_used = strategy.per_target.iter().any(|p| p.abstraction == "triton");
+    let wave64: Vec<&Target> = gpu.iter().copied().filter(|t| t.warp() == Some(64)).collect();
+    if triton_used && !wave64.is_empty() {
+        risks.push(Risk {
+            id: "triton-num-warps".into(),
+            title: "Triton `num_warps` counts 64-lane wavefronts on wave64 AMD targets".into(),
+            kind: "hazard".into(),
+            targets: names(&wave64),
+            severity: "medium".into(),
+            mitigation: "autotune num_warps per backend (num_warps = 8 is 256 threads on NVIDIA but 512 on CDNA; at most 16 on wave64 \
+                         with the 1024-thread limit); halve NVIDIA's num_warps as the AMD starting point; never hard-code 32 lanes in launch code"
+                .into(),
+            fallback: None,
+            evidence: vec!["halving num_warps on AMD restored 16-B vectorization, ~10% (PT-125084)".into(), "Triton caps num_warps by the device warp size (TRITON-6106)".into()],
+            sources: vec!["PT-125084".into(), "TRITON-6106".into()],
+        });
+    }
+
+    // AMD tuning gap for memory-bound code.
+    let amd: Vec<&Target> = gpu.iter().copied().filter(|t| t.vendor() == Vendor::Amd).collect();
+    if !amd.is_empty() && targets.iter().any(|t| t.vendor() == Vendor::Nvidia) {
+        risks.push(Risk {
+            id: "amd-tuning".into(),
+            title: "AMD paths land 3-5x below their roofline when NVIDIA launch/tuning constants are reused".into(),
+            kind: "hazard".into(),
+            targets: names(&amd),
+            severity: "medium".into(),
+            mitigation: "keep tuning constants per backend (vector width, elements per thread, num_warps, waves_per_eu); emit 16-byte \
+                         vector loads; launch enough workgroups (MI300X: >= 1024); check achieved bandwidth with `kplan bench` on AMD"
+                .into(),
+            fallback: None,
+            evidence: vec![
+                "MI300X torch.sum 33% -> 60% of peak after one reduce-config change (PT-132964, PT-135397)".into(),
+                "Triton RMSNorm on MI300 below half of peak until constexpr N and vector loads (ROCM-TRITON-422)".into(),
+            ],
+            sources: vec!["PT-132964".into(), "PT-135397".into(), "ROCM-TRITON-422".into()],
+        });
+    }
+
+    // CPU fallback.
+    let cpu: Vec<&Target> = targets.iter().filter(|t| !t.is_gpu()).collect();
+    if !cpu.is_empty() && !gpu.is_empty() {
+        risks.push(Risk {
+            id: "cpu-fallback-drift".into(),
+            title: "the CPU fallback is separate code and can drift from the GPU kernels".into(),
+            kind: "hazard".into(),
+            targets: cpu.iter().map(|t| t.name.clone()).collect(),
+            severity: "low".into(),
+            mitigation: "use the CPU path as the verification reference (`kplan verify`), run it on every CI run, and keep the accumulation order and dtype (compute in fp32) the same as the GPU kernels".into(),
+            fallback: None,
+            evidence: cpu.iter().map(|t| format!("{}: {} (warp size {})", t.name, t.arch.family, t.warp().unwrap_or(1))).collect(),
+            sources: vec![],
+        });
+    }
+
+    // Findings from existing source.
+    let mut by_feature: BTreeMap<&str, Vec<&SourceFinding>> = BTreeMap::new();
+    for s in findings {
+        by_feature.entry(s.feature.as_str()).or_default().push(s);
+    }
+    for (feature, items) in by_feature {
+        let count: usize = items.iter().map(|i| i.count).sum();
+        let mut locs: Vec<String> = items.iter().flat_map(|i| i.locations.iter().cloned()).collect();
+        locs.sort();
+        locs.dedup();
+        let affected: Vec<String> = match kb.feature(feature) {
+            Some(_) => gpu.iter().filter(|t| kb.availability(feature, &t.arch.id) != Availability::Yes).map(|t| t.name.clone()).collect(),
+            None => gpu.iter().filter(|t| t.vendor() != Vendor::Nvidia).map(|t| t.name.clone()).collect(),
+        };
+        let fallback = kb.feature(feature).and_then(|f| f.fallback.clone());
+        let rules: Vec<&str> = items.iter().map(|i| i.rule.as_str()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+        let mut evidence: Vec<String> = locs.iter().take(20).cloned().collect();
+        if locs.len() > 20 {
+            evidence.push(format!("... and {} more locations", locs.len() - 20));
+        }
+        risks.push(Risk {
+            id: format!("source-{feature}"),
+            title: format!("existing source uses `{feature}` ({count} site{}; rule {})", if count == 1 { "" } else { "s" }, rules.join(", ")),
+            kind: "source".into(),
+            targets: affected,
+            severity: if fallback.is_some() { "medium".into() } else { "high".into() },
+            mitigation: format!("port each site through the header or guard it per vendor; `kplan scan` on the tree lists the fix per rule"),
+            fallback,
+            evidence,
+            sources: vec![],
+        });
+    }
+
+    risks
+}

@@ -1,0 +1,450 @@
+//! Section 3: the abstraction strategy. Candidates are tried highest abstraction first; the
+//! first that is allowed, covers every NVIDIA/AMD GPU target, meets the performance requirement
+//! and that the team can write is chosen. Intel, Apple and CPU targets get their own legs.
+
+use super::{join_names, Target};
+use crate::efficiency::EfficiencyTable;
+use crate::model::{Alternative, Decision, Strategy, TargetStrategy, Verdict};
+use crate::spec::{Abstraction, Expertise, Op, PerfReq, Spec};
+use kplan_kb::{Availability, Kb, Vendor};
+
+/// Fraction of the roofline that counts as "near peak" when judging an abstraction.
+pub const NEAR_PEAK_FRACTION: f64 = 0.85;
+
+/// Features Triton cannot express (no grid sync, no device-side launch, no lane matching);
+/// inline assembly only as elementwise `inline_asm_elementwise`.
+const TRITON_BLOCKERS: [&str; 3] = ["cooperative-launch", "dynamic-parallelism", "warp-match"];
+
+/// Whether Triton (upstream) compiles for this target (source: TRITON-README).
+pub fn triton_supports(t: &Target) -> bool {
+    match t.vendor() {
+        Vendor::Nvidia => t.sm().is_some_and(|s| s >= 80),
+        Vendor::Amd => true,
+        // Intel through the out-of-tree XPU backend (TRITON-XPU); Apple and CPU: no.
+        Vendor::Intel => true,
+        Vendor::Apple | Vendor::Cpu => false,
+    }
+}
+
+/// Efficiency-table class of the spec's op.
+pub fn op_class(op: Op, rows: bool) -> &'static str {
+    match op {
+        Op::Gemm => "gemm",
+        Op::Attention => "attention",
+        Op::Softmax | Op::Norm => "row",
+        Op::Reduction | Op::Scan if rows => "row",
+        _ => "streaming",
+    }
+}
+
+/// Efficiency-table strategy group of an abstraction.
+pub fn strategy_group(a: Abstraction) -> &'static str {
+    match a {
+        Abstraction::Framework => "framework",
+        Abstraction::VendorBlas => "vendor-library",
+        Abstraction::Triton => "triton",
+        _ => "hand-written",
+    }
+}
+
+struct Eval {
+    outcome: &'static str,
+    why: String,
+}
+
+fn can_write(spec: &Spec, a: Abstraction) -> Result<(), String> {
+    if spec.expertise.is_empty() {
+        return Ok(());
+    }
+    let has = |e: Expertise| spec.expertise.contains(&e);
+    let ok = match a {
+        Abstraction::Framework | Abstraction::VendorBlas => true,
+        Abstraction::Triton => has(Expertise::Triton),
+        Abstraction::HipSingleSource => has(Expertise::Cuda) || has(Expertise::Hip),
+        Abstraction::Cutlass => has(Expertise::Cuda),
+        Abstraction::PerBackend => has(Expertise::Cuda) || has(Expertise::Hip),
+        Abstraction::Sycl => has(Expertise::Sycl),
+        Abstraction::Opencl => has(Expertise::Opencl),
+        Abstraction::Metal => has(Expertise::Metal),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "the team lists no {} experience ({})",
+            match a {
+                Abstraction::Triton => "Triton",
+                Abstraction::Cutlass => "CUDA/CUTLASS",
+                Abstraction::Sycl => "SYCL",
+                Abstraction::Opencl => "OpenCL",
+                Abstraction::Metal => "Metal",
+                _ => "CUDA or HIP",
+            },
+            spec.expertise.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(", ")
+        ))
+    }
+}
+
+pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> Strategy {
+    let eff = EfficiencyTable::builtin();
+    let rows = matches!(spec.problem, crate::spec::Problem::Rows { .. });
+    let class = op_class(spec.op, rows);
+    let nv_only = verdict.decision == Decision::NvidiaOnly;
+    // The targets the main abstraction must cover; under an nvidia-only verdict, NVIDIA alone.
+    let core: Vec<&Target> = targets
+        .iter()
+        .filter(|t| if nv_only { t.vendor() == Vendor::Nvidia } else { matches!(t.vendor(), Vendor::Nvidia | Vendor::Amd) })
+        .collect();
+    let has_vendor = |v: Vendor| targets.iter().any(|t| t.vendor() == v);
+    let mut inputs = vec![
+        format!("verdict = {}", verdict.decision.as_str()),
+        format!("op class = {class}"),
+        format!("performance = {}", spec.performance.as_str()),
+        format!(
+            "expertise = {}",
+            if spec.expertise.is_empty() { "(not given)".to_string() } else { spec.expertise.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(", ") }
+        ),
+    ];
+
+    // Features missing (KB: no) on some core target.
+    let missing: Vec<(String, Vec<String>)> = spec
+        .features
+        .iter()
+        .filter_map(|f| {
+            let miss: Vec<String> =
+                core.iter().filter(|t| kb.availability(f, &t.arch.id) == Availability::No).map(|t| t.name.clone()).collect();
+            (!miss.is_empty()).then(|| (f.clone(), miss))
+        })
+        .collect();
+    if !missing.is_empty() {
+        inputs.push(format!(
+            "features missing on some targets: {}",
+            missing.iter().map(|(f, t)| format!("{f} on {}", t.join("/"))).collect::<Vec<_>>().join("; ")
+        ));
+    }
+
+    let nv_hi = |c: &str, s: &str| eff.lookup("nvidia", c, s).map(|e| e.high);
+    let evaluate = |a: Abstraction, respect_expertise: bool| -> Eval {
+        if !spec.allowed.contains(&a) {
+            return Eval { outcome: "not-allowed", why: "not in [abstraction] allowed".into() };
+        }
+        let fail = |w: String| Eval { outcome: "rejected", why: w };
+        let meets = |w: String| -> Eval {
+            if respect_expertise {
+                if let Err(e) = can_write(spec, a) {
+                    return Eval { outcome: "rejected", why: format!("{e}; {w}") };
+                }
+            }
+            Eval { outcome: "meets", why: w }
+        };
+        match a {
+            Abstraction::Framework => {
+                if !spec.framework_expressible {
+                    return fail("the spec says the framework cannot express the operation (framework_expressible = false)".into());
+                }
+                if spec.performance == PerfReq::NearPeak {
+                    if let Some(h) = nv_hi(class, "framework") {
+                        if h < NEAR_PEAK_FRACTION {
+                            return fail(format!(
+                                "near-peak is required and framework kernels of class `{class}` reach at most {:.0}% of the roofline on NVIDIA (section 8)",
+                                h * 100.0
+                            ));
+                        }
+                    }
+                }
+                meets("the framework expresses the operation and meets the requirement on every backend it runs on".into())
+            }
+            Abstraction::VendorBlas => {
+                if spec.op != Op::Gemm {
+                    return Eval { outcome: "not-applicable", why: format!("vendor BLAS covers GEMM; the op is `{}`", spec.op.as_str()) };
+                }
+                if verdict.decision == Decision::UseVendorLibrary {
+                    return meets("cuBLASLt on NVIDIA, hipBLASLt on AMD, oneDNN/OpenBLAS on CPU, behind one dispatch function".into());
+                }
+                fail("the verdict found a need a library call does not cover (see the verdict inputs)".into())
+            }
+            Abstraction::Triton => {
+                if core.is_empty() {
+                    return Eval { outcome: "not-applicable", why: "no NVIDIA or AMD GPU target".into() };
+                }
+                let unsupported: Vec<&str> = core.iter().filter(|t| !triton_supports(t)).map(|t| t.name.as_str()).collect();
+                if !unsupported.is_empty() {
+                    return fail(format!("upstream Triton does not support {} (compute capability 8.0+ only)", join_names(&unsupported)));
+                }
+                let blockers: Vec<&str> =
+                    spec.features.iter().map(String::as_str).filter(|f| TRITON_BLOCKERS.contains(f)).collect();
+                if !blockers.is_empty() {
+                    return fail(format!("Triton cannot express {}", blockers.join(", ")));
+                }
+                if spec.features.iter().any(|f| f == "inline-ptx" || f == "inline-gcn-asm") {
+                    return fail("inline assembly is only expressible as elementwise `inline_asm_elementwise`, per vendor".into());
+                }
+                if spec.performance == PerfReq::NearPeak && spec.op.uses_matrix_units() && has_vendor(Vendor::Amd) {
+                    let tri = eff.lookup("amd", class, "triton").map(|e| e.high).unwrap_or(0.0);
+                    let hand = eff.lookup("amd", class, "hand-written").map(|e| e.high).unwrap_or(0.0);
+                    if tri < hand * 0.75 && spec.allowed.contains(&Abstraction::PerBackend) {
+                        return fail(format!(
+                            "near-peak {class} on AMD: Triton reaches up to {:.0}% vs {:.0}% for hand-written/library code (section 8)",
+                            tri * 100.0,
+                            hand * 100.0
+                        ));
+                    }
+                }
+                meets("one Python source compiles for NVIDIA (sm_80+) and AMD (CDNA/RDNA); tiles become autotune configs".into())
+            }
+            Abstraction::HipSingleSource => {
+                if nv_only {
+                    return Eval { outcome: "not-applicable", why: "the verdict is nvidia-only: no AMD leg to share source with".into() };
+                }
+                if core.is_empty() {
+                    return Eval { outcome: "not-applicable", why: "no NVIDIA or AMD GPU target".into() };
+                }
+                if spec.performance == PerfReq::NearPeak {
+                    let hard: Vec<String> = missing
+                        .iter()
+                        .filter(|(f, _)| kb.feature(f).is_some_and(|x| x.origin != "portable"))
+                        .map(|(f, t)| format!("{f} (missing on {})", t.join("/")))
+                        .collect();
+                    if !hard.is_empty() && spec.allowed.contains(&Abstraction::PerBackend) {
+                        return fail(format!(
+                            "near-peak needs vendor-specific features that one source would have to emulate: {}; per-backend dispatch keeps each at full speed",
+                            hard.join(", ")
+                        ));
+                    }
+                }
+                meets("CUDA-style source compiled by nvcc and hipcc through the thin portability header (section 5)".into())
+            }
+            Abstraction::Cutlass => {
+                if !has_vendor(Vendor::Nvidia) {
+                    return Eval { outcome: "not-applicable", why: "no NVIDIA target".into() };
+                }
+                if core.iter().any(|t| t.vendor() != Vendor::Nvidia) {
+                    return fail("CUTLASS covers NVIDIA only; usable as the NVIDIA leg of per-backend dispatch".into());
+                }
+                if !spec.op.uses_matrix_units() {
+                    return fail(format!("CUTLASS/CuTe pays off for matrix ops; `{}` is memory-bound code", spec.op.as_str()));
+                }
+                meets("NVIDIA-only matrix kernel: CUTLASS/CuTe gives wgmma/TMA pipelines without hand-written PTX".into())
+            }
+            Abstraction::PerBackend => {
+                if core.is_empty() {
+                    return Eval { outcome: "not-applicable", why: "no NVIDIA or AMD GPU target".into() };
+                }
+                meets("one implementation per vendor (CUDA/CUTLASS on NVIDIA, HIP/CK on AMD) behind one dispatch; highest cost, full use of each ISA".into())
+            }
+            Abstraction::Sycl => {
+                if !has_vendor(Vendor::Intel) {
+                    return Eval { outcome: "not-applicable", why: "no Intel target".into() };
+                }
+                meets("SYCL (oneAPI DPC++) for the Intel GPU leg".into())
+            }
+            Abstraction::Opencl => {
+                if !has_vendor(Vendor::Intel) && !has_vendor(Vendor::Apple) {
+                    return Eval { outcome: "not-applicable", why: "no Intel or Apple target".into() };
+                }
+                meets("OpenCL C for the Intel leg (Apple's OpenCL is deprecated)".into())
+            }
+            Abstraction::Metal => {
+                if !has_vendor(Vendor::Apple) {
+                    return Eval { outcome: "not-applicable", why: "no Apple target".into() };
+                }
+                meets("Metal Shading Language for the Apple GPU leg".into())
+            }
+        }
+    };
+
+    let core_order: Vec<Abstraction> = match verdict.decision {
+        Decision::UseFramework => vec![Abstraction::Framework],
+        Decision::UseVendorLibrary => vec![Abstraction::VendorBlas],
+        Decision::NvidiaOnly if spec.performance == PerfReq::NearPeak && spec.op.uses_matrix_units() => {
+            vec![Abstraction::Framework, Abstraction::VendorBlas, Abstraction::Cutlass, Abstraction::Triton, Abstraction::PerBackend]
+        }
+        Decision::NvidiaOnly => vec![Abstraction::Framework, Abstraction::VendorBlas, Abstraction::Triton, Abstraction::PerBackend],
+        Decision::CustomKernel => vec![
+            Abstraction::Framework,
+            Abstraction::VendorBlas,
+            Abstraction::Triton,
+            Abstraction::HipSingleSource,
+            Abstraction::Cutlass,
+            Abstraction::PerBackend,
+        ],
+    };
+    let mut chosen = None;
+    let mut ramp_up = None;
+    if !core.is_empty() || matches!(verdict.decision, Decision::UseFramework | Decision::UseVendorLibrary) {
+        chosen = core_order.iter().copied().find(|a| evaluate(*a, true).outcome == "meets");
+        if chosen.is_none() {
+            chosen = core_order.iter().copied().find(|a| evaluate(*a, false).outcome == "meets");
+            if let Some(a) = chosen {
+                ramp_up = can_write(spec, a).err();
+            }
+        }
+    }
+
+    let mut alternatives = Vec::new();
+    for a in Abstraction::ALL {
+        let e = evaluate(a, true);
+        let outcome = if Some(a) == chosen {
+            "chosen"
+        } else if e.outcome == "meets" {
+            "rejected"
+        } else {
+            e.outcome
+        };
+        let why = if Some(a) == chosen {
+            match &ramp_up {
+                Some(r) => format!("{}; {r}: budget ramp-up time", evaluate(a, false).why),
+                None => e.why,
+            }
+        } else if e.outcome == "meets" {
+            match chosen {
+                Some(c) if core_order.contains(&a) && core_order.iter().position(|x| *x == c) < core_order.iter().position(|x| *x == a) => {
+                    format!("viable, but `{}` is a higher abstraction that also meets the requirement", c.as_str())
+                }
+                _ => format!("viable for its targets ({})", e.why),
+            }
+        } else {
+            e.why
+        };
+        alternatives.push(Alternative { abstraction: a.as_str().into(), allowed: spec.allowed.contains(&a), outcome: outcome.into(), why });
+    }
+
+    // Per-target implementation.
+    let per_target: Vec<TargetStrategy> = targets
+        .iter()
+        .map(|t| {
+            let (abs, imp) = if nv_only && t.is_gpu() && t.vendor() != Vendor::Nvidia {
+                ("framework".to_string(), "no custom kernel (verdict nvidia-only): the framework or a simple portable path".to_string())
+            } else {
+                implementation(spec, kb, t, chosen, &evaluate)
+            };
+            TargetStrategy { target: t.name.clone(), abstraction: abs, implementation: imp }
+        })
+        .collect();
+
+    let summary = match chosen {
+        Some(c) => {
+            let mut s = format!(
+                "`{}`: the highest allowed abstraction that covers {} and meets the `{}` requirement",
+                c.as_str(),
+                if core.is_empty() { "the targets".to_string() } else { join_names(&core.iter().map(|t| t.name.as_str()).collect::<Vec<_>>()) },
+                spec.performance.as_str()
+            );
+            if let Some(r) = &ramp_up {
+                s.push_str(&format!(" ({r}; no allowed option the team already knows covers every target)"));
+            }
+            s
+        }
+        None if core.is_empty() => "no NVIDIA/AMD GPU target: each target gets its own implementation (below)".into(),
+        None => "no allowed abstraction covers every GPU target: widen [abstraction] allowed (see the alternatives)".into(),
+    };
+    Strategy {
+        chosen: chosen.map(|c| c.as_str().to_string()).unwrap_or_else(|| if core.is_empty() { "per-target".into() } else { "none".into() }),
+        summary,
+        per_target,
+        alternatives,
+        inputs,
+    }
+}
+
+fn implementation(
+    spec: &Spec,
+    kb: &Kb,
+    t: &Target,
+    chosen: Option<Abstraction>,
+    evaluate: &dyn Fn(Abstraction, bool) -> Eval,
+) -> (String, String) {
+    let allowed = |a: Abstraction| spec.allowed.contains(&a);
+    match t.vendor() {
+        Vendor::Cpu => {
+            let simd = t.arch.simd_bits.as_ref().and_then(|f| f.value).map(|b| format!(" ({b}-bit SIMD)")).unwrap_or_default();
+            if chosen == Some(Abstraction::Framework) {
+                return ("framework".into(), "the framework's CPU path".into());
+            }
+            if spec.op == Op::Gemm && allowed(Abstraction::VendorBlas) {
+                return ("vendor-blas".into(), format!("CPU BLAS (oneDNN / OpenBLAS) for {}{simd}", t.arch.id));
+            }
+            (
+                "cpu-fallback".into(),
+                format!(
+                    "portable C++/Rust loop nest with the same tiling parameters, vectorised for {}{simd}; doubles as the verification reference",
+                    t.arch.id
+                ),
+            )
+        }
+        Vendor::Nvidia | Vendor::Amd => match chosen {
+            Some(Abstraction::PerBackend) => {
+                if t.vendor() == Vendor::Nvidia {
+                    let cut = spec.op.uses_matrix_units() && allowed(Abstraction::Cutlass);
+                    let mma = if kb.availability("wgmma", &t.arch.id) == Availability::Yes {
+                        "wgmma + TMA"
+                    } else if kb.availability("tcgen05", &t.arch.id) == Availability::Yes {
+                        "tcgen05"
+                    } else {
+                        "mma.sync"
+                    };
+                    if cut {
+                        ("cutlass".into(), format!("CUTLASS/CuTe kernel ({mma}) for {}", t.arch.id))
+                    } else if spec.op.uses_matrix_units() {
+                        ("per-backend".into(), format!("CUDA kernel using {mma} for {}", t.arch.id))
+                    } else {
+                        ("per-backend".into(), format!("CUDA kernel for {}", t.arch.id))
+                    }
+                } else {
+                    let mm = if kb.availability("mfma", &t.arch.id) == Availability::Yes {
+                        "MFMA"
+                    } else if kb.availability("rdna-wmma", &t.arch.id) == Availability::Yes {
+                        "RDNA WMMA"
+                    } else {
+                        "vector ALU"
+                    };
+                    if spec.op.uses_matrix_units() {
+                        ("per-backend".into(), format!("HIP kernel using {mm} for {} (or Composable Kernel)", t.arch.id))
+                    } else {
+                        ("per-backend".into(), format!("HIP kernel for {} (wave{})", t.arch.id, t.warp().unwrap_or(64)))
+                    }
+                }
+            }
+            Some(Abstraction::Triton) => ("triton".into(), format!("Triton kernel, autotuned for {}", t.arch.id)),
+            Some(Abstraction::HipSingleSource) => (
+                "hip-single-source".into(),
+                format!(
+                    "shared CUDA/HIP source built with {} for {}",
+                    if t.vendor() == Vendor::Nvidia { "nvcc" } else { "hipcc" },
+                    t.arch.compile_target.as_deref().unwrap_or(&t.arch.id)
+                ),
+            ),
+            Some(Abstraction::VendorBlas) => (
+                "vendor-blas".into(),
+                if t.vendor() == Vendor::Nvidia { "cuBLASLt".into() } else { "hipBLASLt (rocBLAS fallback)".into() },
+            ),
+            Some(Abstraction::Framework) => ("framework".into(), "the framework's built-in op".into()),
+            Some(Abstraction::Cutlass) => ("cutlass".into(), format!("CUTLASS/CuTe kernel for {}", t.arch.id)),
+            Some(other) => (other.as_str().into(), format!("{} for {}", other.as_str(), t.arch.id)),
+            None => ("none".into(), "uncovered: no allowed abstraction reaches this target".into()),
+        },
+        Vendor::Intel => {
+            if chosen == Some(Abstraction::Framework) {
+                return ("framework".into(), "the framework's XPU path".into());
+            }
+            if chosen == Some(Abstraction::Triton) {
+                return ("triton".into(), "Triton through intel-xpu-backend-for-triton (out of tree)".into());
+            }
+            for a in [Abstraction::Sycl, Abstraction::Opencl] {
+                if evaluate(a, false).outcome == "meets" {
+                    return (a.as_str().into(), format!("{} kernel for {} (sub-group size chosen explicitly)", a.as_str(), t.arch.id));
+                }
+            }
+            ("none".into(), "uncovered: add `sycl` or `opencl` to [abstraction] allowed".into())
+        }
+        Vendor::Apple => {
+            if chosen == Some(Abstraction::Framework) {
+                return ("framework".into(), "the framework's MPS path".into());
+            }
+            if evaluate(Abstraction::Metal, false).outcome == "meets" {
+                return ("metal".into(), format!("Metal compute kernel for {} (SIMD-group 32)", t.arch.id));
+            }
+            ("none".into(), "uncovered: add `metal` to [abstraction] allowed".into())
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! Section 6: tile strategy per target. Block sizes are whole warps of the target, tiles fit its
+//! shared/LDS budget, and occupancy is estimated from the KB's per-SM/CU limits. Every shape is a
+//! configuration (compile-time parameters plus autotune candidates), never one hard-coded shape.
+
+use super::{kib, Target};
+use crate::model::Tile;
+use crate::spec::{Op, Problem, Spec};
+use kplan_kb::Vendor;
+use std::collections::BTreeMap;
+
+fn round_up(x: u64, m: u64) -> u64 {
+    x.div_ceil(m.max(1)) * m.max(1)
+}
+
+pub fn plan(spec: &Spec, targets: &[Target]) -> Vec<Tile> {
+    targets.iter().map(|t| if t.is_gpu() { gpu_tile(spec, t) } else { cpu_tile(spec, t) }).collect()
+}
+
+fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
+    let a = t.arch;
+    let warp = t.warp().unwrap_or(32) as u64;
+    let max_threads = a.max_threads_per_block.value.unwrap_or(1024) as u64;
+    let budget = a.shared_per_block_bytes.value;
+    let default_budget = a.shared_per_block_default_bytes.as_ref().and_then(|f| f.value);
+    let s = spec.storage.bytes() as u64;
+    let acc = spec.compute.bytes().max(4) as u64;
+    // 16-byte vector loads
+    let vec = (16 / s).max(1);
+    let mut tile = BTreeMap::new();
+    let mut sources = vec![a.warp_size.source.clone(), a.max_threads_per_block.source.clone(), a.shared_per_block_bytes.source.clone()];
+    let (block, shared, regs, configuration, candidates, why): (u64, u64, u32, String, Vec<String>, String) = match (&spec.problem, spec.op) {
+        (Problem::Rows { rows, cols }, _) => {
+            let cols = *cols;
+            let per_thread = vec * 4;
+            let want = cols.div_ceil(per_thread);
+            let block = round_up(want.clamp(warp, max_threads), warp).min(max_threads / warp * warp);
+            let iters = cols.div_ceil(block * vec);
+            let rows_per_block = if cols <= warp * vec { (block / warp).max(1) } else { 1 };
+            let partials = if spec.op == Op::Softmax { 2 } else { 1 };
+            let shared = (block / warp).max(1) * acc * partials;
+            tile.insert("rows_per_block".into(), rows_per_block.min(*rows));
+            tile.insert("cols".into(), cols);
+            tile.insert("vector_elems".into(), vec);
+            tile.insert("col_iterations".into(), iters);
+            let regs = if iters <= 4 { 64 } else { 40 };
+            let why = format!(
+                "one row per block{}: {} threads ({} warps of {warp}) with {vec}-element (16 B) loads cover {cols} columns in {iters} pass(es){}",
+                if rows_per_block > 1 { format!(" ({rows_per_block} rows, one per warp)") } else { String::new() },
+                block,
+                block / warp,
+                if iters > 4 { "; rows this long stream through registers (online/two-pass)" } else { "; the row stays in registers" }
+            );
+            let cands = [warp * 2, warp * 4, 256, 512, 1024]
+                .into_iter()
+                .filter(|b| *b % warp == 0 && *b <= max_threads && *b >= warp)
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .map(|b| format!("BLOCK_THREADS={b}"))
+                .collect();
+            (block, shared, regs, "BLOCK_THREADS, VEC (compile-time); ROWS_PER_BLOCK chosen at launch from cols".into(), cands, why)
+        }
+        (Problem::Gemm { m, n, .. }, _) => gemm_tile(spec, t, *m, *n, budget, &mut tile),
+        (Problem::Attention { head_dim, seq_kv, .. }, _) => {
+            let d = *head_dim;
+            let mut chosen = None;
+            for bm in [128u64, 64, 32] {
+                for bn in [128u64, 64, 32] {
+                    if bn > round_up(*seq_kv, 16).max(32) {
+                        continue;
+                    }
+                    let stages = 2;
+                    let shared = (bm * d + 2 * bn * d * stages) * s;
+                    if budget.map_or(true, |b| shared <= b) {
+                        chosen = Some((bm, bn, stages, shared));
+                        break;
+                    }
+                }
+                if chosen.is_some() {
+                    break;
+                }
+            }
+            let (bm, bn, stages, shared) = chosen.unwrap_or((16, 16, 1, (16 * d + 2 * 16 * d) * s));
+            tile.insert("block_m".into(), bm);
+            tile.insert("block_n".into(), bn);
+            tile.insert("head_dim".into(), d);
+            tile.insert("stages".into(), stages);
+            let block = (4 * warp).min(max_threads);
+            let why = format!(
+                "Q tile {bm}x{d} stays resident, K/V tiles {bn}x{d} double-buffered: ({bm}x{d} + 2x{bn}x{d}x{stages}) x {s} B = {} of {} budget; {} warps of {warp}",
+                kib(shared),
+                budget.map(kib).unwrap_or_else(|| "an unknown".into()),
+                block / warp
+            );
+            (
+                block,
+                shared,
+                128,
+                "BLOCK_M, BLOCK_N, STAGES (compile-time template/constexpr); autotuned per target".into(),
+                vec![format!("BLOCK_M=128 BLOCK_N=64"), format!("BLOCK_M=64 BLOCK_N=64"), format!("BLOCK_M=128 BLOCK_N=32")],
+                why,
+            )
+        }
+        _ => {
+            // Flat: elementwise, flat reduction/scan, custom.
+            let block = round_up(256.min(max_threads), warp).min(max_threads);
+            let per_thread = vec * 4;
+            let shared = if matches!(spec.op, Op::Reduction | Op::Scan) { (block / warp) * acc } else { 0 };
+            tile.insert("elems_per_thread".into(), per_thread);
+            tile.insert("elems_per_block".into(), block * per_thread);
+            tile.insert("vector_elems".into(), vec);
+            let why = format!(
+                "{block} threads = {} warps of {warp}; each thread handles {per_thread} elements as {vec}-element (16 B) vectors{}",
+                block / warp,
+                if shared > 0 { format!("; {} B of shared memory holds one partial per warp", shared) } else { String::new() }
+            );
+            let cands = [128u64, 256, 512]
+                .into_iter()
+                .filter(|b| *b % warp == 0 && *b <= max_threads)
+                .map(|b| format!("BLOCK_THREADS={b}"))
+                .collect();
+            (block, shared, 32, "BLOCK_THREADS, ELEMS_PER_THREAD (compile-time); grid from n at launch".into(), cands, why)
+        }
+    };
+    let occ = kplan_kb::occupancy(a, block as u32, Some(regs), shared);
+    let occ_note = match &occ {
+        Ok(o) if !o.unknown_limits.is_empty() => {
+            Some(format!("upper bound: {} unknown in the KB", o.unknown_limits.join(", ")))
+        }
+        Ok(_) => None,
+        Err(e) => Some(e.to_string()),
+    };
+    let occ = occ.ok();
+    for f in [&a.max_threads_per_sm, &a.max_blocks_per_sm] {
+        sources.push(f.source.clone());
+    }
+    sources.push(a.registers_per_sm.source.clone());
+    sources.push(a.shared_per_sm_bytes.source.clone());
+    sources.sort();
+    sources.dedup();
+    let mut why = why;
+    if let (Some(d), Some(_)) = (default_budget, budget) {
+        if shared > d {
+            why.push_str(&format!("; needs the shared-memory opt-in above {} on {}", kib(d), a.id));
+        }
+    }
+    Tile {
+        target: t.name.clone(),
+        block_threads: block as u32,
+        tile,
+        shared_bytes: shared,
+        shared_budget_bytes: budget,
+        occupancy: occ.as_ref().map(|o| (o.fraction * 1000.0).round() / 1000.0),
+        blocks_per_sm: occ.as_ref().map(|o| o.blocks_per_sm),
+        limiter: occ.as_ref().map(|o| o.limiter.to_string()),
+        occupancy_unit: occ.as_ref().map(|o| o.unit.to_string()),
+        occupancy_note: occ_note,
+        registers_assumed: regs,
+        configuration,
+        candidates,
+        why,
+        sources,
+    }
+}
+
+type TileChoice = (u64, u64, u32, String, Vec<String>, String);
+
+fn gemm_tile(spec: &Spec, t: &Target, m: u64, n: u64, budget: Option<u64>, tile: &mut BTreeMap<String, u64>) -> TileChoice {
+    let warp = t.warp().unwrap_or(32) as u64;
+    let max_threads = t.arch.max_threads_per_block.value.unwrap_or(1024) as u64;
+    let s = spec.storage.bytes() as u64;
+    // Accumulators per thread: CDNA has the larger register file (AGPRs) and MFMA tiles.
+    let acc_per_thread = if t.is_cdna() { 128 } else { 64 };
+    let shapes: [(u64, u64, u64); 6] = [(256, 128, 64), (128, 256, 64), (128, 128, 64), (128, 128, 32), (128, 64, 32), (64, 64, 32)];
+    let mut chosen = None;
+    'outer: for (bm, bn, bk) in shapes {
+        // Do not tile past the problem: skinny problems take the small shapes.
+        if bm > round_up(m, 64).max(64) || bn > round_up(n, 64).max(64) {
+            continue;
+        }
+        for stages in [4u64, 3, 2] {
+            let shared = stages * (bm * bk + bk * bn) * s;
+            if budget.map_or(true, |b| shared <= b) {
+                chosen = Some((bm, bn, bk, stages, shared));
+                break 'outer;
+            }
+        }
+    }
+    let (bm, bn, bk, stages, shared) = chosen.unwrap_or((64, 64, 16, 1, (64 * 16 * 2) * s));
+    let block = round_up((bm * bn / acc_per_thread).clamp(warp * 2, max_threads), warp).min(max_threads);
+    tile.insert("m".into(), bm);
+    tile.insert("n".into(), bn);
+    tile.insert("k".into(), bk);
+    tile.insert("stages".into(), stages);
+    let why = format!(
+        "{bm}x{bn}x{bk} with {stages} stages: {stages} x ({bm}x{bk} + {bk}x{bn}) x {s} B = {} of {} budget; {block} threads ({} warps of {warp}) hold {acc_per_thread} fp32 accumulators each",
+        kib(shared),
+        budget.map(kib).unwrap_or_else(|| "an unknown".into()),
+        block / warp
+    );
+    (
+        block,
+        shared,
+        if t.is_cdna() { 192 } else { 128 },
+        "BLOCK_M, BLOCK_N, BLOCK_K, STAGES (template/constexpr); autotune list per target".into(),
+        vec!["128x128x64 s3".into(), "128x256x64 s3".into(), "64x64x32 s2".into(), "256x128x64 s2".into()],
+        why,
+    )
+}
+
+fn cpu_tile(spec: &Spec, t: &Target) -> Tile {
+    let simd = t.arch.simd_bits.as_ref().and_then(|f| f.value).unwrap_or(128) as u64;
+    let lanes = (simd / (8 * spec.compute.bytes().max(1) as u64)).max(1);
+    let mut tile = BTreeMap::new();
+    tile.insert("simd_lanes".into(), lanes);
+    let why = match (&spec.problem, spec.op) {
+        (Problem::Gemm { .. }, _) => {
+            tile.insert("m".into(), 64);
+            tile.insert("n".into(), 256);
+            tile.insert("k".into(), 256);
+            format!("cache-blocked 64x256x256 panels (L2-sized) with a {lanes}-lane micro-kernel; prefer the CPU BLAS, whose blocking is tuned")
+        }
+        (Problem::Rows { cols, .. }, _) => {
+            tile.insert("rows_per_task".into(), 1);
+            tile.insert("cols".into(), *cols);
+            format!("one row per task across threads, {lanes}-lane SIMD along the row, fp32 accumulation")
+        }
+        (Problem::Attention { head_dim, .. }, _) => {
+            tile.insert("block_m".into(), 64);
+            tile.insert("block_n".into(), 64);
+            tile.insert("head_dim".into(), *head_dim);
+            format!("64x64 query/key blocks per task with online softmax, {lanes}-lane SIMD along head_dim")
+        }
+        _ => {
+            tile.insert("elems_per_task".into(), 16384);
+            format!("16384-element chunks per task (L1/L2-sized), {lanes}-lane SIMD")
+        }
+    };
+    let mut sources = vec![t.arch.warp_size.source.clone()];
+    if let Some(f) = &t.arch.simd_bits {
+        sources.push(f.source.clone());
+    }
+    sources.dedup();
+    Tile {
+        target: t.name.clone(),
+        block_threads: 1,
+        tile,
+        shared_bytes: 0,
+        shared_budget_bytes: None,
+        occupancy: None,
+        blocks_per_sm: None,
+        limiter: None,
+        occupancy_unit: None,
+        occupancy_note: Some("no occupancy model for CPUs".into()),
+        registers_assumed: 0,
+        configuration: "chunk/panel sizes as runtime parameters; one OS thread per task (rayon/OpenMP)".into(),
+        candidates: vec![],
+        why: if t.vendor() == Vendor::Cpu { why } else { String::new() },
+        sources,
+    }
+}
+

@@ -1,0 +1,388 @@
+//! The Markdown plan: a verdict line, the nine sections in order, then the sources.
+
+use super::HEADINGS;
+use crate::analysis::Bound;
+use crate::model::*;
+use std::fmt::Write;
+
+/// Significant-figure formatting with SI prefixes for large counts: 1.07e9 -> "1.07 G".
+pub(crate) fn si(x: f64) -> String {
+    let a = x.abs();
+    let (v, p) = if a >= 1e15 {
+        (x / 1e15, " P")
+    } else if a >= 1e12 {
+        (x / 1e12, " T")
+    } else if a >= 1e9 {
+        (x / 1e9, " G")
+    } else if a >= 1e6 {
+        (x / 1e6, " M")
+    } else if a >= 1e3 {
+        (x / 1e3, " k")
+    } else {
+        (x, " ")
+    };
+    format!("{}{p}", num(v)).trim_end().to_string()
+}
+
+/// 3 significant figures, no exponent.
+pub(crate) fn num(x: f64) -> String {
+    let a = x.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if a >= 100.0 {
+        format!("{x:.0}")
+    } else if a >= 10.0 {
+        format!("{x:.1}")
+    } else if a >= 1.0 {
+        format!("{x:.2}")
+    } else if a >= 0.01 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.2e}")
+    }
+}
+
+fn opt<T: ToString>(o: &Option<T>) -> String {
+    o.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "unknown".into())
+}
+
+fn bytes(b: u64) -> String {
+    if b >= 1024 && b % 1024 == 0 {
+        format!("{} KiB", b / 1024)
+    } else {
+        format!("{b} B")
+    }
+}
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+pub fn markdown(plan: &Plan) -> String {
+    let mut o = String::new();
+    let k = &plan.kernel;
+    let _ = writeln!(o, "<!-- {} -->", plan.generated);
+    let _ = writeln!(o, "# Kernel plan: {}\n", k.name);
+    if let Some(d) = &k.description {
+        let _ = writeln!(o, "{d}\n");
+    }
+    let _ = writeln!(o, "**Verdict: `{}`**: {}\n", plan.verdict.decision.as_str(), plan.verdict.reason);
+    let _ = writeln!(o, "Decided from: {}.\n", plan.verdict.inputs.join("; "));
+    let _ = writeln!(
+        o,
+        "Spec: op `{}`, dtypes {} (storage {}, compute {}), features {}, performance `{}`, framework-expressible {}, team {}, allowed {}.\n",
+        k.op,
+        k.dtypes.iter().map(|d| format!("`{d}`")).collect::<Vec<_>>().join(", "),
+        k.storage_dtype,
+        k.compute_dtype,
+        if k.features.is_empty() { "none".to_string() } else { k.features.iter().map(|d| format!("`{d}`")).collect::<Vec<_>>().join(", ") },
+        k.performance_requirement,
+        k.framework_expressible,
+        if k.expertise.is_empty() { "(not given)".to_string() } else { k.expertise.join(", ") },
+        k.allowed.join(", ")
+    );
+
+    // 1
+    let _ = writeln!(o, "## {}\n", HEADINGS[0]);
+    let _ = writeln!(o, "| target | vendor | arch (family) | device | warp | max threads/block | shared/LDS per block | SMs/CUs | bandwidth GB/s | min toolchain | sources |");
+    let _ = writeln!(o, "|---|---|---|---|---|---|---|---|---|---|---|");
+    for b in &plan.backend_matrix {
+        let warp = match (b.warp_size, b.warp_sizes.len()) {
+            (Some(w), n) if n > 1 => format!("{w} (also {})", b.warp_sizes.iter().filter(|x| **x != w).map(|x| x.to_string()).collect::<Vec<_>>().join("/")),
+            (Some(w), _) => w.to_string(),
+            (None, _) => "unknown".into(),
+        };
+        let dev = match (&b.device_name, b.resolved_via.as_str()) {
+            (Some(n), "architecture") => format!("{n} (reference device)"),
+            (Some(n), _) => n.clone(),
+            (None, _) => "none in the KB".into(),
+        };
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} | {} |",
+            b.target,
+            b.vendor,
+            b.arch,
+            b.family,
+            dev,
+            warp,
+            opt(&b.max_threads_per_block),
+            b.shared_per_block_bytes.map(bytes).unwrap_or_else(|| "unknown".into()),
+            opt(&b.compute_units),
+            b.bandwidth_gbs.map(num).unwrap_or_else(|| "unknown".into()),
+            b.min_toolchain.as_deref().unwrap_or("unknown"),
+            b.sources.join(", ")
+        );
+    }
+    let refs: Vec<String> = plan
+        .backend_matrix
+        .iter()
+        .filter(|b| b.resolved_via == "architecture" && b.device_name.is_some())
+        .map(|b| format!("`{}` -> {}", b.target, b.device_name.as_deref().unwrap_or("")))
+        .collect();
+    if !refs.is_empty() {
+        let _ = writeln!(o, "\nArchitectures use their documented reference device for per-device numbers: {}.", refs.join(", "));
+    }
+    o.push('\n');
+
+    // 2
+    let op = &plan.operation;
+    let _ = writeln!(o, "## {}\n", HEADINGS[1]);
+    let _ = writeln!(o, "- problem: `{}`", serde_json::to_string(&op.problem).unwrap_or_default());
+    let _ = writeln!(o, "- FLOPs: {} = {}", op.flops_formula, si(op.flops));
+    let _ = writeln!(o, "- bytes (minimum DRAM traffic): {} = {}B", op.bytes_formula, si(op.bytes));
+    let _ = writeln!(
+        o,
+        "- arithmetic intensity: {} FLOP/byte",
+        op.intensity.map(num).unwrap_or_else(|| "unbounded (no bytes)".into())
+    );
+    let _ = writeln!(o, "- math dtype (peak used): {}\n", op.math_dtype);
+    let _ = writeln!(o, "| target | peak TFLOP/s | bandwidth GB/s | ridge point FLOP/byte | bound | note | sources |");
+    let _ = writeln!(o, "|---|---|---|---|---|---|---|");
+    for t in &op.per_target {
+        let peak = match (t.peak_tflops, &t.peak_kind, &t.peak_dtype) {
+            (Some(p), Some(k), Some(d)) => format!("{} ({d}, {k})", num(p)),
+            _ => "unknown".into(),
+        };
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            t.target,
+            peak,
+            t.bandwidth_gbs.map(num).unwrap_or_else(|| "unknown".into()),
+            t.ridge_point.map(num).unwrap_or_else(|| "unknown".into()),
+            match t.bound {
+                Some(Bound::Memory) => "memory",
+                Some(Bound::Compute) => "compute",
+                None => "unknown",
+            },
+            cell(t.note.as_deref().unwrap_or("")),
+            t.sources.join(", ")
+        );
+    }
+    let _ = writeln!(o, "\nDtype support:\n");
+    let _ = writeln!(o, "| target | dtype | status | KB feature | note | source |");
+    let _ = writeln!(o, "|---|---|---|---|---|---|");
+    for d in &op.dtype_support {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} |",
+            d.target,
+            d.dtype,
+            d.status,
+            d.feature.as_deref().unwrap_or("-"),
+            cell(d.note.as_deref().unwrap_or("")),
+            d.source.as_deref().unwrap_or("-")
+        );
+    }
+    o.push('\n');
+
+    // 3
+    let s = &plan.strategy;
+    let _ = writeln!(o, "## {}\n", HEADINGS[2]);
+    let _ = writeln!(o, "**Chosen: `{}`**: {}.\n", s.chosen, s.summary);
+    let _ = writeln!(o, "| target | abstraction | implementation |");
+    let _ = writeln!(o, "|---|---|---|");
+    for p in &s.per_target {
+        let _ = writeln!(o, "| {} | {} | {} |", p.target, p.abstraction, cell(&p.implementation));
+    }
+    let _ = writeln!(o, "\nAlternatives considered (highest abstraction first):\n");
+    let _ = writeln!(o, "| abstraction | allowed | outcome | why |");
+    let _ = writeln!(o, "|---|---|---|---|");
+    for a in &s.alternatives {
+        let _ = writeln!(o, "| {} | {} | {} | {} |", a.abstraction, if a.allowed { "yes" } else { "no" }, a.outcome, cell(&a.why));
+    }
+    let _ = writeln!(o, "\nDecided from: {}.\n", s.inputs.join("; "));
+
+    // 4
+    let _ = writeln!(o, "## {}\n", HEADINGS[3]);
+    if plan.risks.is_empty() {
+        let _ = writeln!(o, "No portability risk found for these targets and features.\n");
+    }
+    for (i, r) in plan.risks.iter().enumerate() {
+        let _ = writeln!(o, "### R{} `{}`: {}\n", i + 1, r.id, r.title);
+        let _ = writeln!(o, "- targets: {}", if r.targets.is_empty() { "none".to_string() } else { r.targets.join(", ") });
+        let _ = writeln!(o, "- severity: {} ({})", r.severity, r.kind);
+        let _ = writeln!(o, "- mitigation: {}", r.mitigation);
+        if let Some(f) = &r.fallback {
+            let _ = writeln!(o, "- fallback: {f}");
+        }
+        if !r.evidence.is_empty() {
+            let _ = writeln!(o, "- evidence:");
+            for e in &r.evidence {
+                let _ = writeln!(o, "  - {e}");
+            }
+        }
+        if !r.sources.is_empty() {
+            let _ = writeln!(o, "- sources: {}", r.sources.join(", "));
+        }
+        o.push('\n');
+    }
+
+    // 5
+    let _ = writeln!(o, "## {}\n", HEADINGS[4]);
+    match &plan.header {
+        Some(h) => {
+            let macros: Vec<&str> = h
+                .lines()
+                .filter_map(|l| l.trim_start().strip_prefix("#define "))
+                .filter_map(|l| l.split(|c: char| c == '(' || c.is_whitespace()).next())
+                .filter(|n| n.starts_with("KPLAN_") && !n.starts_with("KPLAN_DETAIL_") && !n.ends_with("_H"))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let _ = writeln!(o, "The header, {}: {} lines.", plan.header_note, h.lines().count());
+            if !macros.is_empty() {
+                let shown: Vec<String> = macros.iter().take(40).map(|m| format!("`{m}`")).collect();
+                let _ = writeln!(
+                    o,
+                    "It defines {} macros{}: {}{}.",
+                    macros.len(),
+                    if macros.len() > 40 { ", the first 40" } else { "" },
+                    shown.join(", "),
+                    if macros.len() > 40 { ", ..." } else { "" }
+                );
+            }
+            let _ = writeln!(o, "\n<details><summary>Full header text</summary>\n\n```c\n{}\n```\n\n</details>\n", h.trim_end());
+        }
+        None => {
+            let _ = writeln!(o, "{}\n", plan.header_note);
+        }
+    }
+
+    // 6
+    let _ = writeln!(o, "## {}\n", HEADINGS[5]);
+    let _ = writeln!(o, "| target | block threads | tile | shared bytes (budget) | occupancy | registers assumed | why |");
+    let _ = writeln!(o, "|---|---|---|---|---|---|---|");
+    for t in &plan.tiles {
+        let tile = t.tile.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
+        let occ = match (t.occupancy, t.blocks_per_sm, &t.limiter) {
+            (Some(f), Some(b), Some(l)) => format!(
+                "{:.0}% ({b} blocks/{}, limited by {l}){}",
+                f * 100.0,
+                t.occupancy_unit.as_deref().unwrap_or("SM"),
+                t.occupancy_note.as_ref().map(|n| format!("; {n}")).unwrap_or_default()
+            ),
+            _ => t.occupancy_note.clone().unwrap_or_else(|| "n/a".into()),
+        };
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} ({}) | {} | {} | {} |",
+            t.target,
+            t.block_threads,
+            tile,
+            t.shared_bytes,
+            t.shared_budget_bytes.map(bytes).unwrap_or_else(|| "n/a".into()),
+            occ,
+            if t.registers_assumed == 0 { "n/a".to_string() } else { t.registers_assumed.to_string() },
+            cell(&t.why)
+        );
+    }
+    let _ = writeln!(o, "\nConfiguration, per target:\n");
+    for t in &plan.tiles {
+        let _ = writeln!(
+            o,
+            "- {}: {}{}",
+            t.target,
+            t.configuration,
+            if t.candidates.is_empty() { String::new() } else { format!("; autotune candidates: {}", t.candidates.join(", ")) }
+        );
+    }
+    let _ = writeln!(o, "\nOccupancy comes from the KB's occupancy model (kplan_kb::occupancy) with the registers shown as an assumption; `kplan build` reports the real register count.\n");
+
+    // 7
+    let _ = writeln!(o, "## {}\n", HEADINGS[6]);
+    let _ = writeln!(o, "| leg | kind | target | toolchain | runner | why |");
+    let _ = writeln!(o, "|---|---|---|---|---|---|");
+    for l in &plan.ci.legs {
+        let _ = writeln!(o, "| {} | {} | {} | {} | {} | {} |", l.name, l.kind, l.target, cell(&l.toolchain), cell(&l.runner), cell(&l.why));
+    }
+    o.push('\n');
+    for n in &plan.ci.notes {
+        let _ = writeln!(o, "- {n}");
+    }
+    o.push('\n');
+
+    // 8
+    let _ = writeln!(o, "## {}\n", HEADINGS[7]);
+    let _ = writeln!(o, "| target | strategy | bound | roofline | expected (low-high) | measured | expected time/call | vs fastest | efficiency assumption |");
+    let _ = writeln!(o, "|---|---|---|---|---|---|---|---|---|");
+    for p in &plan.performance {
+        let unit = p.unit.as_deref().unwrap_or("");
+        let roof = p.roofline.map(|r| format!("{} {unit}", num(r))).unwrap_or_else(|| "unknown".into());
+        let exp = match (p.expected_low, p.expected_high) {
+            (Some(l), Some(h)) => format!("{}-{} {unit}", num(l), num(h)),
+            _ => "unknown".into(),
+        };
+        let meas = p.measured.as_ref().map(|m| format!("{} {} [{}]", num(m.value), m.unit, m.source)).unwrap_or_else(|| "not measured".into());
+        let eff = match &p.efficiency {
+            Some(e) => format!(
+                "{:.0}-{:.0}% ({} {}{}): {} [{}]",
+                e.low * 100.0,
+                e.high * 100.0,
+                e.strategy,
+                e.class,
+                if e.proxy { ", proxy" } else { "" },
+                e.basis,
+                e.sources.join(", ")
+            ),
+            None => p.note.clone().unwrap_or_else(|| "unknown".into()),
+        };
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            p.target,
+            p.strategy,
+            match p.bound {
+                Some(Bound::Memory) => "memory",
+                Some(Bound::Compute) => "compute",
+                None => "unknown",
+            },
+            roof,
+            exp,
+            cell(&meas),
+            p.expected_time_us.map(|t| format!("{} us", num(t))).unwrap_or_else(|| "unknown".into()),
+            p.gap_vs_fastest.map(|g| format!("{:.2}x", g)).unwrap_or_else(|| "-".into()),
+            cell(&eff)
+        );
+    }
+    o.push('\n');
+    let _ = writeln!(o, "Roofline = min(peak[math dtype], intensity x bandwidth): GB/s when memory-bound, TFLOP/s when compute-bound. Expected = roofline x the efficiency band; figures without a measurement are expected, not measured.\n");
+    for p in &plan.performance {
+        if let Some(w) = &p.warning {
+            let _ = writeln!(o, "- warning ({}): {w}", p.target);
+        }
+        if let (Some(n), Some(_)) = (&p.note, &p.efficiency) {
+            let _ = writeln!(o, "- note ({}): {n}", p.target);
+        }
+        if let Some(m) = &p.measured {
+            let _ = writeln!(o, "- measured ({}): {} [{}]", p.target, m.what, m.source);
+        }
+    }
+    for n in &plan.performance_notes {
+        let _ = writeln!(o, "- {n}");
+    }
+    o.push('\n');
+
+    // checklist
+    let _ = writeln!(o, "## {}\n", HEADINGS[8]);
+    let _ = writeln!(o, "| item | status | evidence |");
+    let _ = writeln!(o, "|---|---|---|");
+    for c in &plan.checklist {
+        let _ = writeln!(o, "| {} | {} | {} |", c.item, c.status.as_str(), cell(&c.evidence));
+    }
+    o.push('\n');
+
+    let _ = writeln!(o, "## Sources\n");
+    for s in &plan.sources {
+        let _ = writeln!(
+            o,
+            "- `{}`: {}{} ({})",
+            s.key,
+            s.title,
+            s.url.as_ref().map(|u| format!(", <{u}>")).unwrap_or_default(),
+            s.kind
+        );
+    }
+    o
+}

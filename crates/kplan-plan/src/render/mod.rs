@@ -1,0 +1,25 @@
+//! Plan renderers: Markdown for design reviews, JSON for tools (schema: docs/plan.schema.json).
+
+mod markdown;
+
+pub use markdown::markdown;
+
+/// The plan as pretty-printed JSON, newline-terminated.
+pub fn json(plan: &crate::Plan) -> String {
+    let mut s = serde_json::to_string_pretty(plan).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
+/// The nine section headings of a Markdown plan, in order.
+pub const HEADINGS: [&str; 9] = [
+    "1. Backend matrix",
+    "2. Operation analysis",
+    "3. Abstraction strategy",
+    "4. Portability risk register",
+    "5. Portability header",
+    "6. Tile strategy per backend",
+    "7. CI matrix",
+    "8. Performance expectations",
+    "Review checklist",
+];
