@@ -357,47 +357,25 @@ pub fn build(file: &Path, opts: &BuildOptions, kb: &kplan_kb::Kb) -> Result<Vec<
     Ok(results)
 }
 
-/// Occupancy estimate for a compiled target: resident warps per SM/CU over the maximum.
+/// The `kplan build --format json` document: `{"results": [...]}`, fields in contract order.
+pub fn results_json(results: &[TargetResult]) -> String {
+    #[derive(Serialize)]
+    struct Report<'a> {
+        results: &'a [TargetResult],
+    }
+    let mut s = serde_json::to_string_pretty(&Report { results }).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
+/// Occupancy estimate for a compiled target (fraction of the maximum resident warps per
+/// SM / CU / WGP), from the KB's model ([`kplan_kb::occupancy::occupancy`]) with the compiled
+/// registers and static shared bytes and `block_threads` threads per block. `None` for CPU
+/// targets, when the KB lacks a fact the model needs, or when such a block cannot launch.
 pub fn occupancy(kb: &kplan_kb::Kb, arch_id: &str, r: &TargetResult, block_threads: u32) -> Option<f64> {
     let arch = kb.arch(arch_id)?;
-    if arch.vendor == Vendor::Cpu {
-        return None;
-    }
-    let wave = r.wave_size.or(arch.warp_size.get())?.max(1);
-    let warps_per_block = block_threads.div_ceil(wave).max(1);
-    let max_threads = arch.max_threads_per_sm.get()?;
-    let max_warps = arch.max_warps_per_sm.as_ref().and_then(|f| f.get()).unwrap_or(max_threads / wave);
-    if max_warps == 0 {
-        return None;
-    }
-    let mut blocks = max_warps / warps_per_block;
-    if let Some(b) = arch.max_blocks_per_sm.get() {
-        blocks = blocks.min(b);
-    }
-    // Registers: a register file of registers_per_sm 32-bit registers shared by all lanes.
-    if let (Some(regs), Some(file)) = (r.registers, arch.registers_per_sm.get()) {
-        if regs > 0 {
-            let gran = arch.register_alloc_granularity.as_ref().and_then(|f| f.get()).unwrap_or(1).max(1) as u64;
-            let per_warp = match arch.vendor {
-                // NVIDIA allocates per warp in units of `gran` registers.
-                Vendor::Nvidia => ((regs as u64 * wave as u64).div_ceil(gran)) * gran,
-                // AMD allocates VGPRs per lane in granules of `gran`.
-                _ => (regs as u64).div_ceil(gran) * gran * wave as u64,
-            };
-            let warps_by_regs = (file / per_warp.max(1)) as u32;
-            blocks = blocks.min(warps_by_regs / warps_per_block);
-        }
-    }
-    if let (Some(shared), Some(per_sm)) = (r.shared_bytes, arch.shared_per_sm_bytes.get()) {
-        if shared > 0 {
-            let reserved = arch.shared_reserved_per_block_bytes.as_ref().and_then(|f| f.get()).unwrap_or(0);
-            let gran = arch.shared_alloc_granularity_bytes.as_ref().and_then(|f| f.get()).unwrap_or(1).max(1) as u64;
-            let per_block = (shared + reserved).div_ceil(gran) * gran;
-            blocks = blocks.min((per_sm / per_block) as u32);
-        }
-    }
-    let occ = (blocks * warps_per_block) as f64 / max_warps as f64;
-    Some((occ.min(1.0) * 1000.0).round() / 1000.0)
+    let o = kplan_kb::occupancy::occupancy(arch, block_threads, r.registers, r.shared_bytes.unwrap_or(0)).ok()?;
+    Some((o.fraction * 1000.0).round() / 1000.0)
 }
 
 /// Builds a `.py` file through Triton and folds its per-kernel, per-config results into one

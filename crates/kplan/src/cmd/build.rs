@@ -82,9 +82,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
     let results = kplan_build::build(&args.file, &opts, ctx.kb())?;
     let text = match args.format {
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(&serde_json::json!({ "results": results }))?;
-            s.push('\n');
-            s
+kplan_build::results_json(&results)
         }
         Format::Human => render_human(&args.file, &results),
     };

@@ -40,7 +40,7 @@ pub fn resolve_targets<'kb>(
         }
     } else {
         for name in targets.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
-            let r = kb.resolve(name).context("in --targets")?;
+            let r = kb.resolve(name).context("--targets")?;
             push(r.arch);
         }
     }

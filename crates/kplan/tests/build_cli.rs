@@ -1,0 +1,265 @@
+//! `kplan header` and `kplan build` end to end: exit codes, JSON contract, bad input (missing
+//! file, unknown target, compile errors, a hanging compiler), and the committed header.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn kplan() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kplan"))
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn kernel() -> PathBuf {
+    root().join("crates/kplan-build/tests/kernels/primitives.cu")
+}
+
+/// A directory removed on drop (the binary crate has no tempfile dependency).
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> TempDir {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let p = std::env::temp_dir().join(format!("kplan-build-cli-{}-{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn require() -> bool {
+    std::env::var("KPLAN_REQUIRE_TOOLCHAINS").is_ok_and(|v| v == "1")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    let (out, err) = text(o);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}\nstderr:\n{err}"))
+}
+
+#[test]
+fn header_for_all_targets_is_the_committed_file() {
+    let o = kplan().arg("header").output().unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    let committed = std::fs::read_to_string(root().join("include/kplan_portability.h")).unwrap();
+    assert_eq!(text(&o).0, committed, "include/kplan_portability.h is stale: UPDATE_GOLDEN=1 cargo test -p kplan-gen");
+    assert!(committed.contains("@generated"));
+}
+
+#[test]
+fn header_is_scoped_and_deterministic() {
+    let dir = TempDir::new();
+    let out = dir.path().join("h.h");
+    let run = || {
+        let o = kplan().args(["header", "--targets", "gfx942,sm_90a", "-o"]).arg(&out).output().unwrap();
+        assert!(o.status.success(), "{:?}", text(&o));
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let a = run();
+    let b = run();
+    assert_eq!(a, b);
+    assert!(a.contains("Targets: gfx942, sm_90a."));
+    assert!(a.contains("#define KPLAN_DETAIL_SCOPE_WAVE64 1"));
+    assert!(a.contains("#define KPLAN_DETAIL_SCOPE_WAVE32 0"));
+    assert!(a.contains("__shfl_xor_sync"));
+    assert!(!a.contains("KPLAN_BACKEND_HOST\n/* ---"), "host backend text must be left out");
+}
+
+#[test]
+fn header_from_spec_and_spec_errors() {
+    let dir = TempDir::new();
+    let spec = dir.path().join("k.toml");
+    std::fs::write(&spec, "[kernel]\nname = \"x\"\n[backends]\ntargets = [\"gfx1100\"]\n").unwrap();
+    let o = kplan().arg("header").arg("--spec").arg(&spec).output().unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(text(&o).0.contains("Targets: gfx1100."));
+
+    std::fs::write(&spec, "[backends]\ntargets = [\n  \"gfx943\",\n]\n").unwrap();
+    let o = kplan().arg("header").arg("--spec").arg(&spec).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o).1;
+    assert!(err.contains("k.toml:3:") && err.contains("gfx943") && err.contains("did you mean"), "{err}");
+
+    std::fs::write(&spec, "[backends]\ntargets = \"sm_80\"\n").unwrap();
+    let o = kplan().arg("header").arg("--spec").arg(&spec).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("k.toml:2:"), "{:?}", text(&o));
+}
+
+#[test]
+fn header_output_is_not_half_written_on_error() {
+    let dir = TempDir::new();
+    let out = dir.path().join("h.h");
+    let o = kplan().args(["header", "--targets", "sm_90x", "-o"]).arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("did you mean `sm_90"), "{:?}", text(&o));
+    assert!(!out.exists());
+}
+
+#[test]
+fn build_missing_file_exits_2() {
+    let o = kplan().args(["build", "/nonexistent/k.cu", "--targets", "sm_80"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("no such file"), "{:?}", text(&o));
+}
+
+#[test]
+fn build_unknown_target_exits_2_with_suggestion() {
+    let o = kplan().arg("build").arg(kernel()).args(["--targets", "gfx943"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o).1;
+    assert!(err.contains("unknown target `gfx943`") && err.contains("did you mean"), "{err}");
+}
+
+#[test]
+fn build_bad_define_exits_2() {
+    let o = kplan().arg("build").arg(kernel()).args(["--targets", "sm_80", "-D", "1BAD=2"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
+
+const CONTRACT: [&str; 11] =
+    ["target", "status", "compiler", "registers", "sgprs", "shared_bytes", "spill_bytes", "wave_size", "occupancy", "seconds", "diagnostics"];
+
+#[test]
+fn build_json_contract_for_every_required_target() {
+    let o = kplan()
+        .arg("build")
+        .arg(kernel())
+        .args(["--targets", "sm_80,sm_90a,gfx90a,gfx942,gfx1100", "--format", "json"])
+        .output()
+        .unwrap();
+    let v = json(&o);
+    let results = v["results"].as_array().expect("results array");
+    assert_eq!(results.len(), 5);
+    let mut failed = false;
+    for r in results {
+        let keys: Vec<&str> = r.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut want = CONTRACT.to_vec();
+        want.sort();
+        let mut have = keys.clone();
+        have.sort();
+        assert_eq!(have, want, "JSON keys");
+        let target = r["target"].as_str().unwrap();
+        match r["status"].as_str().unwrap() {
+            "ok" => {
+                assert!(r["registers"].as_u64().is_some_and(|n| n > 0), "{r}");
+                let wave = if target == "gfx1100" || target.starts_with("sm_") { 32 } else { 64 };
+                assert_eq!(r["wave_size"].as_u64(), Some(wave), "{r}");
+                assert!(r["compiler"].is_string());
+                assert!(r["seconds"].as_f64().is_some_and(|s| s > 0.0));
+                if target.starts_with("gfx") {
+                    assert!(r["sgprs"].as_u64().is_some_and(|n| n > 0), "{r}");
+                }
+            }
+            "skipped" if !require() => eprintln!("SKIP {target}: {}", r["diagnostics"]),
+            s => {
+                failed = true;
+                eprintln!("{target}: {s}: {}", r["diagnostics"]);
+            }
+        }
+    }
+    assert!(!failed);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+}
+
+#[test]
+fn build_compile_error_exits_1_with_compiler_message_per_target() {
+    let dir = TempDir::new();
+    let bad = dir.path().join("broken.cu");
+    std::fs::write(&bad, "#include \"kplan_portability.h\"\nKPLAN_GLOBAL void k(float* y) {\n  y[0] = no_such_symbol;\n}\n").unwrap();
+    let o = kplan().arg("build").arg(&bad).args(["--targets", "sm_80,gfx1100", "--format", "json"]).output().unwrap();
+    let v = json(&o);
+    let mut any_failed = false;
+    for r in v["results"].as_array().unwrap() {
+        match r["status"].as_str().unwrap() {
+            "failed" => {
+                any_failed = true;
+                let d = r["diagnostics"].as_str().unwrap();
+                assert!(d.contains("no_such_symbol") && d.contains("broken.cu"), "{d}");
+            }
+            "skipped" if !require() => {}
+            s => panic!("{s}: {r}"),
+        }
+    }
+    if any_failed {
+        assert_eq!(o.status.code(), Some(1));
+    }
+    // Human output shows the same message under the target.
+    let o = kplan().arg("build").arg(&bad).args(["--targets", "sm_80"]).output().unwrap();
+    let (out, _) = text(&o);
+    if out.contains("failed") {
+        assert!(out.contains("sm_80 (failed):") && out.contains("no_such_symbol"), "{out}");
+    }
+}
+
+#[cfg(unix)]
+fn fake_compiler(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join("nvcc");
+    std::fs::write(
+        &p,
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'Cuda compilation tools, release 13.0, V13.0.88'; exit 0; fi\nsleep 60\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+#[cfg(unix)]
+#[test]
+fn hanging_compiler_is_killed_at_the_timeout() {
+    let dir = TempDir::new();
+    let nvcc = fake_compiler(dir.path());
+    let start = Instant::now();
+    let o = kplan()
+        .env("KPLAN_NVCC", &nvcc)
+        .arg("build")
+        .arg(kernel())
+        .args(["--targets", "sm_80", "--timeout", "2", "--format", "json"])
+        .output()
+        .unwrap();
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    assert_eq!(o.status.code(), Some(1), "{:?}", text(&o));
+    let v = json(&o);
+    let r = &v["results"][0];
+    assert_eq!(r["status"], "failed");
+    assert!(r["diagnostics"].as_str().unwrap().contains("timed out after 2 s"), "{r}");
+}
+
+#[test]
+fn missing_compiler_is_skipped_with_install_hint() {
+    let o = kplan()
+        .env("KPLAN_NVCC", "")
+        .env("PATH", "/nonexistent")
+        .env("CUDA_PATH", "/nonexistent")
+        .env("CUDA_HOME", "/nonexistent")
+        .arg("build")
+        .arg(kernel())
+        .args(["--targets", "sm_80", "--format", "json"])
+        .output()
+        .unwrap();
+    let v = json(&o);
+    let r = &v["results"][0];
+    if std::path::Path::new("/usr/local/cuda/bin/nvcc").exists() || std::path::Path::new("/opt/cuda/bin/nvcc").exists() {
+        return; // a system CUDA is found at its standard location
+    }
+    assert_eq!(r["status"], "skipped", "{r}");
+    assert!(r["diagnostics"].as_str().unwrap().contains("nvcc not found; install:"), "{r}");
+    assert_eq!(o.status.code(), Some(0));
+}
