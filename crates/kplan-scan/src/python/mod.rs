@@ -1,14 +1,204 @@
 //! Triton/Python scanning: the `.py` side of `kplan scan`.
+//!
+//! One pass per file: [`lex`] tokenizes and recovers logical lines and `def`s; [`Cx`] adds what
+//! the rules share (which defs are Triton kernels, where the code branches on the backend), and
+//! each rule in [`rules`] reads the same tokens. Rules look at the kernels and at the Python
+//! around them: launch wrappers, autotune configs, dtype maps and capability checks.
+
+pub mod lex;
+pub mod rules;
 
 use crate::ctx::ScanCtx;
-use crate::diag::Finding;
+use crate::diag::{Finding, Severity};
 use crate::rule::RuleMeta;
+use lex::{Kind, PySrc};
 use std::path::Path;
 
 /// Rules that read Triton kernels; chained into [`crate::all_rules`].
-pub static RULES: &[RuleMeta] = &[];
+pub static RULES: &[RuleMeta] = &[
+    rules::num_warps_wave64::META,
+    rules::warp_size_literal::META,
+    rules::fp8_encoding::META,
+    rules::fp8_max_constant::META,
+    rules::hip_implies_fnuz::META,
+    rules::capability_check::META,
+    rules::tensor_descriptor_amd::META,
+    rules::inline_asm::META,
+    rules::cuda_libdevice::META,
+    rules::lds_limit::META,
+    rules::fixed_block_size::META,
+];
+
+/// Words whose absence means the file has nothing the rules read.
+const TRIGGERS: &[&str] = &["triton", "num_warps", "float8", "fp8", "capability", "warp"];
 
 /// Scans one `.py` file. `text` is the file's contents (lossy UTF-8).
-pub fn scan_file(_ctx: &ScanCtx, _path: &Path, _text: &str) -> Vec<Finding> {
-    Vec::new()
+pub fn scan_file(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
+    if !TRIGGERS.iter().any(|t| text.contains(t)) {
+        return Vec::new();
+    }
+    let src = lex::lex(text);
+    let mut cx = Cx::new(ctx, path, &src);
+    let checks: [(&RuleMeta, fn(&mut Cx)); 11] = [
+        (&rules::num_warps_wave64::META, rules::num_warps_wave64::check),
+        (&rules::warp_size_literal::META, rules::warp_size_literal::check),
+        (&rules::fp8_encoding::META, rules::fp8_encoding::check),
+        (&rules::fp8_max_constant::META, rules::fp8_max_constant::check),
+        (&rules::hip_implies_fnuz::META, rules::hip_implies_fnuz::check),
+        (&rules::capability_check::META, rules::capability_check::check),
+        (&rules::tensor_descriptor_amd::META, rules::tensor_descriptor_amd::check),
+        (&rules::inline_asm::META, rules::inline_asm::check),
+        (&rules::cuda_libdevice::META, rules::cuda_libdevice::check),
+        (&rules::lds_limit::META, rules::lds_limit::check),
+        (&rules::fixed_block_size::META, rules::fixed_block_size::check),
+    ];
+    for (meta, check) in checks {
+        if ctx.rule_enabled(meta.id, path) {
+            check(&mut cx);
+        }
+    }
+    let mut out = cx.out;
+    out.sort_by(|a, b| a.start.cmp(&b.start).then(a.rule.cmp(b.rule)));
+    out.dedup_by(|a, b| a.start == b.start && a.rule == b.rule);
+    out
 }
+
+/// What every Python rule gets.
+pub struct Cx<'s, 'a, 'kb> {
+    pub ctx: &'s ScanCtx<'kb>,
+    pub path: &'s Path,
+    pub src: &'s PySrc<'a>,
+    /// Indices into `src.defs` of `@triton.jit` kernels.
+    pub kernels: Vec<usize>,
+    /// Indices into `src.defs` of kernels under `@triton.autotune`.
+    pub autotuned: Vec<usize>,
+    /// The file mentions fp8 (dtype names, `fp8`, `float8`, `e4m3`).
+    pub fp8_context: bool,
+    pub out: Vec<Finding>,
+    lines: crate::diag::LineIndex,
+}
+
+impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
+    pub fn new(ctx: &'s ScanCtx<'kb>, path: &'s Path, src: &'s PySrc<'a>) -> Cx<'s, 'a, 'kb> {
+        let mut kernels = Vec::new();
+        let mut autotuned = Vec::new();
+        for (i, d) in src.defs.iter().enumerate() {
+            let decs: Vec<&str> = d.decorators.iter().map(|&(a, b)| src.snippet(a, b)).collect();
+            if decs.iter().any(|t| t.contains("jit")) {
+                kernels.push(i);
+                if decs.iter().any(|t| t.contains("autotune")) {
+                    autotuned.push(i);
+                }
+            }
+        }
+        let lower = src.text.to_ascii_lowercase();
+        let fp8_context = ["fp8", "float8", "e4m3", "e5m2"].iter().any(|w| lower.contains(w));
+        Cx { ctx, path, src, kernels, autotuned, fp8_context, out: Vec::new(), lines: crate::diag::LineIndex::new(src.text) }
+    }
+
+    /// Whether token `i` lies in the body of a `@triton.jit` kernel.
+    pub fn in_kernel(&self, i: usize) -> bool {
+        self.kernels.iter().any(|&k| {
+            let d = &self.src.defs[k];
+            d.body.0 <= i && i < d.body.1
+        })
+    }
+
+    /// Whether tokens `a..b` test which backend or AMD architecture runs: `is_hip()`,
+    /// `torch.version.hip`, `.backend == "hip"`, `is_cuda`, `"gfx942" in arch`, ...
+    pub fn has_backend_check(&self, a: usize, b: usize) -> bool {
+        (a..b.min(self.src.toks.len())).any(|i| is_backend_check_tok(self.src, i))
+    }
+
+    /// Same, over the logical line holding token `i`.
+    pub fn line_has_backend_check(&self, i: usize) -> bool {
+        match self.src.line_of(i) {
+            Some(l) => self.has_backend_check(l.first, l.end),
+            None => false,
+        }
+    }
+
+    /// Same, over the innermost function holding token `i` (the whole file at top level).
+    pub fn scope_has_backend_check(&self, i: usize) -> bool {
+        match self.src.def_at(i) {
+            Some(d) => self.has_backend_check(d.start, d.body.1),
+            None => self.line_has_backend_check(i),
+        }
+    }
+
+    /// Whether an `if`/`elif`/conditional expression above or on token `i`'s line, within the
+    /// enclosing function, checks the backend (the code is on one backend's branch).
+    pub fn guarded(&self, i: usize) -> bool {
+        if self.line_has_backend_check(i) {
+            return true;
+        }
+        let src = self.src;
+        let Some(line) = src.line_of(i) else { return false };
+        let mut indent = line.indent;
+        let li = src.lines.partition_point(|l| l.end <= i);
+        for l in src.lines[..li].iter().rev() {
+            if l.indent < indent {
+                indent = l.indent;
+                let head = src.s(l.first);
+                if matches!(head, "if" | "elif" | "else" | "try" | "except") && self.has_backend_check(l.first, l.end) {
+                    return true;
+                }
+                if head == "else" || head == "elif" {
+                    // the matching `if` sits at the same indentation further up
+                    continue;
+                }
+                if head == "def" || head == "class" || indent == 0 {
+                    break;
+                }
+            }
+        }
+        false
+    }
+
+    /// Reports tokens `a..=b` with the rule's scope-derived severity.
+    pub fn report(&mut self, meta: &'static RuleMeta, a: usize, b: usize, message: String, help: &str) {
+        if let Some((sev, targets)) = self.ctx.scope_severity(meta) {
+            self.report_with(meta, sev, targets, a, b, message, help);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn report_with(&mut self, meta: &'static RuleMeta, sev: Severity, targets: Vec<String>, a: usize, b: usize, message: String, help: &str) {
+        let (s, e) = self.src.span(a, b.max(a));
+        let f = Finding::new(meta.id, sev, self.path, &self.lines, self.src.text, s, e, message).with_help(help).with_targets(targets);
+        self.out.push(f);
+    }
+}
+
+/// Names and strings that show code choosing per backend or per AMD architecture.
+fn is_backend_check_tok(src: &PySrc, i: usize) -> bool {
+    let t = src.s(i);
+    match src.kind(i) {
+        Some(Kind::Name) => {
+            let l = t.to_ascii_lowercase();
+            l.contains("hip") && !l.contains("ship")
+                || l.contains("rocm")
+                || l.contains("cdna")
+                || l.contains("rdna")
+                || l.starts_with("gfx")
+                || l == "is_cuda"
+                || l == "is_amd"
+                || l == "is_nvidia"
+                || l == "get_current_target"
+                || (l == "backend" && i > 0 && src.s(i - 1) == ".")
+                || l == "warp_size" && i > 0 && src.s(i - 1) == "."
+        }
+        Some(Kind::Str) => {
+            let l = t.to_ascii_lowercase();
+            l.contains("hip") || l.contains("gfx") || l.contains("rocm") || l.contains("amd")
+        }
+        _ => false,
+    }
+}
+
+/// `num_warps`-like names.
+pub fn is_num_warps_name(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    l == "num_warps" || l == "nwarps" || l == "n_warps" || l.ends_with("_num_warps") || l == "warps"
+}
+

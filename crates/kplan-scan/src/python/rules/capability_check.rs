@@ -1,0 +1,89 @@
+//! `triton-capability-check`: a CUDA compute-capability comparison that is also true on ROCm.
+
+use crate::diag::Severity;
+use crate::python::lex::Kind;
+use crate::python::Cx;
+use crate::rule::{Lang, RuleMeta, Scope};
+
+pub const META: RuleMeta = RuleMeta {
+    id: "triton-capability-check",
+    summary: "`get_device_capability()` compared as if only NVIDIA existed (it is also true on ROCm)",
+    what: "Finds comparisons of `torch.cuda.get_device_capability()` (directly, or through the variables it is \
+assigned to, such as `major, minor = ...` or `cap = ...`) with no backend check in the same function.",
+    why: "On ROCm, PyTorch's `torch.cuda.get_device_capability()` returns the GCN architecture as a version: \
+gfx942 reports (9, 4), gfx950 (9, 5). `>= (9, 0)` meant to select Hopper (TMA, wgmma, `fp8e4nv`) is then true on \
+MI300/MI350 too, and NVIDIA-only code paths run on AMD, where they fail to compile or run slowly.",
+    example: "if torch.cuda.get_device_capability() >= (9, 0):\n    use_tma = True",
+    use_instead: "target = triton.runtime.driver.active.get_current_target()\nif target.backend == \"cuda\" and torch.cuda.get_device_capability() >= (9, 0):\n    use_tma = True",
+    severity: Severity::Warning,
+    scope: Scope::Amd,
+    lang: Lang::Python,
+    features: &[],
+};
+
+const CMP: &[&str] = &[">=", ">", "==", "<", "<=", "!="];
+
+pub fn check(cx: &mut Cx) {
+    let src = cx.src;
+    let mut derived: Vec<&str> = Vec::new();
+    let mut sites: Vec<usize> = Vec::new();
+    for k in 0..src.toks.len() {
+        if !src.is_name(k, "get_device_capability") && !src.is_name(k, "get_device_capability_") {
+            continue;
+        }
+        let Some(line) = src.line_of(k) else { continue };
+        if matches!(src.s(line.first), "def" | "import" | "from") {
+            continue;
+        }
+        // direct comparison on the same line
+        if let Some(c) = (k..line.end).find(|&i| CMP.contains(&src.s(i)) && src.toks[i].depth <= src.toks[k].depth) {
+            sites.push(c);
+            continue;
+        }
+        // `cap = ...get_device_capability()` / `major, minor = ...`: follow the names
+        if let Some(eq) = (line.first..k).find(|&i| src.s(i) == "=" && src.toks[i].depth == src.toks[line.first].depth) {
+            for i in line.first..eq {
+                if src.kind(i) == Some(Kind::Name) {
+                    derived.push(src.s(i));
+                }
+            }
+        }
+    }
+    if !derived.is_empty() {
+        for k in 0..src.toks.len() {
+            if src.kind(k) != Some(Kind::Name) || !derived.contains(&src.s(k)) {
+                continue;
+            }
+            // `cap >= (9, 0)`, `cap[0] >= 9`, `major >= 9`
+            let mut j = k + 1;
+            if src.s(j) == "[" {
+                j = src.closing(j).map(|c| c + 1).unwrap_or(j);
+            }
+            if CMP.contains(&src.s(j)) && src.line_of(k).is_some_and(|l| !(l.first..k).any(|i| src.s(i) == "=" && src.toks[i].depth == src.toks[l.first].depth)) {
+                sites.push(j);
+            }
+        }
+    }
+    sites.sort_unstable();
+    sites.dedup();
+    for c in sites {
+        if cx.guarded(c) || cx.scope_has_backend_check(c) {
+            continue;
+        }
+        let line = src.line_of(c).copied();
+        let (a, b) = line.map(|l| (l.first, l.end - 1)).unwrap_or((c, c));
+        let (a, b) = trim_keyword(src, a, b);
+        let msg = format!("`{}` is also true on ROCm (gfx942 reports capability (9, 4), gfx950 (9, 5))", src.snippet(a, b));
+        cx.report(&META, a, b, msg, "check the backend first (`triton.runtime.driver.active.get_current_target().backend == \"cuda\"` or `torch.version.hip is None`)");
+    }
+}
+
+fn trim_keyword(src: &crate::python::lex::PySrc, mut a: usize, mut b: usize) -> (usize, usize) {
+    if matches!(src.s(a), "if" | "elif" | "while" | "return" | "assert") && a < b {
+        a += 1;
+    }
+    if src.s(b) == ":" && b > a {
+        b -= 1;
+    }
+    (a, b)
+}

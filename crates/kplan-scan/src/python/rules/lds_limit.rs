@@ -1,0 +1,69 @@
+//! `triton-lds-limit`: a shared-memory / LDS size hard-coded for one GPU.
+
+use crate::diag::Severity;
+use crate::python::lex::Kind;
+use crate::python::Cx;
+use crate::rule::{Lang, RuleMeta, Scope};
+use kplan_kb::Vendor;
+
+pub const META: RuleMeta = RuleMeta {
+    id: "triton-lds-limit",
+    summary: "shared memory / LDS capacity hard-coded (64 KiB, 160 KiB, 227 KiB, ...) where targets differ",
+    what: "Finds per-block shared-memory capacities written as literals (65536, `64 * 1024`, 163840, `160 * 1024`, \
+232448, `227 * 1024`, 101376, 166912, 49152) on lines about shared memory (`smem`, `shared`, `lds`), when a target \
+in scope has a different capacity.",
+    why: "The capacity differs by GPU: 64 KiB of LDS on gfx942 and RDNA3, 160 KiB on gfx950, 227 KiB on H100/H200, \
+99 KiB on consumer NVIDIA parts. Tile sizes or `num_stages` derived from a hard-coded limit either fail to launch \
+(out of resources) or leave most of the memory unused on the other GPUs.",
+    example: "MAX_SMEM = 232448  # H100\nnum_stages = MAX_SMEM // stage_bytes",
+    use_instead: "props = triton.runtime.driver.active.utils.get_device_properties(torch.cuda.current_device())\nnum_stages = props[\"max_shared_mem\"] // stage_bytes",
+    severity: Severity::Warning,
+    scope: Scope::PerFinding,
+    lang: Lang::Python,
+    features: &["shared-memory", "large-shared-memory"],
+};
+
+const LIMITS: &[u64] = &[49152, 65536, 98304, 101376, 163840, 166912, 232448, 233472];
+
+pub fn check(cx: &mut Cx) {
+    let src = cx.src;
+    for k in 0..src.toks.len() {
+        if src.kind(k) != Some(Kind::Number) {
+            continue;
+        }
+        let (value, end) = match (src.int(k), src.s(k + 1), src.int(k + 2)) {
+            (Some(a), "*", Some(1024)) if (32..=256).contains(&a) && src.s(k.wrapping_sub(1)) != "*" => ((a * 1024) as u64, k + 2),
+            (Some(v), _, _) if LIMITS.contains(&(v as u64)) && src.s(k + 1) != "*" => (v as u64, k),
+            _ => continue,
+        };
+        if !LIMITS.contains(&value) {
+            continue;
+        }
+        let Some(line) = src.line_of(k) else { continue };
+        let about_smem = (line.first..line.end).any(|i| {
+            matches!(src.kind(i), Some(Kind::Name) | Some(Kind::Str)) && {
+                let l = src.s(i).to_ascii_lowercase();
+                l.contains("smem") || l.contains("shared") || l.contains("lds") || l.contains("shmem")
+            }
+        });
+        if !about_smem {
+            continue;
+        }
+        // Under a HIP branch only AMD targets matter; elsewhere every GPU target does.
+        let amd_only = cx.guarded(k);
+        let differing: Vec<(String, u64)> = cx
+            .ctx
+            .targets
+            .iter()
+            .filter(|t| t.vendor != Vendor::Cpu && (!amd_only || t.vendor == Vendor::Amd))
+            .filter_map(|t| t.shared_max.filter(|&m| m != value).map(|m| (t.arch.clone(), m)))
+            .collect();
+        if differing.is_empty() {
+            continue;
+        }
+        let list: Vec<String> = differing.iter().map(|(a, m)| format!("{a} has {} KiB", m / 1024)).collect();
+        let msg = format!("`{}` hard-codes {} KiB of shared memory per block; {}", src.snippet(k, end), value / 1024, list.join(", "));
+        let targets = differing.into_iter().map(|(a, _)| a).collect();
+        cx.report_with(&META, META.severity, targets, k, end, msg, "query the device (`triton.runtime.driver.active.utils.get_device_properties(dev)[\"max_shared_mem\"]`)");
+    }
+}

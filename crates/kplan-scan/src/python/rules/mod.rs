@@ -1,0 +1,13 @@
+//! One file per Triton rule. Each exposes `pub const META: RuleMeta` and `pub fn check(cx)`.
+
+pub mod capability_check;
+pub mod cuda_libdevice;
+pub mod fixed_block_size;
+pub mod fp8_encoding;
+pub mod fp8_max_constant;
+pub mod hip_implies_fnuz;
+pub mod inline_asm;
+pub mod lds_limit;
+pub mod num_warps_wave64;
+pub mod tensor_descriptor_amd;
+pub mod warp_size_literal;

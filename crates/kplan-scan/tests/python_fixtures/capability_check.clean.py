@@ -1,0 +1,15 @@
+import torch
+
+
+def use_tma():
+    if torch.version.hip is not None:
+        return False
+    return torch.cuda.get_device_capability() >= (9, 0)
+
+
+def is_cuda():
+    return torch.version.hip is None
+
+
+def pick():
+    return is_cuda() and torch.cuda.get_device_capability()[0] >= 9

@@ -1,0 +1,17 @@
+import triton
+import triton.language as tl
+from torch import float8_e4m3fn
+
+
+@triton.jit
+def quant(x_ptr, y_ptr, n, FP8: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(y_ptr + offs, x.to(FP8), mask=offs < n)
+
+
+def fp8_dtype():
+    arch = triton.runtime.driver.active.get_current_target().arch
+    if arch == "gfx942":
+        return tl.float8e4b8
+    return tl.float8e4nv

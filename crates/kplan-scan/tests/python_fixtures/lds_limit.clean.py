@@ -1,0 +1,10 @@
+import torch
+import triton
+
+
+def stages(stage_bytes):
+    props = triton.runtime.driver.active.utils.get_device_properties(torch.cuda.current_device())
+    return props["max_shared_mem"] // stage_bytes
+
+
+BUFFER = 65536  # a byte count that is not about shared memory

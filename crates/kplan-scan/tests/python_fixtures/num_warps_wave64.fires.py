@@ -1,0 +1,23 @@
+import triton
+import triton.language as tl
+
+
+@triton.autotune(
+    configs=[
+        triton.Config({"BLOCK": 1024}, num_warps=8),
+        triton.Config({"BLOCK": 8192}, num_warps=32),  # expect: triton-num-warps-wave64
+    ],
+    key=["n"],
+)
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+CONFIGS = [triton.Config({"BLOCK": b}, num_warps=w) for b in [128, 256] for w in [4, 8, 16, 32]]  # expect: triton-num-warps-wave64
+LAUNCH = {"num_warps": 32}  # expect: triton-num-warps-wave64
+
+
+def launch(x, n):
+    num_warps = 32 if n >= 65536 else 16  # expect: triton-num-warps-wave64
+    k[(1,)](x, n, BLOCK=4096, num_warps=num_warps)

@@ -1,0 +1,109 @@
+//! Every Triton rule against its fixtures: `<rule>.fires.py` must produce exactly the findings
+//! annotated `# expect: <rule-id>` (on the finding's first line), and `<rule>.clean.py` must
+//! produce none. Targets: sm_90a, gfx942 (wave64, FNUZ fp8, 64 KiB LDS), gfx950 (OCP fp8,
+//! 160 KiB LDS) and gfx1100, so every per-target branch of the rules is in scope.
+
+use kplan_kb::Kb;
+use kplan_scan::{python, scan_text, FileKind, ScanCtx};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python_fixtures")
+}
+
+fn ctx() -> ScanCtx<'static> {
+    ScanCtx::with_targets(Kb::builtin(), &["sm_90a", "gfx942", "gfx950", "gfx1100"]).unwrap()
+}
+
+fn expected(text: &str) -> BTreeSet<(u32, String)> {
+    let mut out = BTreeSet::new();
+    for (i, line) in text.lines().enumerate() {
+        if let Some(p) = line.find("# expect: ") {
+            for id in line[p + 10..].split(',') {
+                out.insert((i as u32 + 1, id.trim().to_string()));
+            }
+        }
+    }
+    out
+}
+
+fn found(ctx: &ScanCtx, path: &Path, text: &str) -> BTreeSet<(u32, String)> {
+    scan_text(ctx, path, FileKind::Python, text).into_iter().map(|f| (f.line, f.rule.to_string())).collect()
+}
+
+#[test]
+fn every_rule_has_fixtures_that_fire_and_that_stay_clean() {
+    let ctx = ctx();
+    for meta in python::RULES {
+        let stem = meta.id.strip_prefix("triton-").unwrap().replace('-', "_");
+        let fires = fixtures().join(format!("{stem}.fires.py"));
+        let clean = fixtures().join(format!("{stem}.clean.py"));
+        let text = std::fs::read_to_string(&fires).unwrap_or_else(|e| panic!("{}: {e}", fires.display()));
+        let want = expected(&text);
+        assert!(want.iter().any(|(_, r)| r == meta.id), "{} annotates no `{}` finding", fires.display(), meta.id);
+        assert_eq!(found(&ctx, &fires, &text), want, "{}", fires.display());
+        let text = std::fs::read_to_string(&clean).unwrap_or_else(|e| panic!("{}: {e}", clean.display()));
+        assert_eq!(found(&ctx, &clean, &text), BTreeSet::new(), "{}", clean.display());
+    }
+}
+
+#[test]
+fn scope_decides_who_hears_about_it() {
+    let text = std::fs::read_to_string(fixtures().join("num_warps_wave64.fires.py")).unwrap();
+    let nv = ScanCtx::with_targets(Kb::builtin(), &["sm_90a", "sm_80"]).unwrap();
+    let p = Path::new("k.py");
+    assert!(scan_text(&nv, p, FileKind::Python, &text).iter().all(|f| f.rule != "triton-num-warps-wave64"));
+    let amd = ScanCtx::with_targets(Kb::builtin(), &["gfx942"]).unwrap();
+    let f = scan_text(&amd, p, FileKind::Python, &text);
+    let hit = f.iter().find(|f| f.rule == "triton-num-warps-wave64").unwrap();
+    assert_eq!(hit.targets, vec!["gfx942".to_string()]);
+    assert!(hit.message.contains("2048 threads"), "{}", hit.message);
+    // fp8: OCP dtypes matter only where a FNUZ-only target is in scope
+    let fp8 = std::fs::read_to_string(fixtures().join("fp8_encoding.fires.py")).unwrap();
+    let ocp_only = ScanCtx::with_targets(Kb::builtin(), &["sm_90a", "gfx950"]).unwrap();
+    let f = scan_text(&ocp_only, p, FileKind::Python, &fp8);
+    assert!(f.iter().any(|f| f.message.contains("float8_e4m3fnuz")));
+    assert!(!f.iter().any(|f| f.message.contains("float8e4nv")));
+}
+
+#[test]
+fn messages_follow_the_house_style_and_suppressions_work() {
+    let ctx = ctx();
+    for entry in std::fs::read_dir(fixtures()).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for f in scan_text(&ctx, &path, FileKind::Python, &text) {
+            let first = f.message.chars().next().unwrap();
+            assert!(!first.is_uppercase() && !f.message.ends_with('.'), "{}: {}", path.display(), f.message);
+            assert!(!f.help.is_empty() && !f.targets.is_empty());
+        }
+    }
+    let text = "import triton\nCFG = triton.Config({}, num_warps=32)  # kplan: allow(triton-num-warps-wave64)\n";
+    assert!(found(&ctx, Path::new("k.py"), text).is_empty());
+}
+
+#[test]
+fn reference_kernels_are_clean() {
+    let ctx = ctx();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../kernels/triton");
+    for name in ["softmax.py", "rmsnorm.py"] {
+        let path = root.join(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(found(&ctx, &path, &text), BTreeSet::new(), "{name}");
+    }
+}
+
+#[test]
+fn docs_examples_fire_and_fixes_do_not() {
+    let ctx = ctx();
+    for meta in python::RULES {
+        let wrap = |body: &str| format!("import triton\nimport triton.language as tl\nimport torch\n\n\ndef f(x):\n{}\n", body.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n"));
+        let ex = wrap(meta.example);
+        let hits: Vec<_> = scan_text(&ctx, Path::new("ex.py"), FileKind::Python, &ex).into_iter().filter(|f| f.rule == meta.id).collect();
+        assert!(!hits.is_empty(), "{}: example does not fire:\n{ex}", meta.id);
+        let fix = wrap(meta.use_instead);
+        let hits: Vec<_> = scan_text(&ctx, Path::new("fix.py"), FileKind::Python, &fix).into_iter().filter(|f| f.rule == meta.id).collect();
+        assert!(hits.is_empty(), "{}: use_instead fires: {hits:?}", meta.id);
+    }
+}
