@@ -15,6 +15,7 @@ mod api;
 mod load;
 mod model;
 pub mod occupancy;
+pub mod render;
 mod resolve;
 
 pub use api::FactRow;
