@@ -232,6 +232,22 @@ pub fn scan_file(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
     run(ctx, path, text, false).0
 }
 
+/// Warp intrinsics this file redefines as function-like macros (a project shim such as
+/// `#define __shfl_xor_sync(mask, v, o, w) __shfl_xor(v, o, w)`): their mask never reaches HIP.
+pub fn shadowed_intrinsics(text: &str) -> Vec<String> {
+    if memchr::memmem::find(text.as_bytes(), b"_sync").is_none() || memchr::memmem::find(text.as_bytes(), b"define").is_none() {
+        return Vec::new();
+    }
+    let src = lex(text);
+    src.defines
+        .iter()
+        .filter(|d| d.function_like)
+        .filter_map(|d| src.text.get(d.name_start as usize..d.name_end as usize))
+        .filter(|n| crate::rules::full_mask_literal::is_sync_intrinsic(n))
+        .map(str::to_string)
+        .collect()
+}
+
 /// NVIDIA-specific feature uses in one file (for the inventory).
 pub fn feature_uses(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<FeatureUse> {
     run(ctx, path, text, true).1

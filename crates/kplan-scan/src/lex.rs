@@ -63,6 +63,8 @@ pub struct Group {
     pub platform_test: bool,
     /// Function body the `#if` sits in (0 none, else index + 1).
     pub func: u32,
+    /// `#ifndef X` immediately followed by `#define X`.
+    pub include_guard: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,6 +202,24 @@ impl<'a> Src<'a> {
         }
         None
     }
+    /// Whether token `i` sits inside a conditional branch other than an include guard.
+    /// `with_fallback`: only count groups that have an `#elif`/`#else`.
+    pub fn in_conditional(&self, i: usize, with_fallback: bool) -> bool {
+        let Some(t) = self.toks.get(i) else { return false };
+        let mut b = t.branch;
+        let mut guard = 0;
+        while b != 0 && guard < 100_000 {
+            let Some(br) = self.branches.get(b as usize) else { break };
+            if let Some(g) = self.groups.get(br.group as usize) {
+                if !g.include_guard && (!with_fallback || g.has_alternative) {
+                    return true;
+                }
+            }
+            b = br.parent;
+            guard += 1;
+        }
+        false
+    }
     /// 0-based line of token `i`.
     pub fn line(&self, i: usize) -> u32 {
         self.toks.get(i).map(|t| t.line).unwrap_or(0)
@@ -303,6 +323,18 @@ pub fn classify_macro(name: &str) -> Platform {
     Platform::Any
 }
 
+fn function_like_at(b: &[u8], k: usize) -> bool {
+    b.get(k) == Some(&b'(')
+}
+
+/// [`classify_macro`], then feature macros this file defines under a platform test.
+pub fn classify_local(name: &str, local: &[(String, Platform)]) -> Platform {
+    match classify_macro(name) {
+        Platform::Any => local.iter().rev().find(|(n, _)| n == name).map(|(_, p)| *p).unwrap_or(Platform::Any),
+        p => p,
+    }
+}
+
 /// Value of a condition over the "which platform compiles this" question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum CV {
@@ -324,6 +356,7 @@ fn flip(v: CV) -> CV {
 }
 
 struct CondParser<'c> {
+    local: &'c [(String, Platform)],
     toks: Vec<&'c str>,
     pos: usize,
     depth: u32,
@@ -454,7 +487,7 @@ impl<'c> CondParser<'c> {
         v
     }
     fn name(&mut self, n: &str) -> CV {
-        match classify_macro(n) {
+        match classify_local(n, self.local) {
             Platform::Amd => {
                 self.vendor_test = true;
                 CV::Amd
@@ -509,7 +542,12 @@ fn cond_tokens(s: &str) -> Vec<&str> {
 
 /// Platform of an `#if`/`#elif` condition, and whether it names a vendor macro.
 pub fn classify_condition(cond: &str) -> (Platform, bool, Option<bool>) {
-    let mut p = CondParser { toks: cond_tokens(cond), pos: 0, depth: 0, vendor_test: false };
+    classify_condition_with(cond, &[])
+}
+
+/// [`classify_condition`] knowing this file's platform feature macros.
+pub fn classify_condition_with(cond: &str, local: &[(String, Platform)]) -> (Platform, bool, Option<bool>) {
+    let mut p = CondParser { local, toks: cond_tokens(cond), pos: 0, depth: 0, vendor_test: false };
     let v = p.or();
     let plat = match v {
         CV::Amd => Platform::Amd,
@@ -557,6 +595,8 @@ pub fn lex(text: &str) -> Src<'_> {
     let mut directives: Vec<Directive> = Vec::new();
     let mut defines: Vec<Define> = Vec::new();
     let mut device_macros: Vec<(String, FnKind)> = Vec::new();
+    let mut local_macros: Vec<(String, Platform)> = Vec::new();
+    let mut last_ifndef: Option<(String, u32, usize)> = None;
 
     let mut cond_stack: Vec<CondFrame> = Vec::new();
     let mut branch: u32 = 0;
@@ -671,10 +711,10 @@ pub fn lex(text: &str) -> Src<'_> {
             match name {
                 "if" | "ifdef" | "ifndef" => {
                     let (mut plat, vendor, constant) = if name == "if" {
-                        classify_condition(rest)
+                        classify_condition_with(rest, &local_macros)
                     } else {
                         let m = cond_tokens(rest).first().copied().unwrap_or("");
-                        let p = classify_macro(m);
+                        let p = classify_local(m, &local_macros);
                         let vendor = p != Platform::Any && !m.starts_with("__CUDA_ARCH") && !m.starts_with("CUTLASS_ARCH_");
                         (p, vendor, None)
                     };
@@ -686,7 +726,8 @@ pub fn lex(text: &str) -> Src<'_> {
                         };
                     }
                     let g = groups.len() as u32;
-                    groups.push(Group { has_alternative: false, platform_test: plat != Platform::Any, func: cur_func });
+                    groups.push(Group { has_alternative: false, platform_test: plat != Platform::Any, func: cur_func, include_guard: false });
+                    last_ifndef = if name == "ifndef" { Some((cond_tokens(rest).first().copied().unwrap_or("").to_string(), g, toks.len())) } else { None };
                     let is_dead = constant == Some(false);
                     let nb = branches.len() as u32;
                     branches.push(Branch { parent: branch, platform: plat, dead: is_dead, group: g, is_alternative: false });
@@ -713,10 +754,10 @@ pub fn lex(text: &str) -> Src<'_> {
                         let (mut plat, vendor, constant) = if name == "else" {
                             (Platform::Any, false, Some(true))
                         } else if name == "elif" {
-                            classify_condition(rest)
+                            classify_condition_with(rest, &local_macros)
                         } else {
                             let m = cond_tokens(rest).first().copied().unwrap_or("");
-                            let p = classify_macro(m);
+                            let p = classify_local(m, &local_macros);
                             (if name == "elifndef" { match p { Platform::Amd => Platform::Nvidia, Platform::Nvidia => Platform::Amd, x => x } } else { p }, p != Platform::Any, None)
                         };
                         if plat == Platform::Any {
@@ -767,6 +808,31 @@ pub fn lex(text: &str) -> Src<'_> {
                         let function_like = b.get(k) == Some(&b'(');
                         let mname = &text[ns..k];
                         let body = &text[k..e];
+                        if let Some((g_name, g, ntok)) = last_ifndef.take() {
+                            if g_name == mname && ntok == toks.len() {
+                                if let Some(gr) = groups.get_mut(g as usize) {
+                                    gr.include_guard = true;
+                                }
+                            }
+                        }
+                        {
+                            // feature macros defined under a platform test (`#define MMA_AVAILABLE`)
+                            let mut bb = branch;
+                            let mut p = Platform::Any;
+                            let mut guard = 0;
+                            while bb != 0 && guard < 100_000 {
+                                let br = &branches[bb as usize];
+                                if br.platform != Platform::Any {
+                                    p = br.platform;
+                                    break;
+                                }
+                                bb = br.parent;
+                                guard += 1;
+                            }
+                            if p != Platform::Any && !function_like_at(b, k) && local_macros.len() < 4096 {
+                                local_macros.push((mname.to_string(), p));
+                            }
+                        }
                         if body.contains("__global__") {
                             device_macros.push((mname.to_string(), FnKind::Global));
                         } else if body.contains("__device__") {

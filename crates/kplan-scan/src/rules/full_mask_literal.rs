@@ -65,12 +65,19 @@ pub fn check(cx: &mut Cx) {
             ballot_vars.push(src.s(k - 1));
         }
     }
+    let shadowed: Vec<&str> = src
+        .defines
+        .iter()
+        .filter(|d| d.function_like)
+        .filter_map(|d| src.text.get(d.name_start as usize..d.name_end as usize))
+        .filter(|n| is_sync_intrinsic(n))
+        .collect();
     for i in 0..n {
         if src.kind(i) != Some(Tk::Ident) {
             continue;
         }
         let w = src.s(i);
-        if is_sync_intrinsic(w) && src.is(i + 1, "(") {
+        if is_sync_intrinsic(w) && src.is(i + 1, "(") && !shadowed.contains(&w) && src.toks[i].flags & crate::lex::IN_DEFINE == 0 {
             let args = cx.call_args(i + 1);
             let Some(&(a, b)) = args.first() else { continue };
             if cx.guarded(i) {

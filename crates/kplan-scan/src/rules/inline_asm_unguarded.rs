@@ -99,6 +99,8 @@ pub fn check(cx: &mut Cx) {
         }
         let end = if src.is(c + 1, ";") { c } else { c };
         match src.platform_branch(i) {
+            // under a condition kplan cannot tie to a platform (a feature macro): trust it
+            None if src.in_conditional(i, false) => {}
             None => {
                 let guard = if own == Platform::Nvidia { "`__CUDA_ARCH__` or `!defined(__HIP_PLATFORM_AMD__)`" } else { "`__HIP_PLATFORM_AMD__` or an `__gfx*__` macro" };
                 let msg = format!("inline {isa} assembly is not under an architecture guard");
@@ -106,7 +108,7 @@ pub fn check(cx: &mut Cx) {
             }
             Some((br, g)) if br.platform == own => {
                 let inside = src.toks.get(i).map(|t| t.func).unwrap_or(0);
-                if !br.is_alternative && !g.has_alternative && inside != 0 && g.func == inside {
+                if !br.is_alternative && !g.has_alternative && inside != 0 && g.func == inside && !src.in_conditional(i, true) {
                     let msg = format!("inline {isa} assembly is guarded but the guard has no `#else` fallback");
                     cx.report_with(&META, Severity::Warning, targets, i, end, msg, "add an `#else` branch that computes the same result (an intrinsic or plain C++), or a static assertion");
                 }

@@ -20,6 +20,30 @@ of the array into whatever shared memory follows it.",
     features: &[],
 };
 
+/// The lane variable `name` is defined (before `at`, from `lo`) as `x % 32`, `x & 31` or modulo
+/// a named constant other than `warpSize`: it stays below 32 and cannot overflow the array.
+fn bounded_by_32(cx: &Cx, name: &str, lo: usize, at: usize) -> bool {
+    let src = cx.src;
+    let Some(eq) = (lo..at).rev().find(|&k| src.is(k, "=") && k > 0 && src.is(k - 1, name)) else { return false };
+    let end = (eq..at).find(|&k| src.is(k, ";")).unwrap_or(at);
+    for k in eq + 1..end {
+        match src.s(k) {
+            "%" => {
+                if src.int(k + 1) == Some(32) || (src.kind(k + 1) == Some(Tk::Ident) && src.s(k + 1) != "warpSize") {
+                    return true;
+                }
+            }
+            "&" => {
+                if src.int(k + 1) == Some(31) {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 pub fn check(cx: &mut Cx) {
     let src = cx.src;
     let n = src.toks.len();
@@ -66,7 +90,7 @@ pub fn check(cx: &mut Cx) {
                     k = m + 1;
                 }
                 if let (Some((a, b)), true) = (last, cnt == ndims) {
-                    let lane_idx = cx.any_ident(a, b.saturating_sub(1), is_lane_ident)
+                    let lane_idx = (a..b).any(|t| src.kind(t) == Some(Tk::Ident) && is_lane_ident(src.s(t)) && !bounded_by_32(cx, src.s(t), lo, t))
                         || ((a..b).any(|t| src.is(t, "warpSize")) && (a..b).any(|t| src.is(t, "%") || src.is(t, "&")));
                     if lane_idx {
                         use_at = Some((j, b));

@@ -46,7 +46,8 @@ pub fn check(cx: &mut Cx) {
                     cx.report_with(&META, Severity::Warning, wide.clone(), a, b, msg, "use a multiple of the widest warp in scope (64)");
                 }
             }
-            if args.len() >= 2 && !amd.is_empty() {
+            let second_is_one = args.get(1).is_some_and(|&(a2, b2)| a2 == b2 && src.int(a2) == Some(1));
+            if args.len() >= 2 && !amd.is_empty() && !second_is_one {
                 let (a2, b2) = args[1];
                 let msg = format!("second `__launch_bounds__` argument `{}` means min blocks per SM on CUDA but min waves per EU on HIP", cx.snippet(a2, b2));
                 cx.report_with(&META, Severity::Warning, amd.clone(), a2, b2, msg, "give each platform its own value (a header macro), or drop the occupancy hint");

@@ -146,7 +146,7 @@ pub fn check(cx: &mut Cx, report: bool) {
     }
     let mut seen: Vec<(&'static str, u32)> = Vec::new();
     for (a, b, det) in hits {
-        if det.inventory_only || src.platform(a) == Platform::Nvidia {
+        if det.inventory_only || src.platform(a) != Platform::Any || src.in_conditional(a, true) {
             continue;
         }
         // one finding per feature per function body (per line outside functions)

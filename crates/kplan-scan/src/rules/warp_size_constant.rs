@@ -40,6 +40,50 @@ fn warp_width_name(s: &str) -> bool {
         || rest.contains("len")
 }
 
+/// The file uses `name` as an explicit shuffle width (a logical 32-lane warp on purpose): as
+/// the `width` argument of a shuffle, `width = name`, or a template argument of a warp
+/// reduction helper.
+fn used_as_width(cx: &Cx, name: &str) -> bool {
+    let src = cx.src;
+    let n = src.toks.len();
+    for i in 0..n {
+        if !src.is(i, name) || i == 0 {
+            continue;
+        }
+        if src.is(i - 1, "=") && i >= 2 && src.s(i - 2).to_ascii_lowercase().contains("width") {
+            return true;
+        }
+        if matches!(src.s(i - 1), "<" | ",") && matches!(src.s(i + 1), ">" | ",") {
+            // callee of the template argument list
+            let mut k = i - 1;
+            let mut steps = 0;
+            while k > 0 && steps < 16 && !src.is(k, "<") {
+                k -= 1;
+                steps += 1;
+            }
+            if k > 0 && src.is(k, "<") {
+                let callee = src.s(k - 1).to_ascii_lowercase();
+                if callee.contains("reduce") || callee.contains("shfl") || callee.contains("shuffle") || callee.contains("warp") {
+                    return true;
+                }
+            }
+        }
+        if src.is(i + 1, ")") {
+            // last argument of a shuffle with an explicit width
+            let Some(open) = src.mate(i + 1) else { continue };
+            if open == 0 {
+                continue;
+            }
+            if let Some(ar) = crate::rules::shuffle_offset_literal::shuffle_arity(src.s(open - 1)) {
+                if cx.call_args(open).len() == ar + 1 {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
 pub fn check(cx: &mut Cx) {
     let src = cx.src;
     // #define NAME 32
@@ -51,7 +95,7 @@ pub fn check(cx: &mut Cx) {
         if !warp_width_name(name) || src.int(d.body.0 as usize) != Some(32) {
             continue;
         }
-        if src.branch_platform(d.branch) != crate::lex::Platform::Any {
+        if src.branch_platform(d.branch) != crate::lex::Platform::Any || used_as_width(cx, name) {
             continue;
         }
         if let Some((sev, targets)) = cx.ctx.scope_severity(&META) {
@@ -73,7 +117,7 @@ pub fn check(cx: &mut Cx) {
         }
         // a declaration: a type or qualifier before the name, or an enumerator
         let decl = k >= 2 && (src.kind(k - 2) == Some(Tk::Ident) || matches!(src.s(k - 2), "{" | ","));
-        if !decl || cx.guarded(k) {
+        if !decl || cx.guarded(k) || used_as_width(cx, src.s(k - 1)) {
             continue;
         }
         let msg = format!("`{}` is fixed at 32 for every platform", src.s(k - 1));
