@@ -1,0 +1,81 @@
+//! `kplan targets` and `kplan features` end to end: output, JSON validity, exit codes for
+//! unknown names (2, with a suggestion) and a broken `--kb DIR` (2, file:line:col).
+
+use std::process::{Command, Output};
+
+fn kplan(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kplan")).args(args).output().expect("run kplan")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn targets_lists_archs_and_devices() {
+    let o = kplan(&["targets"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    for id in ["sm_90a", "gfx942", "gfx1100", "cpu-x86_64-avx2", "h200", "mi355x", "rx9070xt"] {
+        assert!(out.contains(id), "{id} missing");
+    }
+    let o = kplan(&["targets", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    assert!(v["architectures"].as_array().unwrap().len() >= 17);
+}
+
+#[test]
+fn targets_show_arch_and_device() {
+    let o = kplan(&["targets", "show", "gfx942"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("Architecture gfx942 (amd, CDNA3)"));
+    assert!(out.contains("mi300x") && out.contains("[ROCm-specs]") && out.contains("Sources"));
+    let o = kplan(&["targets", "show", "H200", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    assert_eq!(v["arch"]["id"], "sm_90a");
+    assert_eq!(v["device"]["bandwidth_gbs"]["value"], 4800.0);
+    assert_eq!(v["resolved_via"], "device");
+}
+
+#[test]
+fn unknown_names_exit_2_with_a_suggestion() {
+    let o = kplan(&["targets", "show", "gfx9420"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("did you mean `gfx942`"), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    let o = kplan(&["features", "show", "wgma"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("did you mean `wgmma`"), "{}", stderr(&o));
+}
+
+#[test]
+fn features_list_and_show() {
+    let o = kplan(&["features"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("fp8-fnuz"));
+    let o = kplan(&["features", "show", "fp8-matrix", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    assert_eq!(v["feature"]["support"]["gfx942"]["status"], "yes");
+}
+
+#[test]
+fn broken_kb_dir_exits_2_with_position() {
+    let dir = std::env::temp_dir().join(format!("kplan-kb-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../kplan-kb/data");
+    for f in ["sources.toml", "architectures.toml", "devices.toml", "features.toml"] {
+        std::fs::copy(data.join(f), dir.join(f)).unwrap();
+    }
+    std::fs::write(dir.join("devices.toml"), "[[device]]\nid = \"x\"\nname = 3\n").unwrap();
+    let o = kplan(&["--kb", dir.to_str().unwrap(), "targets"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("devices.toml:3:"), "{}", stderr(&o));
+}
