@@ -26,7 +26,7 @@ fn toolchain(t_arch: &kplan_kb::Arch, abstraction: &str) -> String {
 }
 
 pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
-    let mut legs = Vec::new();
+    let mut legs: Vec<CiLeg> = Vec::new();
     let mut notes = Vec::new();
     let abs_of = |name: &str| strategy.per_target.iter().find(|p| p.target == name).map(|p| p.abstraction.clone()).unwrap_or_default();
     let gpu_abs = strategy.per_target.iter().find(|p| p.abstraction != "cpu-fallback").map(|p| p.abstraction.clone()).unwrap_or_default();
@@ -162,6 +162,19 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
             notes.push("the KB has no CPU architecture for the CI host: add a CPU target to run the reference".into());
         }
     }
+    // Two spec names for one architecture (`sm_90a` and `h200`) share a leg.
+    let mut merged: Vec<CiLeg> = Vec::new();
+    for l in legs {
+        match merged.iter_mut().find(|m| m.kind == l.kind && m.arch == l.arch) {
+            Some(m) => {
+                if m.target != l.target && !m.why.contains(&format!("`{}`", l.target)) {
+                    m.why = format!("{} (also covers spec target `{}`)", m.why, l.target);
+                }
+            }
+            None => merged.push(l),
+        }
+    }
+    let legs = merged;
     notes.push("compile legs run on every push on the CI host; run legs need the named GPUs (self-hosted runners, nightly or pre-merge)".into());
     Ci { legs, notes }
 }

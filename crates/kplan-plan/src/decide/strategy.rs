@@ -11,6 +11,25 @@ use kplan_kb::{Availability, Kb, Vendor};
 /// Fraction of the roofline that counts as "near peak" when judging an abstraction.
 pub const NEAR_PEAK_FRACTION: f64 = 0.85;
 
+/// Below this fraction of hand-written/library efficiency, Triton does not meet a near-peak
+/// requirement on a backend (MI300X GEMM: 0.66-0.73 of hipBLASLt, TRITON-7199).
+pub const TRITON_MIN_RATIO: f64 = 0.75;
+
+/// The matrix-instruction family a target's fastest path uses, from the KB's features.
+pub fn matrix_family(kb: &Kb, t: &Target) -> &'static str {
+    let yes = |f: &str| kb.availability(f, &t.arch.id) == Availability::Yes;
+    match t.vendor() {
+        Vendor::Nvidia if yes("tcgen05") => "tcgen05",
+        Vendor::Nvidia if yes("wgmma") => "wgmma",
+        Vendor::Nvidia if yes("mma-sync") => "mma.sync",
+        Vendor::Nvidia => "CUDA cores",
+        Vendor::Amd if yes("mfma") => "MFMA",
+        Vendor::Amd if yes("rdna-wmma") => "RDNA WMMA",
+        Vendor::Amd => "vector ALU",
+        _ => "none",
+    }
+}
+
 /// Features Triton cannot express (no grid sync, no device-side launch, no lane matching);
 /// inline assembly only as elementwise `inline_asm_elementwise`.
 const TRITON_BLOCKERS: [&str; 3] = ["cooperative-launch", "dynamic-parallelism", "warp-match"];
@@ -182,7 +201,7 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
                 if spec.performance == PerfReq::NearPeak && spec.op.uses_matrix_units() && has_vendor(Vendor::Amd) {
                     let tri = eff.lookup("amd", class, "triton").map(|e| e.high).unwrap_or(0.0);
                     let hand = eff.lookup("amd", class, "hand-written").map(|e| e.high).unwrap_or(0.0);
-                    if tri < hand * 0.75 && spec.allowed.contains(&Abstraction::PerBackend) {
+                    if tri < hand * TRITON_MIN_RATIO && spec.allowed.contains(&Abstraction::PerBackend) {
                         return fail(format!(
                             "near-peak {class} on AMD: Triton reaches up to {:.0}% vs {:.0}% for hand-written/library code (section 8)",
                             tri * 100.0,
@@ -198,6 +217,19 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
                 }
                 if core.is_empty() {
                     return Eval { outcome: "not-applicable", why: "no NVIDIA or AMD GPU target".into() };
+                }
+                if spec.performance == PerfReq::NearPeak && spec.op.uses_matrix_units() && spec.allowed.contains(&Abstraction::PerBackend) {
+                    let mut fams: Vec<String> = core.iter().map(|t| format!("{} on {}", matrix_family(kb, t), t.name)).collect();
+                    let mut distinct: Vec<&str> = core.iter().map(|t| matrix_family(kb, t)).collect();
+                    distinct.sort();
+                    distinct.dedup();
+                    if distinct.len() > 1 {
+                        fams.dedup();
+                        return fail(format!(
+                            "near-peak {class} needs each target's own matrix instructions ({}): one CUDA/HIP source would run the lowest common path",
+                            fams.join(", ")
+                        ));
+                    }
                 }
                 if spec.performance == PerfReq::NearPeak {
                     let hard: Vec<String> = missing

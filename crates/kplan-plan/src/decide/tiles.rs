@@ -62,16 +62,23 @@ fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
         (Problem::Gemm { m, n, .. }, _) => gemm_tile(spec, t, *m, *n, budget, &mut tile),
         (Problem::Attention { head_dim, seq_kv, .. }, _) => {
             let d = *head_dim;
+            // Prefer tiles that leave room for two resident blocks (latency hiding between the
+            // two GEMMs and the softmax), else the largest that fits.
             let mut chosen = None;
-            for bm in [128u64, 64, 32] {
-                for bn in [128u64, 64, 32] {
-                    if bn > round_up(*seq_kv, 16).max(32) {
-                        continue;
+            for share in [2u64, 1] {
+                for bm in [128u64, 64, 32] {
+                    for bn in [128u64, 64, 32] {
+                        if bn > round_up(*seq_kv, 16).max(32) {
+                            continue;
+                        }
+                        let stages = 2;
+                        let shared = (bm * d + 2 * bn * d * stages) * s;
+                        if budget.map_or(true, |b| shared * share <= b) {
+                            chosen = Some((bm, bn, stages, shared));
+                            break;
+                        }
                     }
-                    let stages = 2;
-                    let shared = (bm * d + 2 * bn * d * stages) * s;
-                    if budget.map_or(true, |b| shared <= b) {
-                        chosen = Some((bm, bn, stages, shared));
+                    if chosen.is_some() {
                         break;
                     }
                 }
@@ -168,8 +175,8 @@ fn gemm_tile(spec: &Spec, t: &Target, m: u64, n: u64, budget: Option<u64>, tile:
     let warp = t.warp().unwrap_or(32) as u64;
     let max_threads = t.arch.max_threads_per_block.value.unwrap_or(1024) as u64;
     let s = spec.storage.bytes() as u64;
-    // Accumulators per thread: CDNA has the larger register file (AGPRs) and MFMA tiles.
-    let acc_per_thread = if t.is_cdna() { 128 } else { 64 };
+    // About 64 fp32 accumulators per thread keeps the C tile in registers on every vendor.
+    let acc_per_thread = 64;
     let shapes: [(u64, u64, u64); 6] = [(256, 128, 64), (128, 256, 64), (128, 128, 64), (128, 128, 32), (128, 64, 32), (64, 64, 32)];
     let mut chosen = None;
     'outer: for (bm, bn, bk) in shapes {

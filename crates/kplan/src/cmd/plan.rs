@@ -1,8 +1,70 @@
-use super::Ctx;
+//! `kplan plan SPEC.toml [--format md|json] [-o FILE] [--source DIR]`
+
+use super::{write_output, Ctx, EXIT_USAGE};
+use anyhow::Context;
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Format {
+    /// Markdown, for design reviews.
+    Md,
+    /// JSON (schema: docs/plan.schema.json).
+    Json,
+}
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The kernel spec (TOML); docs/plan.md documents every key.
+    #[arg(value_name = "SPEC")]
+    pub spec: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: Format,
+    /// Write the plan to FILE (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Scan existing CUDA/HIP source and add what it uses to the risk register, with file:line.
+    #[arg(long, value_name = "DIR")]
+    pub source: Vec<PathBuf>,
+}
 
-pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<u8> {
-    anyhow::bail!("`kplan plan` is not implemented yet")
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
+    let text = std::fs::read_to_string(&args.spec).with_context(|| format!("cannot read spec {}", args.spec.display()))?;
+    let kb = ctx.kb();
+    let spec = match kplan_plan::parse_spec(&text, kb) {
+        Ok(s) => s,
+        Err(e) => {
+            // A located diagnostic (file:line:col, source line, caret); nothing is written.
+            eprint!("{}", e.render(&args.spec.display().to_string(), &text));
+            return Ok(EXIT_USAGE);
+        }
+    };
+    let mut inputs = kplan_plan::PlanInputs::default();
+    if !args.source.is_empty() {
+        for p in &args.source {
+            if !p.exists() {
+                anyhow::bail!("--source {}: no such file or directory", p.display());
+            }
+        }
+        let inv = kplan_scan::inventory(&args.source, &spec.targets, kb)
+            .with_context(|| format!("cannot scan {}", args.source.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")))?;
+        inputs.findings = Some(
+            inv.items
+                .into_iter()
+                .map(|i| kplan_plan::SourceFinding {
+                    feature: i.feature,
+                    rule: i.rule,
+                    count: i.count,
+                    locations: i.locations.iter().map(|l| format!("{}:{}:{}", l.path.display(), l.line, l.column)).collect(),
+                })
+                .collect(),
+        );
+    }
+    let plan = kplan_plan::build_plan(&spec, kb, &inputs);
+    let out = match args.format {
+        Format::Md => kplan_plan::render::markdown(&plan),
+        Format::Json => kplan_plan::render::json(&plan),
+    };
+    write_output(args.output.as_deref(), &out)?;
+    Ok(0)
 }
