@@ -49,7 +49,7 @@ pub fn check(cx: &mut Cx) {
     }
     for (fi, f) in src.funcs.iter().enumerate() {
         let (lo, hi) = (f.open as usize, (f.close as usize).min(n));
-        if !(lo..hi).any(|k| src.is(k, "volatile")) || (lo..hi).any(|k| src.is(k, "__syncwarp")) {
+        if !(f.marker as usize..hi).any(|k| src.is(k, "volatile")) || (lo..hi).any(|k| src.is(k, "__syncwarp")) {
             continue;
         }
         // s[tid + 16] style neighbour reads

@@ -10,7 +10,7 @@ use kplan_kb::{Availability, Vendor};
 
 pub static META: RuleMeta = RuleMeta {
     id: "nvidia-only-feature",
-    summary: "NVIDIA-specific feature used where a target in scope lacks it",
+    summary: "feature specific to NVIDIA used where a target in scope lacks it",
     what: "Finds uses of NVIDIA-specific features: WMMA (`nvcuda::wmma`), `mma.sync`/`ldmatrix`, WGMMA, \
 `tcgen05`, `cp.async` and the pipeline API, TMA (`cp.async.bulk`, `CUtensorMap`), thread-block clusters, \
 `__nv_fp8*` types, `__reduce_*_sync`, `__match_*_sync`, cooperative launch, dynamic parallelism (launches from \
@@ -190,7 +190,7 @@ pub fn check(cx: &mut Cx, report: bool) {
             .kb
             .feature(det.feature)
             .and_then(|f| f.fallback.clone())
-            .map(|f| format!("guard it for NVIDIA and give the other targets a path: {f}"))
+            .map(|f| format!("guard it for NVIDIA and give the other targets a path: {}", f.trim().trim_end_matches('.')))
             .unwrap_or_else(|| "guard it for NVIDIA (`__CUDA_ARCH__`) and give the other targets their own path".to_string());
         cx.report_with(&META, sev, targets, a, b, msg, &help);
     }

@@ -106,10 +106,10 @@ pub fn check(cx: &mut Cx) {
                 continue;
             }
             let args = cx.call_args(i + 1);
-            if args.len() != arity + 1 {
+            if args.len() != arity {
                 continue;
             }
-            let (a, b) = args[arity];
+            let (a, b) = args[arity - 1];
             if a == b && src.int(a) == Some(16) && !cx.guarded(i) {
                 let msg = format!("`{w}` with offset 16 and no width covers 32 lanes");
                 cx.report(&META, a, a, msg, help);

@@ -25,7 +25,8 @@ hundreds at the uses.",
 /// Names that denote the warp width.
 fn warp_width_name(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
-    if !l.contains("warp") || l.contains("warps") || l.contains("per_block") || l.contains("perblock") {
+    let plural = l.replace("warpsize", "").replace("warp_size", "").contains("warps");
+    if !l.contains("warp") || plural || l.contains("per_block") || l.contains("perblock") {
         return false;
     }
     let rest = l.replace("warp", "");
