@@ -189,3 +189,58 @@ mod tests {
         assert_eq!(r.bound, Bound::Compute);
     }
 }
+
+#[cfg(test)]
+mod work_tests {
+    use super::*;
+    use crate::spec::parse_spec;
+
+    fn spec(op: &str, problem: &str, dtypes: &str) -> Spec {
+        let t = format!("[kernel]\nname='x'\nop='{op}'\ndtypes=[{dtypes}]\nproblem={{ {problem} }}\n[backends]\ntargets=['sm_80']\n");
+        parse_spec(&t, kplan_kb::Kb::builtin()).unwrap()
+    }
+
+    #[test]
+    fn gemm_is_2mnk_over_three_matrices() {
+        let w = work(&spec("gemm", "m=128, n=256, k=64", "'bf16','fp32'"));
+        assert_eq!(w.flops, 2.0 * 128.0 * 256.0 * 64.0);
+        assert_eq!(w.bytes, (128.0 * 64.0 + 64.0 * 256.0 + 128.0 * 256.0) * 2.0);
+    }
+
+    #[test]
+    fn causal_attention_halves_the_flops() {
+        let full = work(&spec("attention", "batch=2, heads=4, seq=1024, head_dim=64", "'fp16'"));
+        let causal = work(&spec("attention", "batch=2, heads=4, seq=1024, head_dim=64, causal=true", "'fp16'"));
+        assert_eq!(full.flops, 4.0 * 2.0 * 4.0 * 1024.0 * 1024.0 * 64.0);
+        assert_eq!(causal.flops * 2.0, full.flops);
+        assert_eq!(full.bytes, causal.bytes);
+    }
+
+    #[test]
+    fn gqa_reads_fewer_kv_bytes() {
+        let mha = work(&spec("attention", "batch=1, heads=8, seq=128, head_dim=64", "'bf16'"));
+        let gqa = work(&spec("attention", "batch=1, heads=8, kv_heads=2, seq=128, head_dim=64", "'bf16'"));
+        assert!(gqa.bytes < mha.bytes);
+        assert_eq!(gqa.flops, mha.flops);
+    }
+
+    #[test]
+    fn norm_reads_writes_and_reads_the_weight() {
+        let w = work(&spec("norm", "rows=10, cols=100", "'bf16','fp32'"));
+        assert_eq!(w.bytes, (2.0 * 10.0 * 100.0 + 100.0) * 2.0);
+        assert_eq!(w.flops, 4.0 * 1000.0);
+    }
+
+    #[test]
+    fn softmax_and_elementwise_bytes() {
+        assert_eq!(work(&spec("softmax", "rows=2, cols=8", "'fp32'")).bytes, 2.0 * 16.0 * 4.0);
+        let e = work(&spec("elementwise", "n=1000, inputs=3, outputs=2", "'fp16'"));
+        assert_eq!(e.bytes, 5.0 * 1000.0 * 2.0);
+    }
+
+    #[test]
+    fn custom_takes_flops_and_bytes_as_given() {
+        let w = work(&spec("custom", "flops=3e9, bytes=1e9", "'fp64'"));
+        assert_eq!((w.flops, w.bytes, w.intensity), (3e9, 1e9, Some(3.0)));
+    }
+}

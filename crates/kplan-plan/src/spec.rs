@@ -474,6 +474,9 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     })
 }
 
+/// Largest size one problem dimension may have (keeps every derived product in range).
+const MAX_DIM: i64 = 1 << 40;
+
 type RawProblem = Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>;
 
 fn parse_problem(op: Op, p: Option<&RawProblem>, op_span: std::ops::Range<usize>) -> Result<(Problem, OpKnobs), SpecError> {
@@ -523,11 +526,11 @@ fn parse_problem(op: Op, p: Option<&RawProblem>, op_span: std::ops::Range<usize>
                 }
                 floats.insert(canon, x);
             }
-            (_, toml::Value::Integer(i)) if *i >= 1 => {
+            (_, toml::Value::Integer(i)) if *i >= 1 && *i <= MAX_DIM => {
                 ints.insert(canon, *i as u64);
             }
             (_, toml::Value::Integer(_)) => {
-                return Err(SpecError::at(val.span(), format!("invalid `{canon}`, expected a positive integer")))
+                return Err(SpecError::at(val.span(), format!("invalid `{canon}`, expected a positive integer up to 2^40")))
             }
             (_, _) => return Err(SpecError::at(val.span(), format!("wrong type for `{canon}`, expected a positive integer"))),
         }

@@ -1,0 +1,303 @@
+//! Decision rules: each test writes a spec that isolates one rule and checks the decision and
+//! the evidence it records. Specs are built from parts so that each differs from the examples.
+
+use kplan_kb::Kb;
+use kplan_plan::analysis::Bound;
+use kplan_plan::model::{Decision, Status};
+use kplan_plan::render::{json, markdown, HEADINGS};
+use kplan_plan::{build_plan, parse_spec, Plan, PlanInputs};
+
+struct S<'a> {
+    op: &'a str,
+    dtypes: &'a str,
+    problem: &'a str,
+    features: &'a str,
+    targets: &'a str,
+    perf: &'a str,
+    fx: bool,
+    expertise: &'a str,
+    allowed: Option<&'a str>,
+}
+
+impl Default for S<'_> {
+    fn default() -> Self {
+        S {
+            op: "softmax",
+            dtypes: r#""bf16", "fp32""#,
+            problem: "rows = 4096, cols = 2048",
+            features: "",
+            targets: r#""sm_80", "sm_90a", "gfx942", "cpu-x86_64""#,
+            perf: "near-peak",
+            fx: false,
+            expertise: r#""cuda", "hip", "triton""#,
+            allowed: None,
+        }
+    }
+}
+
+impl S<'_> {
+    fn text(&self) -> String {
+        let mut t = format!(
+            "[kernel]\nname = \"t\"\nop = \"{}\"\ndtypes = [{}]\nproblem = {{ {} }}\nfeatures = [{}]\n[backends]\ntargets = [{}]\n\
+             [requirements]\nperformance = \"{}\"\nframework_expressible = {}\n[team]\nexpertise = [{}]\n",
+            self.op, self.dtypes, self.problem, self.features, self.targets, self.perf, self.fx, self.expertise
+        );
+        if let Some(a) = self.allowed {
+            t.push_str(&format!("[abstraction]\nallowed = [{a}]\n"));
+        }
+        t
+    }
+    fn plan(&self) -> Plan {
+        let text = self.text();
+        let spec = parse_spec(&text, Kb::builtin()).unwrap_or_else(|e| panic!("{}", e.render("t.toml", &text)));
+        build_plan(&spec, Kb::builtin(), &PlanInputs::default())
+    }
+}
+
+fn risk_ids(p: &Plan) -> Vec<&str> {
+    p.risks.iter().map(|r| r.id.as_str()).collect()
+}
+
+#[test]
+fn framework_expressible_and_reasonable_uses_the_framework() {
+    let p = S { fx: true, perf: "reasonable", ..S::default() }.plan();
+    assert_eq!(p.verdict.decision, Decision::UseFramework);
+    assert_eq!(p.strategy.chosen, "framework");
+}
+
+#[test]
+fn framework_expressible_but_near_peak_row_op_needs_a_kernel() {
+    // NVIDIA framework row kernels reach 22-70% (efficiency table): not near-peak.
+    let p = S { fx: true, ..S::default() }.plan();
+    assert_eq!(p.verdict.decision, Decision::CustomKernel);
+    let fw = p.strategy.alternatives.iter().find(|a| a.abstraction == "framework").unwrap();
+    assert_eq!(fw.outcome, "rejected");
+    assert!(fw.why.contains("near-peak"), "{}", fw.why);
+}
+
+#[test]
+fn framework_streaming_op_already_near_peak_uses_the_framework() {
+    let p = S { op: "elementwise", problem: "n = 100000000, inputs = 2", fx: true, ..S::default() }.plan();
+    assert_eq!(p.verdict.decision, Decision::UseFramework);
+}
+
+#[test]
+fn plain_gemm_uses_the_vendor_library() {
+    let p = S { op: "gemm", problem: "m = 4096, n = 4096, k = 4096", ..S::default() }.plan();
+    assert_eq!(p.verdict.decision, Decision::UseVendorLibrary);
+    let imp: Vec<&str> = p.strategy.per_target.iter().map(|t| t.implementation.as_str()).collect();
+    assert!(imp.iter().any(|i| i.contains("cuBLAS")) && imp.iter().any(|i| i.contains("hipBLASLt")), "{imp:?}");
+}
+
+#[test]
+fn gemm_without_vendor_blas_and_triton_goes_per_backend() {
+    let p = S {
+        op: "gemm",
+        problem: "m = 4096, n = 4096, k = 4096",
+        allowed: Some(r#""hip-single-source", "per-backend", "cutlass""#),
+        ..S::default()
+    }
+    .plan();
+    assert_eq!(p.verdict.decision, Decision::CustomKernel);
+    assert_eq!(p.strategy.chosen, "per-backend");
+    let hip = p.strategy.alternatives.iter().find(|a| a.abstraction == "hip-single-source").unwrap();
+    assert!(hip.why.contains("matrix instructions"), "{}", hip.why);
+    // CUTLASS for the NVIDIA leg, since it is allowed and the op is a matrix op.
+    assert_eq!(p.strategy.per_target.iter().find(|t| t.target == "sm_90a").unwrap().abstraction, "cutlass");
+}
+
+#[test]
+fn only_nvidia_gpu_targets_is_nvidia_only() {
+    let p = S { targets: r#""sm_80", "h100", "cpu-x86_64""#, ..S::default() }.plan();
+    assert_eq!(p.verdict.decision, Decision::NvidiaOnly);
+    assert!(p.verdict.reason.contains("CPU fallback"));
+    assert!(!risk_ids(&p).contains(&"warp-size"));
+}
+
+#[test]
+fn near_peak_nvidia_only_feature_without_per_backend_is_nvidia_only() {
+    let p = S {
+        op: "gemm",
+        problem: "m = 8192, n = 8192, k = 8192",
+        features: r#""wgmma""#,
+        targets: r#""sm_90a", "gfx942""#,
+        allowed: Some(r#""triton", "hip-single-source""#),
+        ..S::default()
+    }
+    .plan();
+    assert_eq!(p.verdict.decision, Decision::NvidiaOnly, "{}", p.verdict.reason);
+    assert!(p.verdict.reason.contains("wgmma"));
+    let amd = p.strategy.per_target.iter().find(|t| t.target == "gfx942").unwrap();
+    assert_eq!(amd.abstraction, "framework");
+}
+
+#[test]
+fn team_with_triton_gets_triton_and_the_num_warps_risk() {
+    let p = S::default().plan();
+    assert_eq!(p.strategy.chosen, "triton");
+    let r = p.risks.iter().find(|r| r.id == "triton-num-warps").expect("num_warps risk");
+    assert_eq!(r.targets, vec!["gfx942".to_string()]);
+}
+
+#[test]
+fn cuda_only_team_gets_hip_single_source() {
+    let p = S { expertise: r#""cuda""#, ..S::default() }.plan();
+    assert_eq!(p.strategy.chosen, "hip-single-source");
+    let tri = p.strategy.alternatives.iter().find(|a| a.abstraction == "triton").unwrap();
+    assert!(tri.why.contains("no Triton experience"), "{}", tri.why);
+    assert!(!risk_ids(&p).contains(&"triton-num-warps"));
+}
+
+#[test]
+fn no_known_option_falls_back_to_triton_with_ramp_up() {
+    let p = S { expertise: r#""cpu""#, allowed: Some(r#""triton""#), ..S::default() }.plan();
+    assert_eq!(p.strategy.chosen, "triton");
+    assert!(p.strategy.summary.contains("no Triton experience"), "{}", p.strategy.summary);
+}
+
+#[test]
+fn triton_rejected_below_sm_80() {
+    let p = S { targets: r#""sm_75", "gfx942""#, ..S::default() }.plan();
+    let tri = p.strategy.alternatives.iter().find(|a| a.abstraction == "triton").unwrap();
+    assert_eq!(tri.outcome, "rejected");
+    assert!(tri.why.contains("sm_75"));
+}
+
+#[test]
+fn warp_size_risk_names_the_wave64_targets() {
+    let p = S::default().plan();
+    let r = p.risks.iter().find(|r| r.id == "warp-size").expect("warp-size risk");
+    assert!(r.targets.contains(&"gfx942".to_string()));
+    assert!(!r.targets.contains(&"sm_80".to_string()));
+    assert!(r.evidence.iter().any(|e| e.contains("gfx942: warp size 64")));
+}
+
+#[test]
+fn rdna_and_cdna_together_add_the_wave32_risk() {
+    let p = S { targets: r#""gfx942", "gfx1100""#, ..S::default() }.plan();
+    assert!(risk_ids(&p).contains(&"rdna-wave32"));
+    // AMD only: no NVIDIA, so the CI adds no NVIDIA legs; CDNA present.
+    assert!(p.ci.legs.iter().all(|l| !l.arch.starts_with("sm_")));
+}
+
+#[test]
+fn fp8_across_ocp_and_fnuz_targets_adds_the_encoding_risk() {
+    let p = S { op: "gemm", dtypes: r#""fp8", "fp32""#, problem: "m = 4096, n = 4096, k = 4096", targets: r#""sm_90a", "gfx942", "gfx950""#, ..S::default() }.plan();
+    let r = p.risks.iter().find(|r| r.id == "fp8-encoding").expect("fp8 risk");
+    assert!(r.targets.contains(&"gfx942".to_string()), "{:?}", r.targets);
+    let ds: Vec<_> = p.operation.dtype_support.iter().filter(|d| d.target == "gfx942" && d.dtype == "fp8").collect();
+    assert_eq!(ds.len(), 1);
+}
+
+#[test]
+fn missing_feature_gets_a_risk_with_the_kb_fallback() {
+    let p = S { features: r#""wgmma""#, ..S::default() }.plan();
+    let r = p.risks.iter().find(|r| r.id == "feature-wgmma-no").expect("wgmma missing risk");
+    assert!(r.targets.contains(&"gfx942".to_string()) && r.targets.contains(&"sm_80".to_string()), "{:?}", r.targets);
+    assert!(r.fallback.is_some());
+    assert!(!r.sources.is_empty());
+}
+
+#[test]
+fn tiles_are_whole_warps_within_budget() {
+    for (op, problem) in [
+        ("softmax", "rows = 3, cols = 100003"),
+        ("norm", "rows = 1, cols = 7"),
+        ("elementwise", "n = 1"),
+        ("reduction", "n = 123456789"),
+        ("gemm", "m = 1, n = 50000, k = 17"),
+        ("attention", "batch = 1, heads = 2, seq = 77, head_dim = 256"),
+        ("scan", "rows = 9, cols = 1000000"),
+    ] {
+        let p = S { op, problem, targets: r#""sm_75", "sm_90a", "gfx942", "gfx1201", "cpu-aarch64""#, ..S::default() }.plan();
+        for (t, b) in p.tiles.iter().zip(&p.backend_matrix) {
+            let w = b.warp_size.unwrap_or(1);
+            if b.vendor != "cpu" {
+                assert_eq!(t.block_threads % w, 0, "{op} {}: {} threads, warp {w}", t.target, t.block_threads);
+                assert!(t.block_threads <= b.max_threads_per_block.unwrap_or(1024));
+                if let Some(budget) = t.shared_budget_bytes {
+                    assert!(t.shared_bytes <= budget, "{op} {}: {} > {budget}", t.target, t.shared_bytes);
+                }
+                assert!(!t.candidates.is_empty());
+            }
+        }
+    }
+}
+
+#[test]
+fn ci_adds_a_second_nvidia_generation_and_a_cdna_target() {
+    let p = S { targets: r#""sm_90a", "gfx1100""#, ..S::default() }.plan();
+    let gens: std::collections::BTreeSet<String> =
+        p.ci.legs.iter().filter(|l| l.arch.starts_with("sm_")).map(|l| l.arch.clone()).collect();
+    assert!(gens.len() >= 2, "{gens:?}");
+    assert!(p.ci.legs.iter().any(|l| l.arch == "gfx942" && l.why.contains("CDNA")));
+    assert!(p.ci.legs.iter().any(|l| l.kind == "run" && l.runner == "CI host"), "CPU reference leg on the CI host");
+    assert!(p.ci.legs.iter().any(|l| l.kind == "compile") && p.ci.legs.iter().any(|l| l.kind == "run"));
+}
+
+#[test]
+fn performance_units_follow_the_bound() {
+    let mem = S::default().plan();
+    for x in &mem.performance {
+        if x.bound == Some(Bound::Memory) {
+            assert_eq!(x.unit.as_deref(), Some("GB/s"));
+            let eff = x.efficiency.as_ref().unwrap();
+            assert!((x.expected_high.unwrap() - x.roofline.unwrap() * eff.high).abs() < 1e-6);
+        }
+    }
+    let gemm = S { op: "gemm", problem: "m = 8192, n = 8192, k = 8192", ..S::default() }.plan();
+    let h100 = gemm.performance.iter().find(|x| x.target == "sm_90a").unwrap();
+    assert_eq!(h100.bound, Some(Bound::Compute));
+    assert_eq!(h100.unit.as_deref(), Some("TFLOP/s"));
+    // vendor library on NVIDIA: 70-80% of the dense bf16 peak
+    let peak = gemm.operation.per_target.iter().find(|t| t.target == "sm_90a").unwrap().peak_tflops.unwrap();
+    assert!((h100.expected_low.unwrap() - 0.70 * peak).abs() < 1e-6);
+}
+
+#[test]
+fn skinny_gemm_is_memory_bound() {
+    let p = S { op: "gemm", problem: "m = 1, n = 16384, k = 16384", ..S::default() }.plan();
+    assert!(p.performance.iter().filter(|x| x.target != "cpu-x86_64").all(|x| x.bound == Some(Bound::Memory)));
+}
+
+#[test]
+fn unknown_device_numbers_stay_unknown() {
+    let p = S { targets: r#""m3", "cpu-x86_64""#, allowed: Some(r#""metal""#), expertise: r#""metal""#, ..S::default() }.plan();
+    for x in &p.performance {
+        assert!(x.roofline.is_none() && x.expected_low.is_none(), "{x:?}");
+        assert!(x.note.as_deref().unwrap_or("").starts_with("unknown"));
+    }
+    let m = markdown(&p);
+    assert!(m.contains("unknown"));
+    assert_eq!(p.strategy.per_target[0].abstraction, "metal");
+    let item = p.checklist.iter().find(|c| c.item == "performance per backend documented").unwrap();
+    assert_eq!(item.status, Status::NeedsHuman);
+}
+
+#[test]
+fn checklist_has_the_ten_items() {
+    let p = S { targets: r#""sm_80", "gfx942""#, ..S::default() }.plan();
+    assert_eq!(p.checklist.len(), 10);
+    let cpu = p.checklist.iter().find(|c| c.item == "CPU fallback decided").unwrap();
+    assert_eq!(cpu.status, Status::Fail, "no CPU target");
+}
+
+#[test]
+fn odd_specs_render_without_panicking() {
+    let cases = [
+        S { op: "custom", problem: "flops = 0, bytes = 1", targets: r#""gfx90a""#, ..S::default() },
+        S { op: "custom", problem: "flops = 1e18, bytes = 1.5", targets: r#""cpu""#, ..S::default() },
+        S { op: "attention", problem: "batch = 1, heads = 1, seq_q = 1, seq_kv = 1099511627776, head_dim = 1099511627776, causal = true", ..S::default() },
+        S { op: "scan", problem: "n = 1099511627776", dtypes: r#""int8""#, ..S::default() },
+        S { op: "norm", problem: "rows = 1, cols = 1", targets: r#""pvc", "m3", "rx9070xt", "b200", "sm_120""#, ..S::default() },
+        S { op: "reduction", problem: "n = 3", targets: r#""cpu-x86_64-avx512", "cpu-aarch64""#, expertise: "", ..S::default() },
+    ];
+    for c in cases {
+        let p = c.plan();
+        let m = markdown(&p);
+        for h in HEADINGS {
+            assert!(m.contains(&format!("## {h}\n")), "{h}");
+        }
+        serde_json::from_str::<serde_json::Value>(&json(&p)).unwrap();
+    }
+}
