@@ -1,6 +1,7 @@
 """Row softmax in Triton: y[r, :] = exp(x[r, :] - max) / sum(exp(x[r, :] - max)).
 
-One program per row; fp32 or bf16 in and out, fp32 arithmetic; any row length. A row up to
+One program per row; fp32 or bf16 in and out, fp32 arithmetic; any row length. A row of -inf
+only gives zeros (the masked-attention convention kplan's CPU reference uses), not NaN. A row up to
 FUSED_MAX elements is loaded once into a block of BLOCK_SIZE = next power of two of the row length;
 a longer row is streamed in LOOP_BLOCK chunks with an online (running max, rescaled sum) pass and a
 second normalising pass. Launch through `softmax(x, out)`, which picks the kernel, BLOCK_SIZE and
@@ -21,9 +22,11 @@ def softmax_kernel(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK
     mask = offs < n_cols
     x = tl.load(in_ptr + row * in_row_stride + offs, mask=mask, other=-float("inf")).to(tl.float32)
     row_max = tl.max(x, axis=0)
+    # A row of -inf only has no probability mass: output zeros, not NaN from (-inf) - (-inf).
+    row_max = tl.where(row_max == -float("inf"), 0.0, row_max)
     num = tl.exp(x - row_max)
     den = tl.sum(num, axis=0)
-    y = num / den
+    y = num / tl.where(den == 0.0, 1.0, den)
     tl.store(out_ptr + row * out_row_stride + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
 
 
@@ -45,6 +48,7 @@ def softmax_looped_kernel(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols
     row_max = tl.max(m, axis=0)
     row_max = tl.where(row_max == -float("inf"), 0.0, row_max)
     den = tl.sum(d * tl.exp(m - row_max), axis=0)
+    den = tl.where(den == 0.0, 1.0, den)  # all -inf row: zeros, as in the fused kernel
     for start in range(0, n_cols, BLOCK_SIZE):
         offs = start + tl.arange(0, BLOCK_SIZE)
         mask = offs < n_cols

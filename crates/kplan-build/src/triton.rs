@@ -210,7 +210,7 @@ pub fn triton_version(python: &Path) -> Result<String, TritonError> {
 }
 
 /// Runs `python script request` with a time limit, returning stdout.
-pub(crate) fn run_driver(python: &Path, script: &str, request: &serde_json::Value, timeout: Duration) -> Result<String, TritonError> {
+pub fn run_driver(python: &Path, script: &str, request: &serde_json::Value, timeout: Duration) -> Result<String, TritonError> {
     let dir = tempfile::Builder::new().prefix("kplan-triton-").tempdir()?;
     let script_path = dir.path().join("driver.py");
     let req_path = dir.path().join("request.json");
@@ -261,7 +261,7 @@ pub(crate) fn run_driver(python: &Path, script: &str, request: &serde_json::Valu
 }
 
 /// Last JSON line of the driver's stdout (a kernel file may print on import).
-pub(crate) fn last_json_line(stdout: &str) -> Option<&str> {
+pub fn last_json_line(stdout: &str) -> Option<&str> {
     stdout.lines().rev().map(str::trim).find(|l| l.starts_with('{'))
 }
 
