@@ -61,13 +61,15 @@ pub fn device_libs_for(base: &Path, gfx: &str, clang: &Path, clang_version: &str
         return Ok(dir);
     }
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    // Link every library of the base directory (idempotent; racing builds may both try).
+    // Link every library of the base directory (idempotent; racing builds may both try, so
+    // each writes under its own temporary name and renames into place).
+    let tag = format!("{}.{:?}", std::process::id(), std::thread::current().id()).replace(['(', ')'], "");
     let entries = std::fs::read_dir(base).map_err(|e| format!("cannot read {}: {e}", base.display()))?;
     for e in entries.flatten() {
         let name = e.file_name();
         let link = dir.join(&name);
         if link.symlink_metadata().is_err() {
-            let tmp = dir.join(format!(".{}.{}", name.to_string_lossy(), std::process::id()));
+            let tmp = dir.join(format!(".{}.{tag}", name.to_string_lossy()));
             #[cfg(unix)]
             let made = std::os::unix::fs::symlink(e.path(), &tmp);
             #[cfg(not(unix))]
@@ -87,7 +89,6 @@ pub fn device_libs_for(base: &Path, gfx: &str, clang: &Path, clang_version: &str
     ll.push_str(&format!(
         "@__oclc_ISA_version = linkonce_odr protected local_unnamed_addr addrspace(4) constant i32 {isa}, align 4\n"
     ));
-    let tag = format!("{}.{:?}", std::process::id(), std::thread::current().id()).replace(['(', ')'], "");
     let ll_path = dir.join(format!(".oclc_isa_version_{suffix}.{tag}.ll"));
     let bc_tmp = dir.join(format!(".oclc_isa_version_{suffix}.{tag}.bc"));
     std::fs::write(&ll_path, ll).map_err(|e| format!("cannot write {}: {e}", ll_path.display()))?;
