@@ -263,3 +263,17 @@ fn missing_compiler_is_skipped_with_install_hint() {
     assert!(r["diagnostics"].as_str().unwrap().contains("nvcc not found; install:"), "{r}");
     assert_eq!(o.status.code(), Some(0));
 }
+
+#[test]
+fn kernel_written_against_the_header_has_no_scan_findings() {
+    let o = kplan()
+        .arg("scan")
+        .arg(kernel())
+        .args(["--targets", "sm_80,sm_90a,gfx90a,gfx942,gfx1100", "--format", "json", "--fail-on", "note"])
+        .output()
+        .unwrap();
+    let v = json(&o);
+    assert_eq!(v["files_scanned"], 1, "{v}");
+    assert_eq!(v["findings"].as_array().map(Vec::len), Some(0), "{v}");
+    assert_eq!(o.status.code(), Some(0));
+}
