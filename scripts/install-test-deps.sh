@@ -10,7 +10,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 
 NVCC_VERSION=${KPLAN_NVCC_PIP_VERSION:-13.0.88}
 TRITON_VERSION=${KPLAN_TRITON_VERSION:-3.6.0}
-APT_PKGS=(clang-19 lld-19 llvm-19 libamdhip64-dev rocm-device-libs python3-venv)
+# g++: nvcc's host compiler and kplan's CPU (host) target.
+APT_PKGS=(clang-19 lld-19 llvm-19 libamdhip64-dev rocm-device-libs python3-venv g++)
 
 missing=()
 for p in "${APT_PKGS[@]}"; do
@@ -19,7 +20,10 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install-test-deps: apt-get install ${missing[*]}" >&2
   sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "install-test-deps: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+    sudo_cmd="sudo"
+  fi
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
