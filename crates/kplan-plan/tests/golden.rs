@@ -57,3 +57,33 @@ fn example_plans_are_up_to_date() {
     }
     assert!(stale.is_empty(), "stale generated plans (run `UPDATE_GOLDEN=1 cargo test -p kplan-plan`): {stale:?}");
 }
+
+/// Every example plan's JSON, and plans for specs unlike the examples, validate against
+/// docs/plan.schema.json (draft 2020-12).
+#[test]
+fn plans_validate_against_the_schema() {
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join("docs/plan.schema.json")).unwrap()).unwrap();
+    let validator = jsonschema::draft202012::new(&schema).expect("schema compiles");
+    let kb = Kb::builtin();
+    let mut texts: Vec<(String, String)> =
+        example_specs().into_iter().map(|p| (p.display().to_string(), std::fs::read_to_string(&p).unwrap())).collect();
+    texts.push((
+        "odd".into(),
+        "[kernel]\nname='odd'\nop='custom'\ndtypes=['fp64']\nproblem={flops=0, bytes=7}\n[backends]\ntargets=['m3','pvc','gfx1201','sm_120']\n".into(),
+    ));
+    for (name, text) in texts {
+        let spec = parse_spec(&text, kb).unwrap();
+        let plan = build_plan(&spec, kb, &PlanInputs::default());
+        let value: serde_json::Value = serde_json::from_str(&json(&plan)).unwrap();
+        let errors: Vec<String> = validator.iter_errors(&value).map(|e| format!("{} at {}", e, e.instance_path)).collect();
+        assert!(errors.is_empty(), "{name}: {errors:#?}");
+    }
+    // The schema is not vacuous: a plan missing a key or with a bad status fails.
+    let spec = parse_spec(&std::fs::read_to_string(root().join("examples/rmsnorm.toml")).unwrap(), kb).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&json(&build_plan(&spec, kb, &PlanInputs::default()))).unwrap();
+    v["checklist"][0]["status"] = "maybe".into();
+    assert!(!validator.is_valid(&v));
+    v.as_object_mut().unwrap().remove("tiles");
+    assert!(!validator.is_valid(&v));
+}
