@@ -135,3 +135,39 @@ fn existing_output_file_survives_a_failed_run() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read_to_string(&out_path).unwrap(), "previous plan");
 }
+
+#[test]
+fn source_scan_adds_located_risks() {
+    let d = scratch("source");
+    let src = d.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("k.cu"),
+        "__global__ void k(float* x) {\n  float v = x[threadIdx.x];\n  v += __shfl_down_sync(0xffffffff, v, 1);\n  asm volatile(\"membar.gl;\");\n  x[0] = v;\n}\n",
+    )
+    .unwrap();
+    let spec = d.join("good.toml");
+    std::fs::write(&spec, GOOD).unwrap();
+    let out = kplan(&["plan", spec.to_str().unwrap(), "--format", "json", "--source", src.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let risks = v["risks"].as_array().unwrap();
+    let asm = risks.iter().find(|r| r["id"] == "source-inline-ptx").expect("inline PTX found in the source");
+    let ev = asm["evidence"][0].as_str().unwrap();
+    assert!(ev.ends_with("k.cu:4:3"), "{ev}");
+    assert!(asm["targets"].as_array().unwrap().iter().any(|t| t == "gfx942"));
+    let item = v["checklist"].as_array().unwrap().iter().find(|c| c["item"] == "risk register lists every NVIDIA-specific feature").unwrap();
+    assert_eq!(item["status"], "pass");
+    // Without --source the same item needs a human.
+    let out = kplan(&["plan", spec.to_str().unwrap(), "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let item = v["checklist"].as_array().unwrap().iter().find(|c| c["item"] == "risk register lists every NVIDIA-specific feature").unwrap();
+    assert_eq!(item["status"], "needs-human");
+}
+
+#[test]
+fn missing_source_dir_is_a_usage_error() {
+    let spec = root().join("examples/rmsnorm.toml");
+    let out = kplan(&["plan", spec.to_str().unwrap(), "--source", "/nonexistent/kplan-src"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -362,10 +362,16 @@ pub fn register(spec: &Spec, kb: &Kb, targets: &[Target], strategy: &Strategy, f
         let mut locs: Vec<String> = items.iter().flat_map(|i| i.locations.iter().cloned()).collect();
         locs.sort();
         locs.dedup();
-        let affected: Vec<String> = match kb.feature(feature) {
+        let non_nv = || gpu.iter().filter(|t| t.vendor() != Vendor::Nvidia).map(|t| t.name.clone()).collect::<Vec<_>>();
+        let mut affected: Vec<String> = match kb.feature(feature) {
             Some(_) => gpu.iter().filter(|t| kb.availability(feature, &t.arch.id) != Availability::Yes).map(|t| t.name.clone()).collect(),
-            None => gpu.iter().filter(|t| t.vendor() != Vendor::Nvidia).map(|t| t.name.clone()).collect(),
+            None => non_nv(),
         };
+        // Available everywhere, but written in NVIDIA's API: the translation is the risk.
+        let translated_only = affected.is_empty();
+        if translated_only && kb.feature(feature).is_some_and(|f| f.origin == "nvidia") {
+            affected = non_nv();
+        }
         let fallback = kb.feature(feature).and_then(|f| f.fallback.clone());
         let rules: Vec<&str> = items.iter().map(|i| i.rule.as_str()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
         let mut evidence: Vec<String> = locs.iter().take(20).cloned().collect();
@@ -377,8 +383,12 @@ pub fn register(spec: &Spec, kb: &Kb, targets: &[Target], strategy: &Strategy, f
             title: format!("existing source uses `{feature}` ({count} site{}; rule {})", if count == 1 { "" } else { "s" }, rules.join(", ")),
             kind: "source".into(),
             targets: affected,
-            severity: if fallback.is_some() { "medium".into() } else { "high".into() },
-            mitigation: format!("port each site through the header or guard it per vendor; `kplan scan` on the tree lists the fix per rule"),
+            severity: if translated_only { "low".into() } else if fallback.is_some() { "medium".into() } else { "high".into() },
+            mitigation: if translated_only {
+                "available on every target through a translation: port each site through the header's portable name and check mask widths; `kplan scan` lists the fix per rule".into()
+            } else {
+                "port each site through the header or guard it per vendor, with the fallback where the feature is missing; `kplan scan` lists the fix per rule".into()
+            },
             fallback,
             evidence,
             sources: vec![],
