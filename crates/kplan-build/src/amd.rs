@@ -254,7 +254,7 @@ pub(crate) fn compile(job: &Job, gfx: &str, mut r: TargetResult) -> TargetResult
     args.push(job.file.display().to_string());
     args.push("-o".into());
     args.push(obj.display().to_string());
-    let out = match process::run(&clang.path, &args, Some(&job.out_dir), job.opts.timeout) {
+    let out = match process::run(&clang.path, &args, None, job.opts.timeout) {
         Ok(o) => o,
         Err(e) => return r.fail(format!("cannot run {}: {e}", clang.path.display())),
     };

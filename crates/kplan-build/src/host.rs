@@ -64,7 +64,7 @@ pub(crate) fn compile(job: &Job, march: Option<&str>, mut r: TargetResult) -> Ta
     args.push(job.file.display().to_string());
     args.push("-o".into());
     args.push(obj.display().to_string());
-    let out = match process::run(&tool.path, &args, Some(&job.out_dir), job.opts.timeout) {
+    let out = match process::run(&tool.path, &args, None, job.opts.timeout) {
         Ok(o) => o,
         Err(e) => return r.fail(format!("cannot run {}: {e}", tool.path.display())),
     };

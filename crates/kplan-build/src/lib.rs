@@ -312,14 +312,16 @@ pub fn build(file: &Path, opts: &BuildOptions, kb: &kplan_kb::Kb) -> Result<Vec<
     if !file.is_file() {
         return Err(BuildError::NotFound(file.to_path_buf()));
     }
-    let file = std::fs::canonicalize(file).map_err(|e| BuildError::Io { context: file.display().to_string(), source: e })?;
     if file.extension().is_some_and(|e| e == "py") {
-        return Ok(build_triton(&file, opts));
+        return Ok(build_triton(file, opts));
     }
+    // Compilers run in the current directory with the path as given, so their messages name
+    // the file the way the user wrote it; outputs go to absolute paths under the out dir.
+    let file = file.to_path_buf();
     let io = |context: String| move |source| BuildError::Io { context, source };
     let tmp = tempfile::Builder::new().prefix("kplan-build-").tempdir().map_err(io("cannot create a temp dir".into()))?;
     let base = match &opts.out_dir {
-        Some(d) => d.clone(),
+        Some(d) => std::path::absolute(d).map_err(io(d.display().to_string()))?,
         None => tmp.path().to_path_buf(),
     };
     let header_dir = tmp.path().join("include");

@@ -79,7 +79,7 @@ pub(crate) fn compile(job: &Job, sm: &str, mut r: TargetResult) -> TargetResult 
     args.push(job.file.display().to_string());
     args.push("-o".into());
     args.push(obj.display().to_string());
-    let out = match process::run(&nvcc.path, &args, Some(&job.out_dir), job.opts.timeout) {
+    let out = match process::run(&nvcc.path, &args, None, job.opts.timeout) {
         Ok(o) => o,
         Err(e) => return r.fail(format!("cannot run {}: {e}", nvcc.path.display())),
     };
