@@ -87,3 +87,21 @@ fn plans_validate_against_the_schema() {
     v.as_object_mut().unwrap().remove("tiles");
     assert!(!validator.is_valid(&v));
 }
+
+/// docs/plan.md embeds the efficiency table between markers; regenerate and diff it.
+#[test]
+fn docs_efficiency_table_is_up_to_date() {
+    let path = root().join("docs/plan.md");
+    let doc = std::fs::read_to_string(&path).expect("docs/plan.md");
+    let (start, end) = ("<!-- efficiency-table:start (@generated from crates/kplan-plan/data/efficiency.toml) -->\n", "<!-- efficiency-table:end -->");
+    let a = doc.find(start).expect("start marker") + start.len();
+    let b = doc.find(end).expect("end marker");
+    let table = kplan_plan::efficiency::markdown_table(kplan_plan::efficiency::EfficiencyTable::builtin());
+    if doc[a..b] != table {
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            std::fs::write(&path, format!("{}{}{}", &doc[..a], table, &doc[b..])).unwrap();
+        } else {
+            panic!("docs/plan.md efficiency table is stale (run `UPDATE_GOLDEN=1 cargo test -p kplan-plan`)");
+        }
+    }
+}
