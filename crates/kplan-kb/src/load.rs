@@ -204,10 +204,35 @@ impl Kb {
                 src("architectures.toml", &o, k)?;
             }
             if let Some(d) = &a.reference_device {
-                if self.device(d).is_none() {
+                match self.device(d) {
+                    None => {
+                        return Err(invalid(
+                            "architectures.toml",
+                            format!("{o}: unknown reference_device `{d}`"),
+                        ))
+                    }
+                    // The stand-in must be the same hardware generation (sm_90 may use an
+                    // sm_90a device; sm_80 may not use an sm_86 one).
+                    Some(dev) => {
+                        let same = dev.arch == a.id
+                            || !matches!(self.arch(&dev.arch), Some(da) if da.family != a.family || da.vendor != a.vendor);
+                        if !same {
+                            return Err(invalid(
+                                "architectures.toml",
+                                format!("{o}: reference_device `{d}` belongs to `{}`, a different family", dev.arch),
+                            ));
+                        }
+                    }
+                }
+            }
+            for f in a.facts() {
+                if f.value.is_none() && f.note.is_none() {
                     return Err(invalid(
                         "architectures.toml",
-                        format!("{o}: unknown reference_device `{d}`"),
+                        format!(
+                            "{o}: `{}` has no value and no note (an unknown fact must say why)",
+                            f.name
+                        ),
                     ));
                 }
             }
@@ -227,6 +252,34 @@ impl Kb {
             }
             for k in d.fact_sources() {
                 src("devices.toml", &o, k)?;
+            }
+            for f in d.facts().into_iter().filter(|f| !f.source.is_empty()) {
+                if f.value.is_none() && f.note.is_none() {
+                    return Err(invalid(
+                        "devices.toml",
+                        format!(
+                            "{o}: `{}` has no value and no note (an unknown fact must say why)",
+                            f.name
+                        ),
+                    ));
+                }
+            }
+            let mut numbers = vec![("bandwidth_gbs", d.bandwidth_gbs.value)];
+            numbers.extend(d.peak_tflops.iter().map(|(dt, f)| (dt.as_str(), f.value)));
+            numbers.extend(
+                d.peak_vector_tflops
+                    .iter()
+                    .map(|(dt, f)| (dt.as_str(), f.value)),
+            );
+            for (what, v) in numbers {
+                if let Some(v) = v {
+                    if !(v.is_finite() && v > 0.0) {
+                        return Err(invalid(
+                            "devices.toml",
+                            format!("{o}: {what} must be a positive number, got {v}"),
+                        ));
+                    }
+                }
             }
         }
         let mut fids = HashSet::new();

@@ -250,9 +250,8 @@ fn nvidia(
                 .as_ref()
                 .and_then(|f| f.value)
                 .unwrap_or(0) as u64;
-            let alloc = round_up(smem + reserved, gran);
-            if alloc > 0 {
-                limits.push(("shared", per_sm / alloc));
+            if let Some(blocks) = per_sm.checked_div(round_up(smem + reserved, gran)) {
+                limits.push(("shared", blocks));
             }
         }
         None if smem > 0 => unknown_limits.push("shared"),

@@ -10,7 +10,12 @@ use std::fmt::Write;
 /// `232448` -> `227 KiB`; sizes that are not whole KiB/MiB/GiB stay in bytes.
 pub fn bytes(n: u64) -> String {
     // Binary units first (hardware sizes), then decimal GB (datasheet memory sizes).
-    const UNITS: [(u64, &str); 4] = [(1 << 30, "GiB"), (1_000_000_000, "GB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    const UNITS: [(u64, &str); 4] = [
+        (1 << 30, "GiB"),
+        (1_000_000_000, "GB"),
+        (1 << 20, "MiB"),
+        (1 << 10, "KiB"),
+    ];
     for (size, unit) in UNITS {
         if n >= size && n % size == 0 {
             return format!("{} {unit}", n / size);
@@ -36,7 +41,10 @@ fn num(v: f64) -> String {
 fn fact_value(name: &str, value: Option<&str>) -> String {
     match value {
         None => "unknown".into(),
-        Some(v) if name.ends_with("_bytes") => v.parse::<u64>().map(bytes).unwrap_or_else(|_| v.to_string()),
+        Some(v) if name.ends_with("_bytes") => v
+            .parse::<u64>()
+            .map(bytes)
+            .unwrap_or_else(|_| v.to_string()),
         Some(v) => v.to_string(),
     }
 }
@@ -74,7 +82,14 @@ fn warp_text(a: &Arch) -> String {
     let sizes = a.warp_sizes();
     match (a.warp_size.value, sizes.len()) {
         (None, _) => "unknown".into(),
-        (Some(w), n) if n > 1 => format!("{w} ({})", sizes.iter().map(u32::to_string).collect::<Vec<_>>().join("/")),
+        (Some(w), n) if n > 1 => format!(
+            "{w} ({})",
+            sizes
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join("/")
+        ),
         (Some(w), _) => w.to_string(),
     }
 }
@@ -88,7 +103,10 @@ fn arch_rows(kb: &Kb) -> Vec<Vec<String>> {
                 a.vendor.as_str().to_string(),
                 a.family.clone(),
                 warp_text(a),
-                a.shared_per_block_bytes.value.map(bytes).unwrap_or_else(|| "unknown".into()),
+                a.shared_per_block_bytes
+                    .value
+                    .map(bytes)
+                    .unwrap_or_else(|| "unknown".into()),
                 opt(a.min_toolchain()),
                 a.reference_device.clone().unwrap_or_else(|| "none".into()),
             ]
@@ -105,16 +123,38 @@ fn device_rows(kb: &Kb) -> Vec<Vec<String>> {
                 d.name.clone(),
                 d.arch.clone(),
                 opt(d.compute_units.value),
-                d.bandwidth_gbs().map(num).unwrap_or_else(|| "unknown".into()),
-                d.peak(Dtype::Bf16).map(num).unwrap_or_else(|| "unknown".into()),
-                d.peak(Dtype::Fp32).map(num).unwrap_or_else(|| "unknown".into()),
+                d.bandwidth_gbs()
+                    .map(num)
+                    .unwrap_or_else(|| "unknown".into()),
+                d.peak(Dtype::Bf16)
+                    .map(num)
+                    .unwrap_or_else(|| "unknown".into()),
+                d.peak(Dtype::Fp32)
+                    .map(num)
+                    .unwrap_or_else(|| "unknown".into()),
             ]
         })
         .collect()
 }
 
-const ARCH_HEADER: [&str; 7] = ["arch", "vendor", "family", "warp", "smem/LDS per block", "min toolchain", "reference device"];
-const DEVICE_HEADER: [&str; 7] = ["device", "name", "arch", "SMs/CUs", "GB/s", "bf16 TFLOP/s", "fp32 TFLOP/s"];
+const ARCH_HEADER: [&str; 7] = [
+    "arch",
+    "vendor",
+    "family",
+    "warp",
+    "smem/LDS per block",
+    "min toolchain",
+    "reference device",
+];
+const DEVICE_HEADER: [&str; 7] = [
+    "device",
+    "name",
+    "arch",
+    "SMs/CUs",
+    "GB/s",
+    "bf16 TFLOP/s",
+    "fp32 TFLOP/s",
+];
 
 /// `kplan targets`: every architecture, then every device.
 pub fn targets_human(kb: &Kb) -> String {
@@ -132,7 +172,9 @@ pub fn targets_json(kb: &Kb) -> Value {
 }
 
 fn source_title(kb: &Kb, key: &str) -> String {
-    kb.source(key).map(|s| s.title.clone()).unwrap_or_else(|| key.to_string())
+    kb.source(key)
+        .map(|s| s.title.clone())
+        .unwrap_or_else(|| key.to_string())
 }
 
 fn facts_block(kb: &Kb, rows: &[crate::FactRow], used: &mut BTreeSet<String>) -> String {
@@ -146,7 +188,15 @@ fn facts_block(kb: &Kb, rows: &[crate::FactRow], used: &mut BTreeSet<String>) ->
             if let Some(n) = &f.note {
                 let _ = write!(v, " ({n})");
             }
-            vec![f.name.to_string(), if f.source.is_empty() { "-".into() } else { format!("[{}]", f.source) }, v]
+            vec![
+                f.name.to_string(),
+                if f.source.is_empty() {
+                    "-".into()
+                } else {
+                    format!("[{}]", f.source)
+                },
+                v,
+            ]
         })
         .collect();
     let _ = kb;
@@ -169,12 +219,33 @@ fn sources_block(kb: &Kb, used: &BTreeSet<String>) -> String {
 }
 
 fn arch_section(kb: &Kb, a: &Arch, used: &mut BTreeSet<String>) -> String {
-    let mut out = format!("Architecture {} ({}, {})\n", a.id, a.vendor.as_str(), a.family);
+    let mut out = format!(
+        "Architecture {} ({}, {})\n",
+        a.id,
+        a.vendor.as_str(),
+        a.family
+    );
     if !a.aliases.is_empty() {
         let _ = writeln!(out, "aliases: {}", a.aliases.join(", "));
     }
-    let _ = writeln!(out, "compile target: {}", a.compile_target.as_deref().unwrap_or("unknown"));
-    let _ = writeln!(out, "warp sizes: {}", if a.warp_sizes().is_empty() { "unknown".into() } else { a.warp_sizes().iter().map(u32::to_string).collect::<Vec<_>>().join(", ") });
+    let _ = writeln!(
+        out,
+        "compile target: {}",
+        a.compile_target.as_deref().unwrap_or("unknown")
+    );
+    let _ = writeln!(
+        out,
+        "warp sizes: {}",
+        if a.warp_sizes().is_empty() {
+            "unknown".into()
+        } else {
+            a.warp_sizes()
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    );
     out.push('\n');
     out.push_str(&facts_block(kb, &a.facts(), used));
     for n in &a.notes {
@@ -215,7 +286,10 @@ fn features_of(kb: &Kb, arch: &str, used: &mut BTreeSet<String>) -> String {
             None => vec![f.id.clone(), "-".into(), "unknown: not in the KB".into()],
         })
         .collect();
-    format!("\nFeatures on {arch}\n\n{}", table(&["feature", "source", "availability"], &rows))
+    format!(
+        "\nFeatures on {arch}\n\n{}",
+        table(&["feature", "source", "availability"], &rows)
+    )
 }
 
 /// `kplan targets show NAME`: every fact of the architecture or device with its source, the
@@ -233,14 +307,30 @@ pub fn target_show_human(kb: &Kb, r: &Resolved<'_>) -> String {
         ResolvedVia::Arch => {
             out.push_str(&arch_section(kb, r.arch, &mut used));
             let devs: Vec<&str> = kb.devices_of(&r.arch.id).map(|d| d.id.as_str()).collect();
-            let _ = writeln!(out, "\ndevices: {}", if devs.is_empty() { "none in the KB".to_string() } else { devs.join(", ") });
+            let _ = writeln!(
+                out,
+                "\ndevices: {}",
+                if devs.is_empty() {
+                    "none in the KB".to_string()
+                } else {
+                    devs.join(", ")
+                }
+            );
             match r.device {
                 Some(d) => {
-                    let _ = writeln!(out, "reference device (numbers used when a spec names {}): {}\n", r.arch.id, d.id);
+                    let _ = writeln!(
+                        out,
+                        "reference device (numbers used when a spec names {}): {}\n",
+                        r.arch.id, d.id
+                    );
                     out.push_str(&device_section(kb, d, &mut used));
                 }
                 None => {
-                    let _ = writeln!(out, "reference device: none (bandwidth and peak rates are unknown for {})", r.arch.id);
+                    let _ = writeln!(
+                        out,
+                        "reference device: none (bandwidth and peak rates are unknown for {})",
+                        r.arch.id
+                    );
                 }
             }
         }
@@ -253,7 +343,10 @@ pub fn target_show_human(kb: &Kb, r: &Resolved<'_>) -> String {
 fn used_sources_json(kb: &Kb, keys: impl IntoIterator<Item = String>) -> Value {
     let m: serde_json::Map<String, Value> = keys
         .into_iter()
-        .filter_map(|k| kb.source(&k).map(|s| (k, serde_json::to_value(s).unwrap_or(Value::Null))))
+        .filter_map(|k| {
+            kb.source(&k)
+                .map(|s| (k, serde_json::to_value(s).unwrap_or(Value::Null)))
+        })
         .collect();
     Value::Object(m)
 }
@@ -273,9 +366,19 @@ pub fn target_show_json(kb: &Kb, r: &Resolved<'_>) -> Value {
         .collect();
     let mut keys: BTreeSet<String> = r.arch.facts().into_iter().map(|f| f.source).collect();
     if let Some(d) = r.device {
-        keys.extend(d.facts().into_iter().map(|f| f.source).filter(|s| !s.is_empty()));
+        keys.extend(
+            d.facts()
+                .into_iter()
+                .map(|f| f.source)
+                .filter(|s| !s.is_empty()),
+        );
     }
-    keys.extend(kb.features.iter().filter_map(|f| f.support.get(&r.arch.id)).map(|s| s.source.clone()));
+    keys.extend(
+        kb.features
+            .iter()
+            .filter_map(|f| f.support.get(&r.arch.id))
+            .map(|s| s.source.clone()),
+    );
     json!({
         "name": r.name,
         "resolved_via": match r.via { ResolvedVia::Arch => "arch", ResolvedVia::Device => "device" },
@@ -301,11 +404,22 @@ pub fn features_human(kb: &Kb) -> String {
     let mut out = String::new();
     for f in &kb.features {
         let _ = writeln!(out, "{} [{}] {}", f.id, f.origin, f.name);
-        for st in [Availability::Yes, Availability::Partial, Availability::No, Availability::Unknown] {
+        for st in [
+            Availability::Yes,
+            Availability::Partial,
+            Availability::No,
+            Availability::Unknown,
+        ] {
             let archs: Vec<&str> = kb
                 .archs
                 .iter()
-                .filter(|a| f.support.get(&a.id).map(|s| s.status).unwrap_or(Availability::Unknown) == st)
+                .filter(|a| {
+                    f.support
+                        .get(&a.id)
+                        .map(|s| s.status)
+                        .unwrap_or(Availability::Unknown)
+                        == st
+                })
                 .map(|a| a.id.as_str())
                 .collect();
             if !archs.is_empty() {
@@ -324,8 +438,15 @@ pub fn features_json(kb: &Kb) -> Value {
 
 /// `kplan features show ID`.
 pub fn feature_show_human(kb: &Kb, f: &Feature) -> String {
-    let mut out = format!("{} ({}) [origin: {}]\n{}\n", f.id, f.name, f.origin, f.description);
-    let _ = writeln!(out, "fallback: {}", f.fallback.as_deref().unwrap_or("none documented"));
+    let mut out = format!(
+        "{} ({}) [origin: {}]\n{}\n",
+        f.id, f.name, f.origin, f.description
+    );
+    let _ = writeln!(
+        out,
+        "fallback: {}",
+        f.fallback.as_deref().unwrap_or("none documented")
+    );
     let mut used = BTreeSet::new();
     let rows: Vec<Vec<String>> = kb
         .archs
@@ -341,13 +462,33 @@ pub fn feature_show_human(kb: &Kb, f: &Feature) -> String {
                     format!("[{}]", s.source),
                 ]
             }
-            None => vec![a.id.clone(), "unknown".into(), "-".into(), "not in the KB".into(), "-".into()],
+            None => vec![
+                a.id.clone(),
+                "unknown".into(),
+                "-".into(),
+                "not in the KB".into(),
+                "-".into(),
+            ],
         })
         .collect();
     out.push('\n');
     // The note column is last-but-one; keep the source visible by putting it before the note.
-    let rows: Vec<Vec<String>> = rows.into_iter().map(|r| vec![r[0].clone(), r[1].clone(), r[2].clone(), r[4].clone(), r[3].clone()]).collect();
-    out.push_str(&table(&["arch", "status", "min toolchain", "source", "note"], &rows));
+    let rows: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|r| {
+            vec![
+                r[0].clone(),
+                r[1].clone(),
+                r[2].clone(),
+                r[4].clone(),
+                r[3].clone(),
+            ]
+        })
+        .collect();
+    out.push_str(&table(
+        &["arch", "status", "min toolchain", "source", "note"],
+        &rows,
+    ));
     out.push_str(&sources_block(kb, &used));
     out
 }
@@ -364,7 +505,9 @@ pub fn targets_markdown(kb: &Kb) -> String {
     out.push_str("<!-- @generated by kplan-kb (render::targets_markdown) from crates/kplan-kb/data/*.toml. Do not edit: run `UPDATE_GOLDEN=1 cargo test -p kplan-kb --test docs` -->\n\n");
     out.push_str("# Targets, devices and features\n\n");
     out.push_str("Every value below comes from the knowledge base in `crates/kplan-kb/data/`; each carries a source\n");
-    out.push_str("key listed at the end. `unknown` means no source was found: kplan does not guess. See\n");
+    out.push_str(
+        "key listed at the end. `unknown` means no source was found: kplan does not guess. See\n",
+    );
     out.push_str("[kb.md](kb.md) for how the knowledge base is organised.\n\n");
     let md_table = |out: &mut String, header: &[&str], rows: &[Vec<String>]| {
         let _ = writeln!(out, "| {} |", header.join(" | "));
@@ -417,14 +560,42 @@ pub fn targets_markdown(kb: &Kb) -> String {
             let mut r = vec![
                 format!("{} ({})", d.id, d.name),
                 d.arch.clone(),
-                format!("{} [{}]", opt(d.compute_units.value), d.compute_units.source),
-                format!("{} [{}]", d.l2_bytes.value.map(bytes).unwrap_or_else(|| "unknown".into()), d.l2_bytes.source),
-                format!("{} [{}]", d.memory_bytes.value.map(bytes).unwrap_or_else(|| "unknown".into()), d.memory_bytes.source),
-                format!("{} [{}]", d.bandwidth_gbs().map(num).unwrap_or_else(|| "unknown".into()), d.bandwidth_gbs.source),
+                format!(
+                    "{} [{}]",
+                    opt(d.compute_units.value),
+                    d.compute_units.source
+                ),
+                format!(
+                    "{} [{}]",
+                    d.l2_bytes
+                        .value
+                        .map(bytes)
+                        .unwrap_or_else(|| "unknown".into()),
+                    d.l2_bytes.source
+                ),
+                format!(
+                    "{} [{}]",
+                    d.memory_bytes
+                        .value
+                        .map(bytes)
+                        .unwrap_or_else(|| "unknown".into()),
+                    d.memory_bytes.source
+                ),
+                format!(
+                    "{} [{}]",
+                    d.bandwidth_gbs()
+                        .map(num)
+                        .unwrap_or_else(|| "unknown".into()),
+                    d.bandwidth_gbs.source
+                ),
             ];
             for dt in Dtype::ALL {
                 r.push(match d.peak_fact(dt) {
-                    Some(f) => format!("{} [{}]", f.value.map(num).unwrap_or_else(|| "unknown".into()), f.source),
+                    Some(f) => format!(
+                        "{} [{}]",
+                        f.value.map(num).unwrap_or_else(|| "unknown".into()),
+                        f.source
+                    ),
                     None => "-".into(),
                 });
             }
@@ -438,7 +609,12 @@ pub fn targets_markdown(kb: &Kb) -> String {
         .devices
         .iter()
         .map(|d| vec![d.id.clone(), d.aliases.join(", ")])
-        .chain(kb.archs.iter().filter(|a| !a.aliases.is_empty()).map(|a| vec![a.id.clone(), a.aliases.join(", ")]))
+        .chain(
+            kb.archs
+                .iter()
+                .filter(|a| !a.aliases.is_empty())
+                .map(|a| vec![a.id.clone(), a.aliases.join(", ")]),
+        )
         .collect();
     md_table(&mut out, &["name", "aliases"], &rows);
     out.push_str("\n## Feature availability\n\n");
@@ -451,7 +627,11 @@ pub fn targets_markdown(kb: &Kb) -> String {
             .iter()
             .map(|f| {
                 let mut r = vec![f.id.clone()];
-                r.extend(chunk.iter().map(|a| status_code(kb.availability(&f.id, &a.id)).to_string()));
+                r.extend(
+                    chunk
+                        .iter()
+                        .map(|a| status_code(kb.availability(&f.id, &a.id)).to_string()),
+                );
                 r
             })
             .collect();

@@ -27,37 +27,43 @@ pub struct ResolveError {
 }
 
 impl Kb {
-    /// Resolves an architecture id, a device id, or an alias of either (case-insensitive).
+    /// Resolves an architecture id, a device id, or an alias of either. Matching ignores case,
+    /// treats spaces and underscores between words like `-` ("RTX 4090" = `rtx-4090`), and
+    /// drops an AMD target-id feature suffix (`gfx90a:xnack+` = `gfx90a`).
     pub fn resolve(&self, name: &str) -> Result<Resolved<'_>, ResolveError> {
         let n = name.trim().to_ascii_lowercase();
+        std::iter::once(n.clone())
+            .chain(spellings(&n))
+            .find_map(|variant| self.resolve_exact(name, &variant))
+            .ok_or_else(|| ResolveError {
+                name: name.to_string(),
+                suggestion: self.suggest(&n),
+            })
+    }
+
+    fn resolve_exact(&self, name: &str, n: &str) -> Option<Resolved<'_>> {
         let hit = |id: &str, aliases: &[String]| {
-            id.eq_ignore_ascii_case(&n) || aliases.iter().any(|a| a.eq_ignore_ascii_case(&n))
+            id.eq_ignore_ascii_case(n) || aliases.iter().any(|a| a.eq_ignore_ascii_case(n))
         };
         if let Some(arch) = self.archs.iter().find(|a| hit(&a.id, &a.aliases)) {
             let device = arch
                 .reference_device
                 .as_deref()
                 .and_then(|d| self.device(d));
-            return Ok(Resolved {
+            return Some(Resolved {
                 name: name.to_string(),
                 arch,
                 device,
                 via: ResolvedVia::Arch,
             });
         }
-        if let Some(dev) = self.devices.iter().find(|d| hit(&d.id, &d.aliases)) {
-            if let Some(arch) = self.arch(&dev.arch) {
-                return Ok(Resolved {
-                    name: name.to_string(),
-                    arch,
-                    device: Some(dev),
-                    via: ResolvedVia::Device,
-                });
-            }
-        }
-        Err(ResolveError {
+        let dev = self.devices.iter().find(|d| hit(&d.id, &d.aliases))?;
+        let arch = self.arch(&dev.arch)?;
+        Some(Resolved {
             name: name.to_string(),
-            suggestion: self.suggest(&n),
+            arch,
+            device: Some(dev),
+            via: ResolvedVia::Device,
         })
     }
 
@@ -79,6 +85,25 @@ impl Kb {
     pub fn suggest(&self, name: &str) -> Option<String> {
         closest(name, self.target_names())
     }
+}
+
+/// Other spellings of a lower-cased name: AMD target-id features dropped
+/// (`gfx942:sramecc+:xnack-`), whitespace runs written as `-` (`rtx 4090`), then `_` as `-`
+/// (`rx_7900_xtx`). Ids that contain `_` (`sm_90a`, `cpu-x86_64`) match before these apply.
+fn spellings(n: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let base = match n.split_once(':') {
+        Some((head, _)) if head.starts_with("gfx") => head.trim().to_string(),
+        _ => n.to_string(),
+    };
+    let dashed = base.split_whitespace().collect::<Vec<_>>().join("-");
+    let underscores = dashed.replace('_', "-");
+    for v in [base, dashed, underscores] {
+        if v != n && !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
 }
 
 /// The candidate closest to `name` by Jaro-Winkler similarity, if it is at least 0.8 similar.

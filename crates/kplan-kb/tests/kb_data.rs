@@ -370,3 +370,27 @@ fn feature_availability_matches_the_fact_sheet() {
     );
     assert_eq!(kb.suggest_feature("wgma").as_deref(), Some("wgmma"));
 }
+
+#[test]
+fn spelling_variants_resolve_only_where_unambiguous() {
+    let kb = Kb::builtin();
+    for (name, want) in [
+        ("gfx942:sramecc+:xnack-", "gfx942"),
+        ("gfx90a:xnack+", "gfx90a"),
+        ("RTX 4090", "sm_89"),
+        ("rx_7900_xtx", "gfx1100"),
+        ("  H100 SXM  ", "sm_90a"),
+        ("SM_90A", "sm_90a"),
+        ("cpu-x86_64", "cpu-x86_64-avx2"),
+    ] {
+        assert_eq!(
+            kb.resolve(name).map(|r| r.arch.id.as_str()).ok(),
+            Some(want),
+            "{name}"
+        );
+    }
+    // sm_100 (non-`a`) is a different compile target from sm_100a: not silently mapped.
+    let e = kb.resolve("sm_100").unwrap_err();
+    assert_eq!(e.suggestion.as_deref(), Some("sm_100a"));
+    assert!(kb.resolve("gfx9420").is_err());
+}

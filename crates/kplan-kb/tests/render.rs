@@ -13,25 +13,44 @@ fn targets_listing_names_every_arch_and_device() {
         assert!(text.contains(&d.id), "{}", d.id);
     }
     let json = render::targets_json(kb);
-    assert_eq!(json["architectures"].as_array().unwrap().len(), kb.archs.len());
+    assert_eq!(
+        json["architectures"].as_array().unwrap().len(),
+        kb.archs.len()
+    );
     assert_eq!(json["devices"].as_array().unwrap().len(), kb.devices.len());
 }
 
 #[test]
 fn show_gives_every_fact_its_source_and_unknowns_as_unknown() {
     let kb = Kb::builtin();
-    for name in kb.archs.iter().map(|a| a.id.as_str()).chain(kb.devices.iter().map(|d| d.id.as_str())) {
+    for name in kb
+        .archs
+        .iter()
+        .map(|a| a.id.as_str())
+        .chain(kb.devices.iter().map(|d| d.id.as_str()))
+    {
         let r = kb.resolve(name).unwrap();
         let text = render::target_show_human(kb, &r);
         for f in r.arch.facts() {
             assert!(text.contains(f.name), "{name}: {}", f.name);
-            assert!(text.contains(&format!("[{}]", f.source)), "{name}: source {}", f.source);
+            assert!(
+                text.contains(&format!("[{}]", f.source)),
+                "{name}: source {}",
+                f.source
+            );
             let title = &kb.source(&f.source).unwrap().title;
-            assert!(text.contains(title.as_str()), "{name}: title of {}", f.source);
+            assert!(
+                text.contains(title.as_str()),
+                "{name}: title of {}",
+                f.source
+            );
         }
         let json = render::target_show_json(kb, &r);
         assert_eq!(json["arch"]["id"], r.arch.id.as_str());
-        assert_eq!(json["features"].as_object().unwrap().len(), kb.features.len());
+        assert_eq!(
+            json["features"].as_object().unwrap().len(),
+            kb.features.len()
+        );
     }
     // The L40S L2 size is not known: it must say so.
     let r = kb.resolve("l40s").unwrap();
@@ -57,9 +76,15 @@ fn features_views() {
     }
     let f = kb.feature("fp8-matrix").unwrap();
     let text = render::feature_show_human(kb, f);
-    assert!(text.contains("FNUZ") && text.contains("fallback:"), "{text}");
+    assert!(
+        text.contains("FNUZ") && text.contains("fallback:"),
+        "{text}"
+    );
     let gfx942 = text.lines().find(|l| l.starts_with("gfx942 ")).unwrap();
-    assert!(gfx942.contains("yes") && gfx942.contains("ROCm 6.0.0"), "{gfx942}");
+    assert!(
+        gfx942.contains("yes") && gfx942.contains("ROCm 6.0.0"),
+        "{gfx942}"
+    );
     let json = render::feature_show_json(kb, f);
     assert_eq!(json["feature"]["support"]["gfx942"]["status"], "yes");
     assert!(json["sources"]["PTX-mma"]["title"].is_string());

@@ -4,7 +4,10 @@
 use std::process::{Command, Output};
 
 fn kplan(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kplan")).args(args).output().expect("run kplan")
+    Command::new(env!("CARGO_BIN_EXE_kplan"))
+        .args(args)
+        .output()
+        .expect("run kplan")
 }
 
 fn stdout(o: &Output) -> String {
@@ -19,7 +22,15 @@ fn targets_lists_archs_and_devices() {
     let o = kplan(&["targets"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
-    for id in ["sm_90a", "gfx942", "gfx1100", "cpu-x86_64-avx2", "h200", "mi355x", "rx9070xt"] {
+    for id in [
+        "sm_90a",
+        "gfx942",
+        "gfx1100",
+        "cpu-x86_64-avx2",
+        "h200",
+        "mi355x",
+        "rx9070xt",
+    ] {
         assert!(out.contains(id), "{id} missing");
     }
     let o = kplan(&["targets", "--format", "json"]);
@@ -47,11 +58,19 @@ fn targets_show_arch_and_device() {
 fn unknown_names_exit_2_with_a_suggestion() {
     let o = kplan(&["targets", "show", "gfx9420"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("did you mean `gfx942`"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("did you mean `gfx942`"),
+        "{}",
+        stderr(&o)
+    );
     assert!(o.stdout.is_empty());
     let o = kplan(&["features", "show", "wgma"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("did you mean `wgmma`"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("did you mean `wgmma`"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -70,10 +89,19 @@ fn broken_kb_dir_exits_2_with_position() {
     let dir = std::env::temp_dir().join(format!("kplan-kb-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../kplan-kb/data");
-    for f in ["sources.toml", "architectures.toml", "devices.toml", "features.toml"] {
+    for f in [
+        "sources.toml",
+        "architectures.toml",
+        "devices.toml",
+        "features.toml",
+    ] {
         std::fs::copy(data.join(f), dir.join(f)).unwrap();
     }
-    std::fs::write(dir.join("devices.toml"), "[[device]]\nid = \"x\"\nname = 3\n").unwrap();
+    std::fs::write(
+        dir.join("devices.toml"),
+        "[[device]]\nid = \"x\"\nname = 3\n",
+    )
+    .unwrap();
     let o = kplan(&["--kb", dir.to_str().unwrap(), "targets"]);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(o.status.code(), Some(2));

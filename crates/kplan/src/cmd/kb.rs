@@ -49,7 +49,11 @@ pub enum FeaturesCommand {
     },
 }
 
-fn emit(format: Format, human: impl FnOnce() -> String, json: impl FnOnce() -> serde_json::Value) -> anyhow::Result<u8> {
+fn emit(
+    format: Format,
+    human: impl FnOnce() -> String,
+    json: impl FnOnce() -> serde_json::Value,
+) -> anyhow::Result<u8> {
     let text = match format {
         Format::Human => human(),
         Format::Json => {
@@ -65,10 +69,18 @@ fn emit(format: Format, human: impl FnOnce() -> String, json: impl FnOnce() -> s
 pub fn targets(ctx: &Ctx, args: TargetsArgs) -> anyhow::Result<u8> {
     let kb = ctx.kb();
     match args.command {
-        None => emit(args.format, || render::targets_human(kb), || render::targets_json(kb)),
+        None => emit(
+            args.format,
+            || render::targets_human(kb),
+            || render::targets_json(kb),
+        ),
         Some(TargetsCommand::Show { name }) => {
             let r = kb.resolve(&name)?;
-            emit(args.format, || render::target_show_human(kb, &r), || render::target_show_json(kb, &r))
+            emit(
+                args.format,
+                || render::target_show_human(kb, &r),
+                || render::target_show_json(kb, &r),
+            )
         }
     }
 }
@@ -76,13 +88,24 @@ pub fn targets(ctx: &Ctx, args: TargetsArgs) -> anyhow::Result<u8> {
 pub fn features(ctx: &Ctx, args: FeaturesArgs) -> anyhow::Result<u8> {
     let kb = ctx.kb();
     match args.command {
-        None => emit(args.format, || render::features_human(kb), || render::features_json(kb)),
+        None => emit(
+            args.format,
+            || render::features_human(kb),
+            || render::features_json(kb),
+        ),
         Some(FeaturesCommand::Show { id }) => {
             let f = kb.feature(id.trim()).ok_or_else(|| {
-                let hint = kb.suggest_feature(&id).map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default();
+                let hint = kb
+                    .suggest_feature(&id)
+                    .map(|s| format!(" (did you mean `{s}`?)"))
+                    .unwrap_or_default();
                 anyhow::anyhow!("unknown feature `{id}`{hint}; `kplan features` lists them")
             })?;
-            emit(args.format, || render::feature_show_human(kb, f), || render::feature_show_json(kb, f))
+            emit(
+                args.format,
+                || render::feature_show_human(kb, f),
+                || render::feature_show_json(kb, f),
+            )
         }
     }
 }
