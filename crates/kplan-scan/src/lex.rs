@@ -829,7 +829,12 @@ pub fn lex(text: &str) -> Src<'_> {
                                 bb = br.parent;
                                 guard += 1;
                             }
-                            if p != Platform::Any && !function_like_at(b, k) && local_macros.len() < 4096 {
+                            if let Some(ex) = local_macros.iter_mut().find(|(n, _)| n == mname) {
+                                // defined under more than one platform: not a platform test
+                                if ex.1 != p {
+                                    ex.1 = Platform::Any;
+                                }
+                            } else if p != Platform::Any && !function_like_at(b, k) && local_macros.len() < 4096 {
                                 local_macros.push((mname.to_string(), p));
                             }
                         }

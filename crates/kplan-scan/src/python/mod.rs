@@ -38,6 +38,9 @@ pub fn scan_file(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
         return Vec::new();
     }
     let src = lex::lex(text);
+    if nvidia_only(&src) {
+        return Vec::new();
+    }
     let mut cx = Cx::new(ctx, path, &src);
     let checks: [(&RuleMeta, fn(&mut Cx)); 11] = [
         (&rules::num_warps_wave64::META, rules::num_warps_wave64::check),
@@ -135,21 +138,25 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
         let src = self.src;
         let Some(line) = src.line_of(i) else { return false };
         let mut indent = line.indent;
+        // after an `else:`/`elif`, the headers of the same chain sit at the same indentation above
+        let mut chain: Option<u32> = None;
         let li = src.lines.partition_point(|l| l.end <= i);
         for l in src.lines[..li].iter().rev() {
-            if l.indent < indent {
-                indent = l.indent;
-                let head = src.s(l.first);
-                if matches!(head, "if" | "elif" | "else" | "try" | "except") && self.has_backend_check(l.first, l.end) {
-                    return true;
+            let head = src.s(l.first);
+            let header = l.indent < indent || (chain == Some(l.indent) && matches!(head, "if" | "elif" | "else" | "try" | "except"));
+            if !header {
+                if chain == Some(l.indent) && l.indent <= indent {
+                    chain = None; // a statement between: the chain is over
                 }
-                if head == "else" || head == "elif" {
-                    // the matching `if` sits at the same indentation further up
-                    continue;
-                }
-                if head == "def" || head == "class" || indent == 0 {
-                    break;
-                }
+                continue;
+            }
+            indent = l.indent;
+            if matches!(head, "if" | "elif" | "else" | "try" | "except" | "with" | "for" | "while") && self.has_backend_check(l.first, l.end) {
+                return true;
+            }
+            chain = if matches!(head, "else" | "elif" | "except") { Some(l.indent) } else { None };
+            if matches!(head, "def" | "class") || (indent == 0 && chain.is_none()) {
+                break;
             }
         }
         false
@@ -189,11 +196,21 @@ fn is_backend_check_tok(src: &PySrc, i: usize) -> bool {
                 || l == "warp_size" && i > 0 && src.s(i - 1) == "."
         }
         Some(Kind::Str) => {
+            // "xpu", "npu", "mps": a branch for a vendor that is neither NVIDIA nor AMD
             let l = t.to_ascii_lowercase();
-            l.contains("hip") || l.contains("gfx") || l.contains("rocm") || l.contains("amd")
+            let word = l.trim_matches(|c| c == '"' || c == '\'' || c == 'f' || c == 'r');
+            l.contains("hip") || l.contains("gfx") || l.contains("rocm") || l.contains("amd") || matches!(word, "xpu" | "npu" | "mps")
         }
         _ => false,
     }
+}
+
+/// Files written against NVIDIA-only Python DSLs (CUTLASS CuTe DSL) never run on AMD: the
+/// Triton rules have nothing to say about them.
+fn nvidia_only(src: &PySrc) -> bool {
+    src.lines.iter().any(|l| {
+        matches!(src.s(l.first), "import" | "from") && (src.is_name(l.first + 1, "cutlass") || src.is_name(l.first + 1, "cuda") && src.s(l.first + 2) == "." && src.is_name(l.first + 3, "bindings"))
+    })
 }
 
 /// `num_warps`-like names.

@@ -144,20 +144,18 @@ pub fn check(cx: &mut Cx, report: bool) {
     if !report || !cx.enabled(&META) {
         return;
     }
-    let mut seen: Vec<(&'static str, u32)> = Vec::new();
+    // one finding per feature per file, at its first unguarded use, with the count
+    let mut firsts: Vec<(usize, usize, Det, usize)> = Vec::new();
     for (a, b, det) in hits {
         if det.inventory_only || src.platform(a) != Platform::Any || src.in_conditional(a, true) {
             continue;
         }
-        // one finding per feature per function body (per line outside functions)
-        let key = match src.toks.get(a).map(|t| t.func).unwrap_or(0) {
-            0 => (det.feature, u32::MAX - src.line(a)),
-            f => (det.feature, f),
-        };
-        if seen.contains(&key) {
-            continue;
+        match firsts.iter_mut().find(|f| f.2.feature == det.feature) {
+            Some(f) => f.3 += 1,
+            None => firsts.push((a, b, det, 1)),
         }
-        seen.push(key);
+    }
+    for (a, b, det, count) in firsts {
         let mut missing: Vec<String> = Vec::new();
         let mut partial: Vec<String> = Vec::new();
         for t in &cx.ctx.targets {
@@ -184,7 +182,8 @@ pub fn check(cx: &mut Cx, report: bool) {
             targets.extend(partial.iter().cloned());
         }
         let what = if a == b { format!("`{}`", src.s(a)) } else { "inline assembly".to_string() };
-        let msg = format!("{what} uses {name} ({}), which {how} {}", det.feature, targets.join(", "));
+        let more = if count > 1 { format!(" ({count} unguarded uses in this file)") } else { String::new() };
+        let msg = format!("{what} uses {name} ({}), which {how} {}{more}", det.feature, targets.join(", "));
         let help = cx
             .ctx
             .kb

@@ -21,7 +21,19 @@ MI300/MI350 too, and NVIDIA-only code paths run on AMD, where they fail to compi
     features: &[],
 };
 
-const CMP: &[&str] = &[">=", ">", "==", "<", "<=", "!="];
+/// Comparisons that can turn an NVIDIA-only path on. `<`, `<=` and `!=` on ROCm send the code to
+/// its fallback, which is the safe direction.
+const CMP: &[&str] = &[">=", ">", "=="];
+
+/// `== 9`, `== (9, 0)`, `== (11, 0)`: equality matters only with a major that AMD GPUs report
+/// (gfx9 -> 9, gfx10 -> 10, gfx11 -> 11, gfx12 -> 12).
+fn risky(src: &crate::python::lex::PySrc, op: usize) -> bool {
+    if src.s(op) != "==" {
+        return true;
+    }
+    let v = if src.s(op + 1) == "(" { src.int(op + 2) } else { src.int(op + 1) };
+    v.is_some_and(|m| (9..=12).contains(&m))
+}
 
 pub fn check(cx: &mut Cx) {
     let src = cx.src;
@@ -36,8 +48,10 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         // direct comparison on the same line
-        if let Some(c) = (k..line.end).find(|&i| CMP.contains(&src.s(i)) && src.toks[i].depth <= src.toks[k].depth) {
-            sites.push(c);
+        if let Some(c) = (k..line.end).find(|&i| ["<", "<=", "!=", ">=", ">", "=="].contains(&src.s(i)) && src.toks[i].depth <= src.toks[k].depth) {
+            if CMP.contains(&src.s(c)) && risky(src, c) {
+                sites.push(c);
+            }
             continue;
         }
         // `cap = ...get_device_capability()` / `major, minor = ...`: follow the names
@@ -59,7 +73,7 @@ pub fn check(cx: &mut Cx) {
             if src.s(j) == "[" {
                 j = src.closing(j).map(|c| c + 1).unwrap_or(j);
             }
-            if CMP.contains(&src.s(j)) && src.line_of(k).is_some_and(|l| !(l.first..k).any(|i| src.s(i) == "=" && src.toks[i].depth == src.toks[l.first].depth)) {
+            if CMP.contains(&src.s(j)) && risky(src, j) && src.line_of(k).is_some_and(|l| !(l.first..k).any(|i| src.s(i) == "=" && src.toks[i].depth == src.toks[l.first].depth)) {
                 sites.push(j);
             }
         }
