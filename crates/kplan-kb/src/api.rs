@@ -372,3 +372,47 @@ impl Availability {
         }
     }
 }
+
+/// A toolchain requirement such as "CUDA 12.4" or "ROCm 6.0.0", parsed for comparison.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ToolchainVersion {
+    /// "CUDA" or "ROCm".
+    pub toolchain: String,
+    /// Numeric components: [12, 4], [6, 0, 0].
+    pub version: Vec<u32>,
+}
+
+impl ToolchainVersion {
+    /// Parses "<name> <x.y[.z]>"; `None` for anything else (CPU flag sets, free text).
+    pub fn parse(s: &str) -> Option<ToolchainVersion> {
+        let (name, ver) = s.trim().split_once(' ')?;
+        let version: Option<Vec<u32>> = ver.trim().split('.').map(|p| p.parse().ok()).collect();
+        let mut version = version?;
+        while version.len() > 1 && version.last() == Some(&0) {
+            version.pop();
+        }
+        Some(ToolchainVersion { toolchain: name.to_string(), version })
+    }
+}
+
+impl Kb {
+    /// The newest of the architecture's minimum toolchain and the minimum toolchains of the
+    /// given features on that architecture (same toolchain only), as written in the KB.
+    /// `None` when the architecture's own minimum is unknown.
+    pub fn min_toolchain_with(&self, arch: &Arch, feature_ids: &[&str]) -> Option<String> {
+        let mut best = arch.min_toolchain()?.to_string();
+        let mut best_v = ToolchainVersion::parse(&best);
+        for id in feature_ids {
+            let Some(t) = self.support(id, &arch.id).and_then(|s| s.min_toolchain.as_deref()) else { continue };
+            let v = ToolchainVersion::parse(t);
+            match (&best_v, &v) {
+                (Some(b), Some(n)) if b.toolchain == n.toolchain && n.version > b.version => {
+                    best = t.to_string();
+                    best_v = v;
+                }
+                _ => {}
+            }
+        }
+        Some(best)
+    }
+}

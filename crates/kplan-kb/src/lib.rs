@@ -18,7 +18,7 @@ pub mod occupancy;
 pub mod render;
 mod resolve;
 
-pub use api::FactRow;
+pub use api::{FactRow, ToolchainVersion};
 pub use load::{KbError, BUILTIN, FILES};
 pub use model::*;
 pub use occupancy::{occupancy, Occupancy, OccupancyError};

@@ -394,3 +394,17 @@ fn spelling_variants_resolve_only_where_unambiguous() {
     assert_eq!(e.suggestion.as_deref(), Some("sm_100a"));
     assert!(kb.resolve("gfx9420").is_err());
 }
+
+#[test]
+fn min_toolchain_accounts_for_features() {
+    let kb = Kb::builtin();
+    let sm89 = kb.arch("sm_89").unwrap();
+    assert_eq!(kb.min_toolchain_with(sm89, &[]).as_deref(), Some("CUDA 11.8"));
+    // FP8 mma on sm_89 needs PTX 8.4 / CUDA 12.4.
+    assert_eq!(kb.min_toolchain_with(sm89, &["fp8-matrix", "warp-shuffle"]).as_deref(), Some("CUDA 12.4"));
+    let gfx942 = kb.arch("gfx942").unwrap();
+    assert_eq!(kb.min_toolchain_with(gfx942, &["syncwarp"]).as_deref(), Some("ROCm 7.0"));
+    assert_eq!(kb.min_toolchain_with(kb.arch("gfx908").unwrap(), &["mfma"]), None);
+    assert!(ToolchainVersion::parse("ROCm 6.0.0").unwrap() < ToolchainVersion::parse("ROCm 6.2").unwrap());
+    assert_eq!(ToolchainVersion::parse("-march=x86-64-v3"), None);
+}
