@@ -40,7 +40,11 @@ struct RawKernel {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawBackends {
-    targets: Spanned<Vec<Spanned<String>>>,
+    #[serde(default)]
+    targets: Option<Spanned<Vec<Spanned<String>>>>,
+    /// More targets, named by device; merged after `targets`.
+    #[serde(default)]
+    devices: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -369,14 +373,17 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         }
     }
 
-    if raw.backends.targets.get_ref().is_empty() {
+    let lists: Vec<&Spanned<Vec<Spanned<String>>>> =
+        [raw.backends.targets.as_ref(), raw.backends.devices.as_ref()].into_iter().flatten().collect();
+    if lists.iter().all(|l| l.get_ref().is_empty()) {
+        let span = lists.first().map(|l| span_of(*l)).unwrap_or(0..0);
         return Err(SpecError::at(
-            span_of(&raw.backends.targets),
-            "empty `targets`, expected at least one architecture or device (`kplan targets` lists them)",
+            span,
+            "no targets in [backends], expected `targets = [...]` with at least one architecture or device (`kplan targets` lists them)",
         ));
     }
     let mut targets = Vec::new();
-    for t in raw.backends.targets.get_ref() {
+    for t in lists.iter().flat_map(|l| l.get_ref().iter()) {
         match kb.resolve(t.get_ref()) {
             Ok(_) => {}
             Err(e) => {

@@ -301,3 +301,19 @@ fn odd_specs_render_without_panicking() {
         serde_json::from_str::<serde_json::Value>(&json(&p)).unwrap();
     }
 }
+
+#[test]
+fn backends_devices_add_targets_by_device_name() {
+    let text = "[kernel]\nname='d'\nop='softmax'\ndtypes=['fp16']\nproblem={rows=8,cols=8}\n[backends]\ntargets=['gfx942']\ndevices=['h200']\n";
+    let spec = parse_spec(text, Kb::builtin()).unwrap();
+    assert_eq!(spec.targets, ["gfx942", "h200"]);
+    let p = build_plan(&spec, Kb::builtin(), &PlanInputs::default());
+    let h200 = p.backend_matrix.iter().find(|b| b.target == "h200").unwrap();
+    assert_eq!(h200.resolved_via, "device");
+    assert_eq!(h200.arch, "sm_90a");
+    let only_devices = "[kernel]\nname='d'\nop='softmax'\ndtypes=['fp16']\nproblem={rows=8,cols=8}\n[backends]\ndevices=['mi300x']\n";
+    assert!(parse_spec(only_devices, Kb::builtin()).is_ok());
+    let none = "[kernel]\nname='d'\nop='softmax'\ndtypes=['fp16']\nproblem={rows=8,cols=8}\n[backends]\n";
+    let e = parse_spec(none, Kb::builtin()).unwrap_err();
+    assert!(e.message.contains("no targets"), "{}", e.message);
+}

@@ -190,8 +190,8 @@ pub fn register(spec: &Spec, kb: &Kb, targets: &[Target], strategy: &Strategy, f
                 });
             }
         }
-        if feat.origin == "nvidia" && !by.contains_key("no") && !by.contains_key("partial") && !by.contains_key("unknown") {
-            let non_nv: Vec<&Target> = gpu.iter().copied().filter(|t| t.vendor() != Vendor::Nvidia).collect();
+        let non_nv: Vec<&Target> = gpu.iter().copied().filter(|t| t.vendor() != Vendor::Nvidia).collect();
+        if feat.origin == "nvidia" && !non_nv.is_empty() && !by.contains_key("no") && !by.contains_key("partial") && !by.contains_key("unknown") {
             risks.push(Risk {
                 id: format!("feature-{f}-nvidia-origin"),
                 title: format!("`{f}` is NVIDIA's API; other targets provide it through a translation", ),

@@ -1,0 +1,73 @@
+//! No input makes the parser, the planner or the renderers panic: every prefix of every example
+//! spec, and every single-line deletion, either plans or gives a located error.
+
+use kplan_kb::Kb;
+use kplan_plan::render::{json, markdown};
+use kplan_plan::{build_plan, parse_spec, PlanInputs};
+use std::path::Path;
+
+fn check(name: &str, text: &str) {
+    let kb = Kb::builtin();
+    match parse_spec(text, kb) {
+        Ok(spec) => {
+            let p = build_plan(&spec, kb, &PlanInputs::default());
+            let _ = markdown(&p);
+            let _ = json(&p);
+        }
+        Err(e) => {
+            let r = e.render(name, text);
+            assert!(r.starts_with(&format!("{name}:")), "{r}");
+            assert!(r.contains(": error: "), "{r}");
+        }
+    }
+}
+
+#[test]
+fn prefixes_and_line_deletions_never_panic() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        for (i, _) in text.char_indices() {
+            check("spec.toml", &text[..i]);
+            n += 1;
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        for skip in 0..lines.len() {
+            let t: Vec<&str> = lines.iter().enumerate().filter(|(i, _)| *i != skip).map(|(_, l)| *l).collect();
+            check("spec.toml", &t.join("\n"));
+            n += 1;
+        }
+    }
+    assert!(n > 1000, "only {n} cases");
+}
+
+#[test]
+fn hostile_values_are_errors_not_panics() {
+    for text in [
+        "",
+        "\u{feff}[kernel]",
+        "[kernel]\nname='é'\nop='norm'\ndtypes=['bf16']\nproblem={rows=1,cols=9223372036854775807}\n[backends]\ntargets=['sm_80']\n",
+        "[kernel]\nname='x'\nop='norm'\ndtypes=['bf16']\nproblem={rows=-1,cols=1}\n[backends]\ntargets=['sm_80']\n",
+        "[kernel]\nname='x'\nop='custom'\ndtypes=['bf16']\nproblem={flops=nan,bytes=1}\n[backends]\ntargets=['sm_80']\n",
+        "[kernel]\nname='x'\nop='custom'\ndtypes=['bf16']\nproblem={flops=1,bytes=inf}\n[backends]\ntargets=['sm_80']\n",
+        "[kernel]\nname='x'\nop='attention'\ndtypes=['bf16']\nproblem={batch=1,heads=3,kv_heads=2,seq=1,head_dim=1}\n[backends]\ntargets=['sm_80']\n",
+        "[kernel]\nname='x'\nop='gemm'\ndtypes=[]\nproblem={m=1,n=1,k=1}\n[backends]\ntargets=['sm_80']\n",
+        "[kernel]\nname='x'\nop='gemm'\ndtypes=['fp8-e4m3fn','fp8-e4m3fnuz']\nproblem={m=1,n=1,k=1}\n[backends]\ntargets=['sm_80']\n",
+        "[kernel]\nname='x'\nop='gemm'\ndtypes=['bf16']\nproblem={m=1,n=1,k=1}\n[backends]\ntargets=[]\n",
+        "[kernel]\nname='x'\nop='gemm'\ndtypes=['bf16']\nproblem={m=1,n=1,k=1}\n[backends]\ntargets=['sm_80','sm_80']\n",
+        "[kernel]\nname='  '\nop='gemm'\ndtypes=['bf16']\nproblem={m=1,n=1,k=1}\n[backends]\ntargets=['sm_80']\n",
+        "[kernel]\nname='x'\nop='gemm'\ndtypes=['bf16']\nproblem=3\n[backends]\ntargets=['sm_80']\n",
+        "[kernel]\nname='x'\nop='gemm'\ndtypes=['bf16']\nproblem={m=1,n=1,k=1}\n[backends]\ntargets=['sm_80']\n[abstraction]\nallowed=[]\n",
+    ] {
+        let r = parse_spec(text, Kb::builtin());
+        assert!(r.is_err(), "accepted: {text}");
+        let e = r.unwrap_err();
+        let rendered = e.render("s.toml", text);
+        assert!(rendered.starts_with("s.toml:"), "{rendered}");
+    }
+}
