@@ -313,7 +313,7 @@ pub fn build(file: &Path, opts: &BuildOptions, kb: &kplan_kb::Kb) -> Result<Vec<
         return Err(BuildError::NotFound(file.to_path_buf()));
     }
     if file.extension().is_some_and(|e| e == "py") {
-        return Ok(build_triton(file, opts));
+        return Ok(build_triton(file, opts, kb));
     }
     // Compilers run in the current directory with the path as given, so their messages name
     // the file the way the user wrote it; outputs go to absolute paths under the out dir.
@@ -382,7 +382,7 @@ pub fn occupancy(kb: &kplan_kb::Kb, arch_id: &str, r: &TargetResult, block_threa
 
 /// Builds a `.py` file through Triton and folds its per-kernel, per-config results into one
 /// [`TargetResult`] per target (worst numbers; failed if any kernel failed).
-fn build_triton(file: &Path, opts: &BuildOptions) -> Vec<TargetResult> {
+fn build_triton(file: &Path, opts: &BuildOptions, kb: &kplan_kb::Kb) -> Vec<TargetResult> {
     let req = triton::TritonBuildRequest {
         path: file.to_path_buf(),
         targets: opts.targets.iter().map(|t| t.id.clone()).collect(),
@@ -418,6 +418,7 @@ fn build_triton(file: &Path, opts: &BuildOptions) -> Vec<TargetResult> {
             let (mut any_ok, mut any_failed) = (false, false);
             let mut notes: Vec<String> = Vec::new();
             let mut ms: u64 = 0;
+            let mut occ: Option<f64> = None;
             for k in &report.kernels {
                 if let Some(e) = &k.error {
                     any_failed = true;
@@ -434,6 +435,14 @@ fn build_triton(file: &Path, opts: &BuildOptions) -> Vec<TargetResult> {
                         totals.shared(x.shared_bytes);
                         totals.spill(x.spill_bytes);
                         totals.wave(x.wave_size);
+                        // Each variant launches its own block size: the lowest occupancy counts.
+                        let threads = x.threads_per_block.or_else(|| Some(x.num_warps * x.wave_size?));
+                        if let (Some(arch), Some(threads)) = (kb.arch(&t.id), threads) {
+                            if let Ok(o) = kplan_kb::occupancy::occupancy(arch, threads, x.registers, x.shared_bytes.unwrap_or(0)) {
+                                let f = (o.fraction * 1000.0).round() / 1000.0;
+                                occ = Some(occ.map_or(f, |m: f64| m.min(f)));
+                            }
+                        }
                         r.kernels.push(KernelUsage {
                             name: format!("{} [{}]", k.name, v.config),
                             registers: x.registers,
@@ -451,6 +460,7 @@ fn build_triton(file: &Path, opts: &BuildOptions) -> Vec<TargetResult> {
                 }
             }
             totals.apply(&mut r);
+            r.occupancy = occ;
             r.seconds = ms as f64 / 1000.0;
             notes.dedup();
             r.diagnostics = notes.join("\n");

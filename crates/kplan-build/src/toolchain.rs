@@ -218,7 +218,7 @@ pub fn version(tool: &Path, timeout: Duration) -> Result<String, String> {
     let out = crate::process::run(tool, &["--version".to_string()], None, timeout)
         .map_err(|e| format!("cannot run {}: {e}", tool.display()))?;
     if out.timed_out {
-        return Err(format!("`{} --version` did not finish within {} s", tool.display(), timeout.as_secs()));
+        return Err(format!("timed out after {} s running `{} --version`", timeout.as_secs(), tool.display()));
     }
     let text = out.text();
     Ok(parse_version(&text).unwrap_or_else(|| {

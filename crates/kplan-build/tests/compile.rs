@@ -246,3 +246,22 @@ fn device_static_asserts_are_live() {
         s => panic!("gfx942 with a 32-bit mask expectation: {s:?}"),
     }
 }
+
+#[test]
+fn header_generated_without_a_backend_refuses_to_compile_for_it() {
+    // A header made for gfx942 only must stop an NVIDIA or wave32 compile with a clear #error.
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = BuildOptions::new(["sm_80", "gfx1100"].iter().map(|i| target(i)).collect());
+    let gfx942 = kb().arch("gfx942").expect("gfx942 in the KB");
+    opts.header = kplan_gen::HeaderConfig::from_archs(&[gfx942]);
+    // Compile a copy in a directory without the committed header so kplan's generated one is used.
+    let src = dir.path().join("k.cu");
+    std::fs::copy(kernel(), &src).unwrap();
+    for r in build(&src, &opts, kb()).unwrap() {
+        match r.status {
+            Status::Failed => assert!(r.diagnostics.contains("this header was generated without"), "{}: {}", r.target, r.diagnostics),
+            Status::Skipped if !require() => eprintln!("SKIP {}: {}", r.target, r.diagnostics),
+            s => panic!("{}: {s:?}", r.target),
+        }
+    }
+}

@@ -50,6 +50,11 @@ pub fn resolve_targets<'kb>(
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
     let archs = resolve_targets(ctx, &args.targets, args.spec.as_deref())?;
     let cfg = if archs.is_empty() { kplan_gen::HeaderConfig::all() } else { kplan_gen::HeaderConfig::from_archs(&archs) };
+    anyhow::ensure!(
+        cfg.cuda || cfg.hip() || cfg.host,
+        "none of the targets ({}) has a backend in the header: it covers NVIDIA, AMD and CPU targets",
+        cfg.targets.join(", ")
+    );
     let text = kplan_gen::render_header(&cfg);
     super::write_output(args.output.as_deref(), &text)?;
     Ok(0)
