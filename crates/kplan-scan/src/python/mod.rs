@@ -162,6 +162,16 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
         false
     }
 
+    /// Tokens `a..=b` as code for a message: whitespace collapsed, long code shortened.
+    pub fn code(&self, a: usize, b: usize) -> String {
+        let flat: Vec<&str> = self.src.snippet(a, b).split_whitespace().collect();
+        let mut s = flat.join(" ").replace("( ", "(").replace(" )", ")").replace("[ ", "[").replace(" ]", "]");
+        if s.chars().count() > 80 {
+            s = s.chars().take(77).collect::<String>() + "...";
+        }
+        s
+    }
+
     /// Reports tokens `a..=b` with the rule's scope-derived severity.
     pub fn report(&mut self, meta: &'static RuleMeta, a: usize, b: usize, message: String, help: &str) {
         if let Some((sev, targets)) = self.ctx.scope_severity(meta) {

@@ -17,3 +17,16 @@ def launch(x, n):
     if n >= 32768:  # a threshold, not a warp count
         num_warps = min(num_warps * 2, 16)
     k[(1,)](x, n, num_warps=num_warps)
+
+
+def is_hip_chain(n):
+    if is_hip():
+        num_warps = 16
+    else:
+        num_warps = 8 if n < 4096 else 32
+    return num_warps
+
+
+def xpu_only(device):
+    num_warps = 32 if device == "xpu" else 8
+    return num_warps

@@ -21,3 +21,12 @@ LAUNCH = {"num_warps": 32}  # expect: triton-num-warps-wave64
 def launch(x, n):
     num_warps = 32 if n >= 65536 else 16  # expect: triton-num-warps-wave64
     k[(1,)](x, n, BLOCK=4096, num_warps=num_warps)
+
+
+def get_num_warps(BLOCK_SIZE):
+    num_warps = 4
+    if BLOCK_SIZE >= 32768:
+        num_warps = 32  # expect: triton-num-warps-wave64
+    elif BLOCK_SIZE >= 8192:
+        num_warps = 16
+    return num_warps

@@ -38,7 +38,7 @@ fn risky(src: &crate::python::lex::PySrc, op: usize) -> bool {
 pub fn check(cx: &mut Cx) {
     let src = cx.src;
     let mut derived: Vec<&str> = Vec::new();
-    let mut sites: Vec<usize> = Vec::new();
+    let mut sites: Vec<(usize, usize)> = Vec::new();
     for k in 0..src.toks.len() {
         if !src.is_name(k, "get_device_capability") && !src.is_name(k, "get_device_capability_") {
             continue;
@@ -50,7 +50,7 @@ pub fn check(cx: &mut Cx) {
         // direct comparison on the same line
         if let Some(c) = (k..line.end).find(|&i| ["<", "<=", "!=", ">=", ">", "=="].contains(&src.s(i)) && src.toks[i].depth <= src.toks[k].depth) {
             if CMP.contains(&src.s(c)) && risky(src, c) {
-                sites.push(c);
+                sites.push((src.dotted_start(k), c));
             }
             continue;
         }
@@ -74,30 +74,25 @@ pub fn check(cx: &mut Cx) {
                 j = src.closing(j).map(|c| c + 1).unwrap_or(j);
             }
             if CMP.contains(&src.s(j)) && risky(src, j) && src.line_of(k).is_some_and(|l| !(l.first..k).any(|i| src.s(i) == "=" && src.toks[i].depth == src.toks[l.first].depth)) {
-                sites.push(j);
+                sites.push((k, j));
             }
         }
     }
     sites.sort_unstable();
     sites.dedup();
-    for c in sites {
+    for (left, c) in sites {
         if cx.guarded(c) || cx.scope_has_backend_check(c) {
             continue;
         }
-        let line = src.line_of(c).copied();
-        let (a, b) = line.map(|l| (l.first, l.end - 1)).unwrap_or((c, c));
-        let (a, b) = trim_keyword(src, a, b);
-        let msg = format!("`{}` is also true on ROCm (gfx942 reports capability (9, 4), gfx950 (9, 5))", src.snippet(a, b));
-        cx.report(&META, a, b, msg, "check the backend first (`triton.runtime.driver.active.get_current_target().backend == \"cuda\"` or `torch.version.hip is None`)");
+        // the comparison: from the capability expression through the right-hand operand
+        let right = match src.s(c + 1) {
+            "(" | "[" => src.closing(c + 1).unwrap_or(c + 1),
+            _ => c + 1,
+        };
+        let msg = format!(
+            "`{}` is also true on AMD GPUs under ROCm, where the capability is the gfx version (gfx942 -> (9, 4), gfx950 -> (9, 5), gfx1100 -> (11, 0))",
+            cx.code(left, right)
+        );
+        cx.report(&META, left, right, msg, "check the backend first (`triton.runtime.driver.active.get_current_target().backend == \"cuda\"` or `torch.version.hip is None`)");
     }
-}
-
-fn trim_keyword(src: &crate::python::lex::PySrc, mut a: usize, mut b: usize) -> (usize, usize) {
-    if matches!(src.s(a), "if" | "elif" | "while" | "return" | "assert") && a < b {
-        a += 1;
-    }
-    if src.s(b) == ":" && b > a {
-        b -= 1;
-    }
-    (a, b)
 }

@@ -41,7 +41,7 @@ pub fn check(cx: &mut Cx) {
         while src.s(b + 1) == "." && src.kind(b + 2) == Some(crate::python::lex::Kind::Name) {
             b += 2;
         }
-        let msg = format!("`{}` is NVIDIA's libdevice; it does not exist on AMD targets", src.snippet(a, b));
+        let msg = format!("`{}` is NVIDIA's libdevice; it does not exist on AMD targets", cx.code(a, b));
         cx.report(&META, a, b, msg, "use `triton.language.extra.libdevice`, which maps to libdevice on NVIDIA and OCML on AMD");
     }
 }

@@ -75,7 +75,7 @@ pub fn check(cx: &mut Cx) {
         seen.push((scope, name));
         let a = src.dotted_start(k);
         let (enc, other) = if ocp { ("OCP", "FNUZ") } else { ("FNUZ", "OCP") };
-        let msg = format!("`{}` is {enc} fp8; {} only {} {other} fp8", src.snippet(a, k), targets.join(", "), if targets.len() == 1 { "has" } else { "have" });
+        let msg = format!("`{}` is {enc} fp8; {} only {} {other} fp8", cx.code(a, k), targets.join(", "), if targets.len() == 1 { "has" } else { "have" });
         let help = if ocp {
             "choose the fp8 dtype per architecture (FNUZ `tl.float8e4b8` on gfx942, OCP `tl.float8e4nv` elsewhere) and pass it as a constexpr"
         } else {

@@ -54,9 +54,9 @@ pub fn check(cx: &mut Cx) {
         }
         let a = src.dotted_start(k);
         let (sev, targets, msg) = if ocp_amd.is_empty() {
-            (Severity::Note, amd.clone(), format!("`{}` is chosen for every HIP GPU; it is right on gfx942 only (gfx950 and gfx12 use OCP fp8)", src.snippet(a, k)))
+            (Severity::Note, amd.clone(), format!("`{}` is chosen for every HIP GPU; it is right on gfx942 only (gfx950 and gfx12 use OCP fp8)", cx.code(a, k)))
         } else {
-            (META.severity, ocp_amd.clone(), format!("`{}` is chosen for every HIP GPU, but {} use OCP fp8", src.snippet(a, k), ocp_amd.join(", ")))
+            (META.severity, ocp_amd.clone(), format!("`{}` is chosen for every HIP GPU, but {} use OCP fp8", cx.code(a, k), ocp_amd.join(", ")))
         };
         cx.report_with(&META, sev, targets, a, k, msg, "select FNUZ by architecture (gfx942), not by backend");
     }

@@ -43,7 +43,7 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         let a = src.dotted_start(k);
-        let msg = format!("`{}` embeds {dialect}, which does not assemble for {other} targets", src.snippet(a, k));
+        let msg = format!("`{}` embeds {dialect}, which does not assemble for {other} targets", cx.code(a, k));
         cx.report_with(&META, META.severity, targets, a, k, msg, "guard it with a backend constexpr and give the other vendor a plain Triton expression");
     }
 }

@@ -62,7 +62,7 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         let list: Vec<String> = differing.iter().map(|(a, m)| format!("{a} has {} KiB", m / 1024)).collect();
-        let msg = format!("`{}` hard-codes {} KiB of shared memory per block; {}", src.snippet(k, end), value / 1024, list.join(", "));
+        let msg = format!("`{}` hard-codes {} KiB of shared memory per block; {}", cx.code(k, end), value / 1024, list.join(", "));
         let targets = differing.into_iter().map(|(a, _)| a).collect();
         cx.report_with(&META, META.severity, targets, k, end, msg, "query the device (`triton.runtime.driver.active.utils.get_device_properties(dev)[\"max_shared_mem\"]`)");
     }

@@ -60,7 +60,7 @@ pub fn check(cx: &mut Cx) {
         }
         seen.push((scope, src.s(k)));
         let a = src.dotted_start(k);
-        let msg = format!("`{}` relies on TMA, which gfx942 and gfx950 do not have", src.snippet(a, k));
+        let msg = format!("`{}` relies on TMA, which gfx942 and gfx950 do not have", cx.code(a, k));
         cx.report(&META, a, k, msg, "keep a pointer-based (`tl.load` / block pointer) path for AMD and choose it per backend");
     }
 }

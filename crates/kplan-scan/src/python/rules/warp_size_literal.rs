@@ -61,7 +61,7 @@ pub fn check(cx: &mut Cx) {
         if cx.guarded(k) {
             continue;
         }
-        let msg = format!("`{}` {what}", src.snippet(a, b));
+        let msg = format!("`{}` {what}", cx.code(a, b));
         cx.report(&META, a, b, msg, "read the width from `triton.runtime.driver.active.get_current_target().warp_size` (64 on AMD CDNA)");
     }
 }
