@@ -1,0 +1,216 @@
+//! CPU backend: the kernel source itself, compiled by the host C++ compiler against the
+//! header's host path with `kernels/host_runner.cpp` (one OS thread per GPU thread, one lane per
+//! warp, a real barrier for `__syncthreads`), run as a child process.
+
+use crate::error::RunError;
+use crate::exec::{decode, encode, Case, Executor};
+use crate::kernels::{source_file, Backend, Config, KernelSources, Shape};
+use crate::reference::{DType, Op};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Finds a C++20 compiler: `KPLAN_CXX`, `CXX`, then c++, g++, clang++ on PATH.
+pub fn find_cxx() -> Option<PathBuf> {
+    for var in ["KPLAN_CXX", "CXX"] {
+        if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            return Some(PathBuf::from(v));
+        }
+    }
+    let path = std::env::var_os("PATH")?;
+    for name in ["c++", "g++", "clang++", "clang++-19"] {
+        for dir in std::env::split_paths(&path) {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// A scratch directory removed on drop.
+#[derive(Debug)]
+pub struct ScratchDir(pub PathBuf);
+
+impl ScratchDir {
+    pub fn new(tag: &str) -> Result<ScratchDir, RunError> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "kplan-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&p).map_err(|e| RunError::Io { path: p.clone(), source: e })?;
+        Ok(ScratchDir(p))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub struct HostExecutor {
+    cxx: PathBuf,
+    dir: ScratchDir,
+    binaries: HashMap<(Op, DType, Config), PathBuf>,
+}
+
+impl HostExecutor {
+    /// Prepares the sources; `Ok(None)` when no C++ compiler is found (a skip, not a failure).
+    pub fn new(sources: &KernelSources) -> Result<Option<HostExecutor>, RunError> {
+        let Some(cxx) = find_cxx() else { return Ok(None) };
+        let dir = ScratchDir::new("host")?;
+        sources.materialize(&dir.0)?;
+        Ok(Some(HostExecutor { cxx, dir, binaries: HashMap::new() }))
+    }
+
+    fn cxx_cmd(&self) -> Command {
+        let mut cmd = Command::new(&self.cxx);
+        cmd.arg("-std=c++20").arg("-O1").arg("-pthread").arg("-w");
+        cmd
+    }
+
+    fn check(&self, out: std::io::Result<std::process::Output>, what: String) -> Result<(), RunError> {
+        let out = out.map_err(|e| RunError::Exec { what: self.cxx.display().to_string(), message: e.to_string() })?;
+        if !out.status.success() {
+            return Err(RunError::Compile {
+                compiler: self.cxx.display().to_string(),
+                what,
+                log: String::from_utf8_lossy(&out.stderr).chars().take(4000).collect(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The launch side (host_runner.cpp), compiled once.
+    fn runner_object(&mut self) -> Result<PathBuf, RunError> {
+        let obj = self.dir.0.join("host_runner.o");
+        if !obj.is_file() {
+            let mut cmd = self.cxx_cmd();
+            cmd.arg("-c").arg(self.dir.0.join("host_runner.cpp")).arg("-o").arg(&obj);
+            self.check(cmd.output(), "host_runner.cpp".into())?;
+        }
+        Ok(obj)
+    }
+
+    fn exe_path(&self, op: Op, dtype: DType, cfg: &Config) -> PathBuf {
+        self.dir.0.join(format!("{}-{}-{}", op.as_str(), dtype.as_str(), cfg.label()))
+    }
+
+    fn build_one(&self, runner: &Path, op: Op, dtype: DType, cfg: &Config) -> Result<PathBuf, RunError> {
+        let exe = self.exe_path(op, dtype, cfg);
+        let obj = exe.with_extension("o");
+        let kernel_id = match op {
+            Op::ReduceSum => 1,
+            Op::Softmax => 2,
+            Op::Rmsnorm => 3,
+            Op::Add => 4,
+        };
+        let mut cmd = self.cxx_cmd();
+        cmd.arg("-I").arg(&self.dir.0).arg(format!("-DKPLAN_KERNEL={kernel_id}"));
+        for (k, v) in cfg.defines(dtype) {
+            cmd.arg(format!("-D{k}={v}"));
+        }
+        cmd.arg("-c").arg(self.dir.0.join("host_kernel.cpp")).arg("-o").arg(&obj);
+        let what = format!("{} ({}, {})", source_file(op), dtype.as_str(), cfg.label());
+        self.check(cmd.output(), what.clone())?;
+        let mut link = self.cxx_cmd();
+        link.arg(&obj).arg(runner).arg("-o").arg(&exe);
+        self.check(link.output(), what)?;
+        Ok(exe)
+    }
+
+    /// Compiles the runner for one (op, dtype, config); cached.
+    pub fn compile(&mut self, op: Op, dtype: DType, cfg: &Config) -> Result<PathBuf, RunError> {
+        if let Some(p) = self.binaries.get(&(op, dtype, *cfg)) {
+            return Ok(p.clone());
+        }
+        let runner = self.runner_object()?;
+        let exe = self.build_one(&runner, op, dtype, cfg)?;
+        self.binaries.insert((op, dtype, *cfg), exe.clone());
+        Ok(exe)
+    }
+
+    /// Compiles several configurations in parallel (errors surface later, at their run).
+    pub fn precompile(&mut self, list: &[(Op, DType, Config)]) {
+        let Ok(runner) = self.runner_object() else { return };
+        let todo: Vec<&(Op, DType, Config)> = list.iter().filter(|k| !self.binaries.contains_key(k)).collect();
+        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).clamp(1, 8);
+        let this = &*self;
+        let built: Vec<((Op, DType, Config), PathBuf)> = std::thread::scope(|s| {
+            let chunks: Vec<Vec<&(Op, DType, Config)>> =
+                (0..threads).map(|i| todo.iter().skip(i).step_by(threads).copied().collect()).collect();
+            let handles: Vec<_> = chunks
+                .into_iter()
+                .map(|chunk| {
+                    let runner = runner.clone();
+                    s.spawn(move || {
+                        chunk
+                            .into_iter()
+                            .filter_map(|k| this.build_one(&runner, k.0, k.1, &k.2).ok().map(|p| (*k, p)))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+        });
+        self.binaries.extend(built);
+    }
+
+    pub fn scratch(&self) -> &Path {
+        &self.dir.0
+    }
+}
+
+impl Executor for HostExecutor {
+    fn describe(&self) -> String {
+        format!("host C++ ({})", self.cxx.display())
+    }
+    fn backend(&self) -> Backend {
+        Backend::Host
+    }
+    fn warp(&self) -> u32 {
+        1
+    }
+    fn sms(&self) -> u32 {
+        std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
+    }
+
+    fn prepare(&mut self, list: &[(Op, DType, Config)]) {
+        self.precompile(list);
+    }
+
+    fn run(&mut self, op: Op, dtype: DType, cfg: &Config, case: &Case) -> Result<Vec<f32>, RunError> {
+        let exe = self.compile(op, dtype, cfg)?;
+        let input = self.dir.0.join("in.bin");
+        let output = self.dir.0.join("out.bin");
+        let mut bytes = encode(&case.a, dtype);
+        bytes.extend(encode(&case.b, dtype));
+        std::fs::write(&input, &bytes).map_err(|e| RunError::Io { path: input.clone(), source: e })?;
+        let _ = std::fs::remove_file(&output);
+        let grid = cfg.grid(case.shape, self.sms());
+        let mut cmd = Command::new(&exe);
+        cmd.arg(&input).arg(&output).arg(grid.to_string());
+        match case.shape {
+            Shape::Flat(n) => {
+                cmd.arg(n.to_string());
+            }
+            Shape::Rows { rows, cols } => {
+                cmd.arg(rows.to_string()).arg(cols.to_string()).arg(format!("{:e}", case.eps));
+            }
+        }
+        let out = cmd.output().map_err(|e| RunError::Exec { what: exe.display().to_string(), message: e.to_string() })?;
+        if !out.status.success() {
+            return Err(RunError::Exec {
+                what: format!("{} ({}, {})", source_file(op), dtype.as_str(), cfg.label()),
+                message: format!("{}; {}", out.status, String::from_utf8_lossy(&out.stderr).trim()),
+            });
+        }
+        let raw = std::fs::read(&output).map_err(|e| RunError::Io { path: output.clone(), source: e })?;
+        Ok(if op == Op::ReduceSum { decode(&raw, DType::F32) } else { decode(&raw, dtype) })
+    }
+}

@@ -1,0 +1,310 @@
+//! CUDA backend through dynamic loading (cudarc): libnvrtc compiles the kernel source with the
+//! header at run time, libcuda loads and launches it. Nothing CUDA is needed to build kplan; a
+//! machine without libcuda, libnvrtc or a GPU gets a skip with the reason.
+
+use crate::cpu::ScratchDir;
+use crate::error::RunError;
+use crate::exec::{decode, encode, Case, Executor};
+use crate::kernels::{source_file, Backend, Config, KernelSources, Shape};
+use crate::reference::{DType, Op};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+/// Where libnvrtc may live besides the loader's search path: `KPLAN_NVRTC` (the library file),
+/// next to `KPLAN_NVCC`'s toolkit, `CUDA_HOME`/`CUDA_PATH`, /usr/local/cuda, and the
+/// nvidia-cuda-nvrtc wheel in a `.venv` of the working directory or of kplan's source tree.
+fn nvrtc_candidates() -> Vec<PathBuf> {
+    let mut c = Vec::new();
+    if let Some(p) = std::env::var_os("KPLAN_NVRTC") {
+        c.push(PathBuf::from(p));
+    }
+    let mut lib_dirs: Vec<PathBuf> = Vec::new();
+    if let Some(nvcc) = std::env::var_os("KPLAN_NVCC") {
+        if let Some(root) = Path::new(&nvcc).parent().and_then(|b| b.parent()) {
+            lib_dirs.push(root.join("lib"));
+            lib_dirs.push(root.join("lib64"));
+        }
+    }
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(h) = std::env::var_os(var) {
+            lib_dirs.push(Path::new(&h).join("lib64"));
+            lib_dirs.push(Path::new(&h).join("lib"));
+        }
+    }
+    lib_dirs.push(PathBuf::from("/usr/local/cuda/lib64"));
+    let mut venvs: Vec<PathBuf> = Vec::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        venvs.push(cwd.join(".venv"));
+    }
+    venvs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv"));
+    for v in venvs {
+        if let Ok(rd) = std::fs::read_dir(v.join("lib")) {
+            for py in rd.flatten() {
+                for cu in ["cu13", "cu12"] {
+                    lib_dirs.push(py.path().join("site-packages/nvidia").join(cu).join("lib"));
+                }
+                lib_dirs.push(py.path().join("site-packages/nvidia/cuda_nvrtc/lib"));
+            }
+        }
+    }
+    for d in lib_dirs {
+        for name in ["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"] {
+            c.push(d.join(name));
+        }
+    }
+    c
+}
+
+/// Loads libnvrtc (once); Err is the reason it cannot be used.
+pub fn nvrtc_status() -> Result<String, String> {
+    static STATUS: OnceLock<Result<String, String>> = OnceLock::new();
+    STATUS
+        .get_or_init(|| {
+            // Pre-load from a known location so cudarc's lookup by soname finds it loaded.
+            for p in nvrtc_candidates() {
+                if p.is_file() {
+                    // libnvrtc opens its builtins library by name at compile time: load the one
+                    // beside it first so that lookup finds it.
+                    if let Some(dir) = p.parent() {
+                        if let Ok(rd) = std::fs::read_dir(dir) {
+                            for e in rd.flatten() {
+                                let n = e.file_name().to_string_lossy().into_owned();
+                                if n.starts_with("libnvrtc-builtins.so") {
+                                    // SAFETY: as below.
+                                    if let Ok(lib) = unsafe { libloading::Library::new(e.path()) } {
+                                        std::mem::forget(lib);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    // SAFETY: loading libnvrtc runs only its initialisers; the handle is leaked
+                    // on purpose so the library stays loaded for the process.
+                    if let Ok(lib) = unsafe { libloading::Library::new(&p) } {
+                        std::mem::forget(lib);
+                        return Ok(p.display().to_string());
+                    }
+                }
+            }
+            // SAFETY: only probes whether the library can be opened.
+            if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+                Ok("libnvrtc (loader path)".to_string())
+            } else {
+                Err("libnvrtc not found (install the nvidia-cuda-nvrtc wheel or the CUDA toolkit, or set KPLAN_NVRTC to libnvrtc.so)".to_string())
+            }
+        })
+        .clone()
+}
+
+/// Compiles `op` for `arch` (e.g. `compute_90`) with NVRTC; returns the PTX text.
+pub fn compile_ptx(include_dir: &Path, op: Op, dtype: DType, cfg: &Config, arch: &str) -> Result<String, RunError> {
+    nvrtc_status().map_err(|m| RunError::Exec { what: "NVRTC".into(), message: m })?;
+    let src_path = include_dir.join(source_file(op));
+    let src = std::fs::read_to_string(&src_path).map_err(|e| RunError::Io { path: src_path.clone(), source: e })?;
+    let mut options = vec![
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".to_string(),
+        format!("--include-path={}", include_dir.display()),
+    ];
+    for (k, v) in cfg.defines(dtype) {
+        options.push(format!("-D{k}={v}"));
+    }
+    let opts = cudarc::nvrtc::CompileOptions { options, name: Some(source_file(op).to_string()), ..Default::default() };
+    match cudarc::nvrtc::compile_ptx_with_opts(src, opts) {
+        Ok(ptx) => Ok(ptx.to_src()),
+        Err(cudarc::nvrtc::CompileError::CompileError { log, .. }) => Err(RunError::Compile {
+            compiler: "NVRTC".into(),
+            what: format!("{} ({}, {}, {arch})", source_file(op), dtype.as_str(), cfg.label()),
+            log: log.to_string_lossy().into_owned(),
+        }),
+        Err(e) => Err(RunError::Compile {
+            compiler: "NVRTC".into(),
+            what: format!("{} ({}, {})", source_file(op), dtype.as_str(), cfg.label()),
+            log: format!("{e:?}"),
+        }),
+    }
+}
+
+fn cu(what: &str) -> impl Fn(cudarc::driver::DriverError) -> RunError + '_ {
+    move |e| {
+        let msg = e.error_string().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        RunError::Cuda { what: what.to_string(), message: format!("{:?} {msg}", e.0) }
+    }
+}
+
+/// A GPU that can run the kernels: context, stream, device facts and compiled modules.
+pub struct CudaExecutor {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub name: String,
+    pub cc: (i32, i32),
+    pub sm_count: u32,
+    pub l2_bytes: u64,
+    dir: ScratchDir,
+    modules: HashMap<(Op, DType, Config), Arc<CudaModule>>,
+}
+
+impl CudaExecutor {
+    /// Opens device 0. `Ok(Err(reason))` when CUDA is not usable here (skip, not failure).
+    pub fn open(sources: &KernelSources) -> Result<Result<CudaExecutor, String>, RunError> {
+        // SAFETY: only probes whether libcuda can be opened.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Ok(Err("libcuda not found (no NVIDIA driver on this machine)".into()));
+        }
+        if let Err(m) = nvrtc_status() {
+            return Ok(Err(m));
+        }
+        let ctx = match CudaContext::new(0) {
+            Ok(c) => c,
+            Err(e) => return Ok(Err(format!("no usable CUDA device: {:?}", e.0))),
+        };
+        // One stream: cudarc's cross-stream event tracking is not needed and would add events.
+        // SAFETY: every buffer is used on this one stream only.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.default_stream();
+        let name = ctx.name().map_err(cu("cuDeviceGetName"))?;
+        let cc = ctx.compute_capability().map_err(cu("compute capability"))?;
+        use cudarc::driver::sys::CUdevice_attribute as A;
+        let sm_count = ctx.attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).map_err(cu("SM count"))? as u32;
+        let l2_bytes = ctx.attribute(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE).map_err(cu("L2 size"))? as u64;
+        let dir = ScratchDir::new("cuda")?;
+        sources.materialize_nvrtc(&dir.0)?;
+        Ok(Ok(CudaExecutor { ctx, stream, name, cc, sm_count, l2_bytes, dir, modules: HashMap::new() }))
+    }
+
+    pub fn arch(&self) -> String {
+        format!("compute_{}{}", self.cc.0, self.cc.1)
+    }
+
+    /// Driver version as "13.0".
+    pub fn driver_version(&self) -> String {
+        let mut v = 0i32;
+        // SAFETY: writes one int.
+        let r = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
+        if r == cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+            format!("{}.{}", v / 1000, (v % 1000) / 10)
+        } else {
+            "unknown".into()
+        }
+    }
+
+    pub fn function(&mut self, op: Op, dtype: DType, cfg: &Config, name: &str) -> Result<CudaFunction, RunError> {
+        let key = (op, dtype, *cfg);
+        if !self.modules.contains_key(&key) {
+            let ptx = compile_ptx(&self.dir.0, op, dtype, cfg, &self.arch())?;
+            let m = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).map_err(cu("cuModuleLoadData"))?;
+            self.modules.insert(key, m);
+        }
+        self.modules[&key].load_function(name).map_err(cu("cuModuleGetFunction"))
+    }
+
+    pub fn upload(&self, bytes: &[u8]) -> Result<CudaSlice<u8>, RunError> {
+        let mut b = self.alloc(bytes.len().max(16))?;
+        if !bytes.is_empty() {
+            self.stream.memcpy_htod(bytes, &mut b.slice_mut(..bytes.len())).map_err(cu("memcpy HtoD"))?;
+        }
+        Ok(b)
+    }
+
+    pub fn alloc(&self, bytes: usize) -> Result<CudaSlice<u8>, RunError> {
+        // SAFETY: the contents are written (poisoned or uploaded) before any read.
+        unsafe { self.stream.alloc::<u8>(bytes.max(16)) }.map_err(cu("cuMemAlloc"))
+    }
+
+    /// Buffer filled with 0xff bytes (NaN in fp32 and bf16): unwritten outputs show up.
+    pub fn poisoned(&self, bytes: usize) -> Result<CudaSlice<u8>, RunError> {
+        self.upload(&vec![0xffu8; bytes.max(16)])
+    }
+
+    /// Launches `op` on device buffers (no synchronisation). `b` is add's b or rmsnorm's weight;
+    /// `partials` holds at least `grid` floats for reduce_sum.
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch(
+        &mut self,
+        op: Op,
+        dtype: DType,
+        cfg: &Config,
+        shape: Shape,
+        eps: f32,
+        a: &CudaSlice<u8>,
+        b: &CudaSlice<u8>,
+        out: &mut CudaSlice<u8>,
+        partials: &mut CudaSlice<u8>,
+    ) -> Result<(), RunError> {
+        let grid = cfg.grid(shape, self.sm_count);
+        let lc = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (cfg.block, 1, 1), shared_mem_bytes: 0 };
+        match (op, shape) {
+            (Op::ReduceSum, Shape::Flat(n)) => {
+                let f = self.function(op, dtype, cfg, "kplan_reduce_sum_partial")?;
+                let g = self.function(op, dtype, cfg, "kplan_reduce_sum_final")?;
+                let n = n as i64;
+                let count = grid as i32;
+                let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (cfg.block, 1, 1), shared_mem_bytes: 0 };
+                // SAFETY: argument types match the kernel signatures; buffers are large enough.
+                unsafe {
+                    self.stream.launch_builder(&f).arg(a).arg(&n).arg(&mut *partials).launch(lc).map_err(cu("launch"))?;
+                    self.stream.launch_builder(&g).arg(&*partials).arg(&count).arg(out).launch(one).map_err(cu("launch"))?;
+                }
+            }
+            (Op::Add, Shape::Flat(n)) => {
+                let f = self.function(op, dtype, cfg, "kplan_add")?;
+                let n = n as i64;
+                // SAFETY: as above.
+                unsafe { self.stream.launch_builder(&f).arg(a).arg(b).arg(out).arg(&n).launch(lc).map_err(cu("launch"))? };
+            }
+            (Op::Softmax, Shape::Rows { rows, cols }) => {
+                let f = self.function(op, dtype, cfg, "kplan_softmax")?;
+                let (r, c) = (rows as i32, cols as i32);
+                // SAFETY: as above.
+                unsafe { self.stream.launch_builder(&f).arg(a).arg(out).arg(&r).arg(&c).launch(lc).map_err(cu("launch"))? };
+            }
+            (Op::Rmsnorm, Shape::Rows { rows, cols }) => {
+                let f = self.function(op, dtype, cfg, "kplan_rmsnorm")?;
+                let (r, c) = (rows as i32, cols as i32);
+                // SAFETY: as above.
+                unsafe {
+                    self.stream.launch_builder(&f).arg(a).arg(b).arg(out).arg(&r).arg(&c).arg(&eps).launch(lc).map_err(cu("launch"))?
+                };
+            }
+            _ => {
+                return Err(RunError::Exec { what: op.as_str().into(), message: "shape does not fit the kernel".into() })
+            }
+        }
+        Ok(())
+    }
+
+    pub fn sync(&self) -> Result<(), RunError> {
+        self.stream.synchronize().map_err(cu("kernel execution"))
+    }
+}
+
+impl Executor for CudaExecutor {
+    fn describe(&self) -> String {
+        format!("{} (sm_{}{}, {} SMs)", self.name, self.cc.0, self.cc.1, self.sm_count)
+    }
+    fn backend(&self) -> Backend {
+        Backend::Cuda
+    }
+    fn warp(&self) -> u32 {
+        32
+    }
+    fn sms(&self) -> u32 {
+        self.sm_count
+    }
+
+    fn run(&mut self, op: Op, dtype: DType, cfg: &Config, case: &Case) -> Result<Vec<f32>, RunError> {
+        let a = self.upload(&encode(&case.a, dtype))?;
+        let b = self.upload(&encode(&case.b, dtype))?;
+        let out_bytes = if op == Op::ReduceSum { 4 } else { case.a.len() * dtype.bytes() };
+        let mut out = self.poisoned(out_bytes)?;
+        let grid = cfg.grid(case.shape, self.sm_count) as usize;
+        let mut partials = self.poisoned(grid * 4)?;
+        self.launch(op, dtype, cfg, case.shape, case.eps, &a, &b, &mut out, &mut partials)?;
+        self.sync()?;
+        let host = self.stream.clone_dtoh(&out).map_err(cu("memcpy DtoH"))?;
+        let raw = &host[..out_bytes];
+        Ok(if op == Op::ReduceSum { decode(raw, DType::F32) } else { decode(raw, dtype) })
+    }
+}

@@ -1,0 +1,174 @@
+/*
+ * Shared helpers of kplan's reference kernels (reduce_sum, softmax, rmsnorm, add).
+ *
+ * Built on the portability header: kernels include this file only, and never test a platform
+ * macro themselves. Everything here is the same on CUDA (nvcc, NVRTC), HIP and the host C++
+ * compiler (the CPU backend; one lane per warp, see kernels/host_runner.cpp).
+ *
+ * Configuration, set per launch with -D (defaults below; per-target values in kernels/tiles.toml):
+ *   KPLAN_DTYPE_BF16  1: inputs/outputs are bf16 stored as raw 16-bit words; 0: fp32.
+ *   KPLAN_BLOCK       threads per block.
+ *   KPLAN_VEC         elements per vector access (VEC * sizeof(T) <= 16 bytes).
+ *   KPLAN_UNROLL      independent vector loads in flight per thread (streaming kernels).
+ *   KPLAN_TPR         threads per row (row kernels), a power of two dividing KPLAN_BLOCK.
+ *   KPLAN_ITEMS       vectors per thread kept in registers (row kernels); 0 = streaming rows of
+ *                     any length (two passes over the row).
+ */
+#ifndef KPLAN_KERNELS_H
+#define KPLAN_KERNELS_H
+
+#include "kplan_portability.h"
+
+#ifndef KPLAN_DTYPE_BF16
+#define KPLAN_DTYPE_BF16 0
+#endif
+#ifndef KPLAN_BLOCK
+#define KPLAN_BLOCK 256
+#endif
+#ifndef KPLAN_VEC
+#define KPLAN_VEC 4
+#endif
+#ifndef KPLAN_UNROLL
+#define KPLAN_UNROLL 4
+#endif
+#ifndef KPLAN_TPR
+#define KPLAN_TPR KPLAN_BLOCK
+#endif
+#ifndef KPLAN_ITEMS
+#define KPLAN_ITEMS 0
+#endif
+
+#if KPLAN_BACKEND_HOST
+/* Host (CPU backend): the launch model that kernels/host_runner.cpp provides. One std::thread
+ * per CUDA thread of a block, one lane per warp, __syncthreads a real barrier. */
+#include <cmath>
+#include <cstring>
+#include <cstdint>
+struct kplan_dim3 {
+    unsigned int x, y, z;
+};
+extern thread_local kplan_dim3 threadIdx;
+extern thread_local kplan_dim3 blockIdx;
+extern kplan_dim3 blockDim;
+extern kplan_dim3 gridDim;
+void kplan_host_syncthreads();
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __shared__ static
+#define __syncthreads() kplan_host_syncthreads()
+typedef uint16_t kplan_u16;
+typedef uint32_t kplan_u32;
+static inline float kplan_bits_to_f32(kplan_u32 b) {
+    float f;
+    std::memcpy(&f, &b, 4);
+    return f;
+}
+static inline kplan_u32 kplan_f32_to_bits(float f) {
+    kplan_u32 b;
+    std::memcpy(&b, &f, 4);
+    return b;
+}
+static inline float kplan_exp2(float x) { return std::exp2(x); }
+static inline float kplan_rsqrt(float x) { return 1.0f / std::sqrt(x); }
+static inline float kplan_fmax(float a, float b) { return std::fmax(a, b); }
+#else
+typedef unsigned short kplan_u16;
+typedef unsigned int kplan_u32;
+__device__ __forceinline__ float kplan_bits_to_f32(kplan_u32 b) { return __uint_as_float(b); }
+__device__ __forceinline__ kplan_u32 kplan_f32_to_bits(float f) { return __float_as_uint(f); }
+__device__ __forceinline__ float kplan_exp2(float x) { return exp2f(x); }
+__device__ __forceinline__ float kplan_rsqrt(float x) { return rsqrtf(x); }
+__device__ __forceinline__ float kplan_fmax(float a, float b) { return fmaxf(a, b); }
+#endif
+
+#define KPLAN_NEG_INF kplan_bits_to_f32(0xff800000u)
+#define KPLAN_LOG2E 1.4426950408889634f
+
+/* Storage type. bf16 is raw 16-bit storage with explicit conversions (round to nearest even),
+ * identical on every backend; no vendor bf16 header is needed. */
+#if KPLAN_DTYPE_BF16
+typedef kplan_u16 kplan_t;
+#else
+typedef float kplan_t;
+#endif
+
+__device__ __forceinline__ float kplan_to_f32(float v) { return v; }
+__device__ __forceinline__ float kplan_to_f32(kplan_u16 v) { return kplan_bits_to_f32(((kplan_u32)v) << 16); }
+__device__ __forceinline__ void kplan_from_f32(float f, float* out) { *out = f; }
+__device__ __forceinline__ void kplan_from_f32(float f, kplan_u16* out) {
+    kplan_u32 b = kplan_f32_to_bits(f);
+    if ((b & 0x7fffffffu) > 0x7f800000u) {
+        *out = (kplan_u16)((b >> 16) | 0x0040u); /* NaN stays a quiet NaN */
+        return;
+    }
+    *out = (kplan_u16)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
+
+/* Raw words of one vector access: 16, 8, 4 or 2 bytes, loaded and stored as one access. */
+struct __attribute__((aligned(16))) kplan_w16 { kplan_u32 a, b, c, d; };
+struct __attribute__((aligned(8))) kplan_w8 { kplan_u32 a, b; };
+template <int BYTES> struct kplan_words;
+template <> struct kplan_words<16> { typedef kplan_w16 type; };
+template <> struct kplan_words<8> { typedef kplan_w8 type; };
+template <> struct kplan_words<4> { typedef kplan_u32 type; };
+template <> struct kplan_words<2> { typedef kplan_u16 type; };
+
+/* KPLAN_VEC elements of kplan_t, accessed as one load/store of VEC * sizeof(T) bytes. */
+struct kplan_vec {
+    typedef typename kplan_words<KPLAN_VEC * sizeof(kplan_t)>::type words_t;
+    union {
+        words_t w;
+        kplan_t e[KPLAN_VEC];
+    };
+};
+
+__device__ __forceinline__ void kplan_load(const kplan_t* __restrict__ p, float (&out)[KPLAN_VEC]) {
+    kplan_vec v;
+    v.w = *reinterpret_cast<const typename kplan_vec::words_t*>(p);
+#pragma unroll
+    for (int i = 0; i < KPLAN_VEC; ++i) out[i] = kplan_to_f32(v.e[i]);
+}
+
+__device__ __forceinline__ void kplan_store(kplan_t* __restrict__ p, const float (&in)[KPLAN_VEC]) {
+    kplan_vec v;
+#pragma unroll
+    for (int i = 0; i < KPLAN_VEC; ++i) kplan_from_f32(in[i], &v.e[i]);
+    *reinterpret_cast<typename kplan_vec::words_t*>(p) = v.w;
+}
+
+/* Warps of a block and of a row group. */
+#define KPLAN_WARPS (KPLAN_BLOCK / KPLAN_WARP_SIZE > 0 ? KPLAN_BLOCK / KPLAN_WARP_SIZE : 1)
+#define KPLAN_ROWS_PER_BLOCK (KPLAN_BLOCK / KPLAN_TPR)
+#define KPLAN_WARPS_PER_ROW (KPLAN_TPR / KPLAN_WARP_SIZE > 0 ? KPLAN_TPR / KPLAN_WARP_SIZE : 1)
+
+/* Reduction over the KPLAN_TPR threads of one row group. A group no wider than a warp reduces
+ * with shuffles over its lanes; a wider group reduces each warp, then the warps' results through
+ * shared memory. Every thread of the group gets the result. `scratch` holds
+ * KPLAN_ROWS_PER_BLOCK * KPLAN_WARPS_PER_ROW floats; all threads of the block must call. */
+#define KPLAN_OP_SUM 0
+#define KPLAN_OP_MAX 1
+template <int OP> __device__ __forceinline__ float kplan_combine(float a, float b) {
+    return OP == KPLAN_OP_SUM ? a + b : kplan_fmax(a, b);
+}
+
+template <int OP> __device__ __forceinline__ float kplan_group_reduce(float v, float* scratch) {
+    if (KPLAN_TPR <= KPLAN_WARP_SIZE) {
+#pragma unroll
+        for (int o = KPLAN_TPR / 2; o > 0; o >>= 1) v = kplan_combine<OP>(v, KPLAN_SHFL_XOR(v, o));
+        return v;
+    }
+    v = OP == KPLAN_OP_SUM ? kplan_warp_reduce_sum(v) : kplan_warp_reduce_max(v);
+    const int t = threadIdx.x % KPLAN_TPR;
+    const int row = threadIdx.x / KPLAN_TPR;
+    const int lane = t % KPLAN_WARP_SIZE;
+    const int warp = t / KPLAN_WARP_SIZE;
+    __syncthreads(); /* scratch may still be read by a previous reduction */
+    if (lane == 0) scratch[row * KPLAN_WARPS_PER_ROW + warp] = v;
+    __syncthreads();
+    float r = scratch[row * KPLAN_WARPS_PER_ROW];
+    for (int w = 1; w < KPLAN_WARPS_PER_ROW; ++w) r = kplan_combine<OP>(r, scratch[row * KPLAN_WARPS_PER_ROW + w]);
+    return r;
+}
+
+#endif /* KPLAN_KERNELS_H */
