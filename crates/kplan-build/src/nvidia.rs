@@ -15,7 +15,7 @@ pub struct PtxasKernel {
 
 fn number_before(s: &str, unit: &str) -> Option<u64> {
     let i = s.find(unit)?;
-    s[..i].split(|c: char| !c.is_ascii_digit()).filter(|t| !t.is_empty()).last()?.parse().ok()
+    s[..i].rsplit(|c: char| !c.is_ascii_digit()).find(|t| !t.is_empty())?.parse().ok()
 }
 
 /// Parses `ptxas info` lines (nvcc `-Xptxas -v`): one record per "Compiling entry function".
