@@ -317,3 +317,33 @@ fn backends_devices_add_targets_by_device_name() {
     let e = parse_spec(none, Kb::builtin()).unwrap_err();
     assert!(e.message.contains("no targets"), "{}", e.message);
 }
+
+#[test]
+fn intel_and_apple_get_their_own_language_and_risk() {
+    let p = S {
+        targets: r#""sm_90a", "gfx942", "pvc", "m3""#,
+        allowed: Some(r#""triton", "hip-single-source", "per-backend", "sycl", "metal""#),
+        expertise: r#""cuda", "sycl", "metal""#,
+        ..S::default()
+    }
+    .plan();
+    let imp = |t: &str| p.strategy.per_target.iter().find(|x| x.target == t).unwrap().abstraction.clone();
+    assert_eq!(imp("pvc"), "sycl");
+    assert_eq!(imp("m3"), "metal");
+    for t in ["pvc", "m3"] {
+        assert!(p.risks.iter().any(|r| r.id.starts_with("separate-language-") && r.targets == [t.to_string()]), "{t}");
+    }
+    // sub-group 16/32 on Intel makes the warp sizes differ
+    assert!(p.risks.iter().any(|r| r.id == "warp-size" && r.targets.contains(&"pvc".to_string())));
+    let sycl = p.strategy.alternatives.iter().find(|a| a.abstraction == "sycl").unwrap();
+    assert_ne!(sycl.outcome, "not-applicable");
+    assert!(p.ci.legs.iter().any(|l| l.arch == "apple-m3" && l.kind == "compile" && l.runner.contains("macOS")));
+}
+
+#[test]
+fn apple_without_metal_allowed_is_uncovered_and_fails_the_checklist() {
+    let p = S { targets: r#""sm_90a", "gfx942", "m3", "cpu""#, ..S::default() }.plan();
+    assert_eq!(p.strategy.per_target.iter().find(|x| x.target == "m3").unwrap().abstraction, "none");
+    let item = p.checklist.iter().find(|c| c.item == "strategy decided with justification").unwrap();
+    assert_eq!(item.status, Status::Fail);
+}

@@ -41,7 +41,7 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
                 target: t.name.clone(),
                 arch: t.arch.id.clone(),
                 toolchain: ts.clone(),
-                runner: "CI host (no GPU)".into(),
+                runner: if t.vendor() == Vendor::Apple { "macOS runner (the Metal compiler ships with Xcode)".into() } else { "CI host (no GPU)".into() },
                 why: "spec target: the code must build for it on every change".into(),
             });
             legs.push(CiLeg {

@@ -12,8 +12,28 @@ fn round_up(x: u64, m: u64) -> u64 {
     x.div_ceil(m.max(1)) * m.max(1)
 }
 
-pub fn plan(spec: &Spec, targets: &[Target]) -> Vec<Tile> {
-    targets.iter().map(|t| if t.is_gpu() { gpu_tile(spec, t) } else { cpu_tile(spec, t) }).collect()
+pub fn plan(spec: &Spec, targets: &[Target], strategy: &crate::model::Strategy) -> Vec<Tile> {
+    targets
+        .iter()
+        .map(|t| {
+            let mut tile = if t.is_gpu() { gpu_tile(spec, t) } else { cpu_tile(spec, t) };
+            let abs = strategy.per_target.iter().find(|p| p.target == t.name).map(|p| p.abstraction.as_str());
+            match abs {
+                Some("vendor-blas") | Some("framework") => {
+                    tile.configuration = format!(
+                        "chosen inside the {} at run time; the shape here is the starting point if a custom path is ever needed ({})",
+                        if abs == Some("framework") { "framework" } else { "vendor library" },
+                        tile.configuration
+                    );
+                }
+                Some("triton") => {
+                    tile.configuration = format!("`triton.autotune` configs (BLOCK sizes as tl.constexpr, num_warps per backend): {}", tile.configuration);
+                }
+                _ => {}
+            }
+            tile
+        })
+        .collect()
 }
 
 fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
