@@ -250,6 +250,27 @@ impl Device {
             &self.bandwidth_gbs.source,
             self.bandwidth_gbs.note.as_deref(),
         );
+        for (name, f) in [
+            ("clock_mhz", &self.clock_mhz),
+            ("memory_clock_mhz", &self.memory_clock_mhz),
+        ] {
+            if let Some(f) = f {
+                push(
+                    name,
+                    f.value.map(|v| v.to_string()),
+                    &f.source,
+                    f.note.as_deref(),
+                );
+            }
+        }
+        if let Some(f) = &self.memory_bus_bits {
+            push(
+                "memory_bus_bits",
+                f.value.map(|v| v.to_string()),
+                &f.source,
+                f.note.as_deref(),
+            );
+        }
         for d in Dtype::ALL {
             let name = PEAK_NAMES[d as usize];
             match self.peak_tflops.get(&d) {
@@ -391,7 +412,10 @@ impl ToolchainVersion {
         while version.len() > 1 && version.last() == Some(&0) {
             version.pop();
         }
-        Some(ToolchainVersion { toolchain: name.to_string(), version })
+        Some(ToolchainVersion {
+            toolchain: name.to_string(),
+            version,
+        })
     }
 }
 
@@ -403,7 +427,12 @@ impl Kb {
         let mut best = arch.min_toolchain()?.to_string();
         let mut best_v = ToolchainVersion::parse(&best);
         for id in feature_ids {
-            let Some(t) = self.support(id, &arch.id).and_then(|s| s.min_toolchain.as_deref()) else { continue };
+            let Some(t) = self
+                .support(id, &arch.id)
+                .and_then(|s| s.min_toolchain.as_deref())
+            else {
+                continue;
+            };
             let v = ToolchainVersion::parse(t);
             match (&best_v, &v) {
                 (Some(b), Some(n)) if b.toolchain == n.toolchain && n.version > b.version => {

@@ -392,6 +392,15 @@ impl Device {
         if let Some(f) = &self.llc_bytes {
             v.push(&f.source);
         }
+        v.extend(
+            [&self.clock_mhz, &self.memory_clock_mhz]
+                .into_iter()
+                .flatten()
+                .map(|f| f.source.as_str()),
+        );
+        if let Some(f) = &self.memory_bus_bits {
+            v.push(&f.source);
+        }
         v.extend(self.peak_tflops.values().map(|f| f.source.as_str()));
         v.extend(self.peak_vector_tflops.values().map(|f| f.source.as_str()));
         v

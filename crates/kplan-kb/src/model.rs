@@ -178,6 +178,14 @@ pub struct Device {
     pub memory_bytes: Fact<u64>,
     /// Datasheet peak DRAM/HBM bandwidth, GB/s (10^9 bytes/s).
     pub bandwidth_gbs: Fact<f64>,
+    /// Peak (boost) SM / CU clock in MHz, where sourced or derivable from per-clock rates.
+    #[serde(default)]
+    pub clock_mhz: Option<Fact<f64>>,
+    /// Memory clock in MHz and bus width in bits (bandwidth = 2 x clock x width / 8 on HBM).
+    #[serde(default)]
+    pub memory_clock_mhz: Option<Fact<f64>>,
+    #[serde(default)]
+    pub memory_bus_bits: Option<Fact<u32>>,
     /// Dense peak TFLOP/s (TOP/s for int8) per dtype, matrix units where they exist.
     #[serde(default)]
     pub peak_tflops: BTreeMap<Dtype, Fact<f64>>,

@@ -399,12 +399,62 @@ fn spelling_variants_resolve_only_where_unambiguous() {
 fn min_toolchain_accounts_for_features() {
     let kb = Kb::builtin();
     let sm89 = kb.arch("sm_89").unwrap();
-    assert_eq!(kb.min_toolchain_with(sm89, &[]).as_deref(), Some("CUDA 11.8"));
+    assert_eq!(
+        kb.min_toolchain_with(sm89, &[]).as_deref(),
+        Some("CUDA 11.8")
+    );
     // FP8 mma on sm_89 needs PTX 8.4 / CUDA 12.4.
-    assert_eq!(kb.min_toolchain_with(sm89, &["fp8-matrix", "warp-shuffle"]).as_deref(), Some("CUDA 12.4"));
+    assert_eq!(
+        kb.min_toolchain_with(sm89, &["fp8-matrix", "warp-shuffle"])
+            .as_deref(),
+        Some("CUDA 12.4")
+    );
     let gfx942 = kb.arch("gfx942").unwrap();
-    assert_eq!(kb.min_toolchain_with(gfx942, &["syncwarp"]).as_deref(), Some("ROCm 7.0"));
-    assert_eq!(kb.min_toolchain_with(kb.arch("gfx908").unwrap(), &["mfma"]), None);
-    assert!(ToolchainVersion::parse("ROCm 6.0.0").unwrap() < ToolchainVersion::parse("ROCm 6.2").unwrap());
+    assert_eq!(
+        kb.min_toolchain_with(gfx942, &["syncwarp"]).as_deref(),
+        Some("ROCm 7.0")
+    );
+    assert_eq!(
+        kb.min_toolchain_with(kb.arch("gfx908").unwrap(), &["mfma"]),
+        None
+    );
+    assert!(
+        ToolchainVersion::parse("ROCm 6.0.0").unwrap()
+            < ToolchainVersion::parse("ROCm 6.2").unwrap()
+    );
     assert_eq!(ToolchainVersion::parse("-march=x86-64-v3"), None);
+}
+
+#[test]
+fn derived_clocks_reproduce_the_sourced_peaks() {
+    // Each derived clock must give back its device's peak: clock x FLOPS/clk/CU x CUs.
+    let kb = Kb::builtin();
+    for (dev, dtype, flops_per_clk_cu) in [
+        ("mi100", Dtype::Fp16, 1024.0),
+        ("mi250x", Dtype::Fp16, 1024.0),
+        ("mi300x", Dtype::Fp16, 2048.0),
+        ("mi355x", Dtype::Fp8, 8192.0),
+    ] {
+        let d = kb.device(dev).unwrap();
+        let clock = d.clock_mhz.as_ref().unwrap().value.unwrap();
+        let cus = d.compute_units.value.unwrap() as f64;
+        let peak = clock * 1e6 * flops_per_clk_cu * cus / 1e12;
+        let want = d.peak(dtype).unwrap();
+        assert!(
+            (peak - want).abs() / want < 0.001,
+            "{dev}: {peak} vs {want}"
+        );
+    }
+    // H200: 2 x 3201 MHz x 6016 bit / 8 = 4815 GB/s, within 0.5% of the 4800 GB/s spec.
+    let h200 = kb.device("h200").unwrap();
+    let bw = 2.0
+        * h200.memory_clock_mhz.as_ref().unwrap().value.unwrap()
+        * 1e6
+        * h200.memory_bus_bits.as_ref().unwrap().value.unwrap() as f64
+        / 8.0
+        / 1e9;
+    assert!(
+        (bw - 4815.0).abs() < 1.0 && (bw / 4800.0 - 1.0).abs() < 0.005,
+        "{bw}"
+    );
 }
