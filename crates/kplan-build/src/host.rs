@@ -10,7 +10,11 @@ fn host_arch() -> &'static str {
 
 /// Which ISA a CPU `compile_target` (a `-march` value) belongs to.
 fn isa_of(march: &str) -> &'static str {
-    if march.starts_with("x86-64") || march.starts_with("haswell") || march.starts_with("skylake") || march.starts_with("znver") {
+    if march.starts_with("x86-64")
+        || march.starts_with("haswell")
+        || march.starts_with("skylake")
+        || march.starts_with("znver")
+    {
         "x86_64"
     } else if march.starts_with("armv8") || march.starts_with("armv9") {
         "aarch64"
@@ -39,20 +43,30 @@ pub(crate) fn compile(job: &Job, march: Option<&str>, mut r: TargetResult) -> Ta
                     id,
                     cross_triple.as_deref().unwrap_or(""),
                     host_arch()
-                ))
+                ));
             }
         }
     } else {
         match (&tools.cxx, &tools.cxx_version) {
             (Ok(Some(t)), Ok(v)) => (t, v.clone()),
-            (Ok(None), _) => return r.skip("no host C++ compiler found; install: apt-get install g++ (or set KPLAN_CXX)"),
+            (Ok(None), _) => {
+                return r.skip(
+                    "no host C++ compiler found; install: apt-get install g++ (or set KPLAN_CXX)",
+                )
+            }
             (Err(e), _) | (_, Err(e)) => return r.fail(e.clone()),
         }
     };
     r.compiler = Some(version);
     let stem = job.stem();
     let obj = job.out_dir.join(format!("{stem}-{}.o", r.target));
-    let mut args: Vec<String> = vec!["-x".into(), "c++".into(), "-std=c++17".into(), "-O2".into(), "-c".into()];
+    let mut args: Vec<String> = vec![
+        "-x".into(),
+        "c++".into(),
+        "-std=c++17".into(),
+        "-O2".into(),
+        "-c".into(),
+    ];
     if let Some(t) = &cross_triple {
         args.push(format!("--target={t}"));
     }
@@ -70,7 +84,11 @@ pub(crate) fn compile(job: &Job, march: Option<&str>, mut r: TargetResult) -> Ta
     };
     r.seconds = out.elapsed.as_secs_f64();
     if out.timed_out {
-        return r.fail(format!("timed out after {} s (killed {})", job.opts.timeout.as_secs(), tool.path.display()));
+        return r.fail(format!(
+            "timed out after {} s (killed {})",
+            job.opts.timeout.as_secs(),
+            tool.path.display()
+        ));
     }
     let text = out.text();
     if !out.success() {

@@ -189,12 +189,20 @@ impl BuildTarget {
         let kind = match a.vendor {
             Vendor::Nvidia => TargetKind::Nvidia { sm: ct },
             Vendor::Amd => TargetKind::Amd { gfx: ct },
-            Vendor::Cpu => TargetKind::Cpu { march: a.compile_target.clone() },
+            Vendor::Cpu => TargetKind::Cpu {
+                march: a.compile_target.clone(),
+            },
             Vendor::Intel | Vendor::Apple => TargetKind::Unsupported {
-                reason: format!("kplan build compiles CUDA/HIP/C++ only; {} ({}) has no backend here", a.id, a.family),
+                reason: format!(
+                    "kplan build compiles CUDA/HIP/C++ only; {} ({}) has no backend here",
+                    a.id, a.family
+                ),
             },
         };
-        BuildTarget { id: a.id.clone(), kind }
+        BuildTarget {
+            id: a.id.clone(),
+            kind,
+        }
     }
 }
 
@@ -238,7 +246,10 @@ pub enum BuildError {
     #[error("{path}: {message}")]
     Input { path: PathBuf, message: String },
     #[error("{context}: {source}")]
-    Io { context: String, source: std::io::Error },
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
 }
 
 /// The compilers found for a run (looked up once, versions queried once).
@@ -253,22 +264,49 @@ pub(crate) struct Toolchains {
 
 impl Toolchains {
     fn discover(targets: &[BuildTarget], timeout: Duration) -> Toolchains {
-        let need_nv = targets.iter().any(|t| matches!(t.kind, TargetKind::Nvidia { .. }));
-        let need_amd = targets.iter().any(|t| matches!(t.kind, TargetKind::Amd { .. } | TargetKind::Cpu { .. }));
-        let need_cxx = targets.iter().any(|t| matches!(t.kind, TargetKind::Cpu { .. }));
+        let need_nv = targets
+            .iter()
+            .any(|t| matches!(t.kind, TargetKind::Nvidia { .. }));
+        let need_amd = targets
+            .iter()
+            .any(|t| matches!(t.kind, TargetKind::Amd { .. } | TargetKind::Cpu { .. }));
+        let need_cxx = targets
+            .iter()
+            .any(|t| matches!(t.kind, TargetKind::Cpu { .. }));
         let none = || Ok(None);
-        let nvcc = if need_nv { toolchain::find_nvcc() } else { none() };
-        let hip_clang = if need_amd { toolchain::find_hip_clang() } else { none() };
-        let cxx = if need_cxx { toolchain::find_cxx() } else { none() };
+        let nvcc = if need_nv {
+            toolchain::find_nvcc()
+        } else {
+            none()
+        };
+        let hip_clang = if need_amd {
+            toolchain::find_hip_clang()
+        } else {
+            none()
+        };
+        let cxx = if need_cxx {
+            toolchain::find_cxx()
+        } else {
+            none()
+        };
         let ver = |t: &Result<Option<toolchain::Tool>, String>| match t {
             Ok(Some(t)) => toolchain::version(&t.path, timeout),
             Ok(None) => Err("not found".to_string()),
             Err(e) => Err(e.clone()),
         };
         // Version queries run concurrently: a hanging compiler costs one timeout, not three.
-        let ((nvcc_version, hip_clang_version), cxx_version) =
-            rayon::join(|| rayon::join(|| ver(&nvcc), || ver(&hip_clang)), || ver(&cxx));
-        Toolchains { nvcc, nvcc_version, hip_clang, hip_clang_version, cxx, cxx_version }
+        let ((nvcc_version, hip_clang_version), cxx_version) = rayon::join(
+            || rayon::join(|| ver(&nvcc), || ver(&hip_clang)),
+            || ver(&cxx),
+        );
+        Toolchains {
+            nvcc,
+            nvcc_version,
+            hip_clang,
+            hip_clang_version,
+            cxx,
+            cxx_version,
+        }
     }
 }
 
@@ -283,14 +321,22 @@ pub(crate) struct Job<'a> {
 
 impl Job<'_> {
     pub fn stem(&self) -> String {
-        self.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "kernel".into())
+        self.file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "kernel".into())
     }
     pub fn include_args(&self) -> Vec<String> {
         let mut v: Vec<String> = Vec::new();
         if let Some(d) = self.file.parent().filter(|d| !d.as_os_str().is_empty()) {
             v.push(format!("-I{}", d.display()));
         }
-        v.extend(self.opts.include_dirs.iter().map(|d| format!("-I{}", d.display())));
+        v.extend(
+            self.opts
+                .include_dirs
+                .iter()
+                .map(|d| format!("-I{}", d.display())),
+        );
         v.push(format!("-I{}", self.header_dir.display()));
         v
     }
@@ -308,7 +354,11 @@ impl Job<'_> {
 
 /// Compiles `file` for every target in `opts` (in parallel) and returns one result per target,
 /// in the order of `opts.targets`. `.py` files go to Triton.
-pub fn build(file: &Path, opts: &BuildOptions, kb: &kplan_kb::Kb) -> Result<Vec<TargetResult>, BuildError> {
+pub fn build(
+    file: &Path,
+    opts: &BuildOptions,
+    kb: &kplan_kb::Kb,
+) -> Result<Vec<TargetResult>, BuildError> {
     if !file.is_file() {
         return Err(BuildError::NotFound(file.to_path_buf()));
     }
@@ -319,7 +369,10 @@ pub fn build(file: &Path, opts: &BuildOptions, kb: &kplan_kb::Kb) -> Result<Vec<
     // the file the way the user wrote it; outputs go to absolute paths under the out dir.
     let file = file.to_path_buf();
     let io = |context: String| move |source| BuildError::Io { context, source };
-    let tmp = tempfile::Builder::new().prefix("kplan-build-").tempdir().map_err(io("cannot create a temp dir".into()))?;
+    let tmp = tempfile::Builder::new()
+        .prefix("kplan-build-")
+        .tempdir()
+        .map_err(io("cannot create a temp dir".into()))?;
     let base = match &opts.out_dir {
         Some(d) => std::path::absolute(d).map_err(io(d.display().to_string()))?,
         None => tmp.path().to_path_buf(),
@@ -327,7 +380,8 @@ pub fn build(file: &Path, opts: &BuildOptions, kb: &kplan_kb::Kb) -> Result<Vec<
     let header_dir = tmp.path().join("include");
     std::fs::create_dir_all(&header_dir).map_err(io(header_dir.display().to_string()))?;
     let header_path = header_dir.join("kplan_portability.h");
-    std::fs::write(&header_path, kplan_gen::render_header(&opts.header)).map_err(io(header_path.display().to_string()))?;
+    std::fs::write(&header_path, kplan_gen::render_header(&opts.header))
+        .map_err(io(header_path.display().to_string()))?;
     let tools = Toolchains::discover(&opts.targets, opts.timeout);
     let mut results: Vec<TargetResult> = opts
         .targets
@@ -338,7 +392,13 @@ pub fn build(file: &Path, opts: &BuildOptions, kb: &kplan_kb::Kb) -> Result<Vec<
             if let Err(e) = std::fs::create_dir_all(&out_dir) {
                 return r.fail(format!("cannot create {}: {e}", out_dir.display()));
             }
-            let job = Job { file: &file, out_dir, opts, tools: &tools, header_dir: &header_dir };
+            let job = Job {
+                file: &file,
+                out_dir,
+                opts,
+                tools: &tools,
+                header_dir: &header_dir,
+            };
             let mut r = match &t.kind {
                 TargetKind::Nvidia { sm } => nvidia::compile(&job, sm, r),
                 TargetKind::Amd { gfx } => amd::compile(&job, gfx, r),
@@ -365,7 +425,8 @@ pub fn results_json(results: &[TargetResult]) -> String {
     struct Report<'a> {
         results: &'a [TargetResult],
     }
-    let mut s = serde_json::to_string_pretty(&Report { results }).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    let mut s = serde_json::to_string_pretty(&Report { results })
+        .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     s.push('\n');
     s
 }
@@ -374,9 +435,20 @@ pub fn results_json(results: &[TargetResult]) -> String {
 /// SM / CU / WGP), from the KB's model ([`kplan_kb::occupancy::occupancy`]) with the compiled
 /// registers and static shared bytes and `block_threads` threads per block. `None` for CPU
 /// targets, when the KB lacks a fact the model needs, or when such a block cannot launch.
-pub fn occupancy(kb: &kplan_kb::Kb, arch_id: &str, r: &TargetResult, block_threads: u32) -> Option<f64> {
+pub fn occupancy(
+    kb: &kplan_kb::Kb,
+    arch_id: &str,
+    r: &TargetResult,
+    block_threads: u32,
+) -> Option<f64> {
     let arch = kb.arch(arch_id)?;
-    let o = kplan_kb::occupancy::occupancy(arch, block_threads, r.registers, r.shared_bytes.unwrap_or(0)).ok()?;
+    let o = kplan_kb::occupancy::occupancy(
+        arch,
+        block_threads,
+        r.registers,
+        r.shared_bytes.unwrap_or(0),
+    )
+    .ok()?;
     Some((o.fraction * 1000.0).round() / 1000.0)
 }
 
@@ -387,13 +459,21 @@ fn build_triton(file: &Path, opts: &BuildOptions, kb: &kplan_kb::Kb) -> Vec<Targ
         path: file.to_path_buf(),
         targets: opts.targets.iter().map(|t| t.id.clone()).collect(),
         kernel: None,
-        overrides: opts.defines.iter().map(|(n, v)| (n.clone(), v.clone().unwrap_or_else(|| "1".into()))).collect(),
+        overrides: opts
+            .defines
+            .iter()
+            .map(|(n, v)| (n.clone(), v.clone().unwrap_or_else(|| "1".into())))
+            .collect(),
         max_configs: 0,
     };
     let report = match triton::build(&req) {
         Ok(r) => r,
         Err(e) => {
-            let skip = matches!(e, triton::TritonError::PythonNotFound { .. } | triton::TritonError::TritonMissing { .. });
+            let skip = matches!(
+                e,
+                triton::TritonError::PythonNotFound { .. }
+                    | triton::TritonError::TritonMissing { .. }
+            );
             return opts
                 .targets
                 .iter()
@@ -408,7 +488,10 @@ fn build_triton(file: &Path, opts: &BuildOptions, kb: &kplan_kb::Kb) -> Vec<Targ
                 .collect();
         }
     };
-    let compiler = report.triton_version.as_ref().map(|v| format!("triton {v}"));
+    let compiler = report
+        .triton_version
+        .as_ref()
+        .map(|v| format!("triton {v}"));
     opts.targets
         .iter()
         .map(|t| {
@@ -436,9 +519,16 @@ fn build_triton(file: &Path, opts: &BuildOptions, kb: &kplan_kb::Kb) -> Vec<Targ
                         totals.spill(x.spill_bytes);
                         totals.wave(x.wave_size);
                         // Each variant launches its own block size: the lowest occupancy counts.
-                        let threads = x.threads_per_block.or_else(|| Some(x.num_warps * x.wave_size?));
+                        let threads = x
+                            .threads_per_block
+                            .or_else(|| Some(x.num_warps * x.wave_size?));
                         if let (Some(arch), Some(threads)) = (kb.arch(&t.id), threads) {
-                            if let Ok(o) = kplan_kb::occupancy::occupancy(arch, threads, x.registers, x.shared_bytes.unwrap_or(0)) {
+                            if let Ok(o) = kplan_kb::occupancy::occupancy(
+                                arch,
+                                threads,
+                                x.registers,
+                                x.shared_bytes.unwrap_or(0),
+                            ) {
                                 let f = (o.fraction * 1000.0).round() / 1000.0;
                                 occ = Some(occ.map_or(f, |m: f64| m.min(f)));
                             }
@@ -454,9 +544,16 @@ fn build_triton(file: &Path, opts: &BuildOptions, kb: &kplan_kb::Kb) -> Vec<Targ
                     }
                     triton::TargetStatus::Failed => {
                         any_failed = true;
-                        notes.push(format!("{} [{}]: {}", k.name, v.config, x.reason.clone().unwrap_or_default()));
+                        notes.push(format!(
+                            "{} [{}]: {}",
+                            k.name,
+                            v.config,
+                            x.reason.clone().unwrap_or_default()
+                        ));
                     }
-                    triton::TargetStatus::Skipped => notes.push(x.reason.clone().unwrap_or_default()),
+                    triton::TargetStatus::Skipped => {
+                        notes.push(x.reason.clone().unwrap_or_default())
+                    }
                 }
             }
             totals.apply(&mut r);

@@ -15,7 +15,11 @@ pub struct PtxasKernel {
 
 fn number_before(s: &str, unit: &str) -> Option<u64> {
     let i = s.find(unit)?;
-    s[..i].rsplit(|c: char| !c.is_ascii_digit()).find(|t| !t.is_empty())?.parse().ok()
+    s[..i]
+        .rsplit(|c: char| !c.is_ascii_digit())
+        .find(|t| !t.is_empty())?
+        .parse()
+        .ok()
 }
 
 /// Parses `ptxas info` lines (nvcc `-Xptxas -v`): one record per "Compiling entry function".
@@ -27,7 +31,10 @@ pub fn parse_ptxas(text: &str) -> Vec<PtxasKernel> {
     for line in text.lines() {
         if let Some(rest) = line.split("Compiling entry function '").nth(1) {
             let name = rest.split('\'').next().unwrap_or("").to_string();
-            out.push(PtxasKernel { name, ..Default::default() });
+            out.push(PtxasKernel {
+                name,
+                ..Default::default()
+            });
             props_for_entry = false;
             continue;
         }
@@ -85,18 +92,33 @@ pub(crate) fn compile(job: &Job, sm: &str, mut r: TargetResult) -> TargetResult 
     };
     r.seconds = out.elapsed.as_secs_f64();
     if out.timed_out {
-        return r.fail(format!("timed out after {} s (killed {})", job.opts.timeout.as_secs(), nvcc.path.display()));
+        return r.fail(format!(
+            "timed out after {} s (killed {})",
+            job.opts.timeout.as_secs(),
+            nvcc.path.display()
+        ));
     }
     let text = out.text();
     if !out.success() {
-        if text.contains("Unsupported gpu architecture") || text.contains("is not defined for option 'gpu-architecture'") {
+        if text.contains("Unsupported gpu architecture")
+            || text.contains("is not defined for option 'gpu-architecture'")
+        {
             let c = r.compiler.clone().unwrap_or_default();
-            return r.skip(format!("{c} cannot compile for {sm}: {}", first_line(&text)));
+            return r.skip(format!(
+                "{c} cannot compile for {sm}: {}",
+                first_line(&text)
+            ));
         }
         return r.fail(text);
     }
     let kernels = parse_ptxas(&text);
-    r.diagnostics = text.lines().filter(|l| !l.starts_with("ptxas info") && !l.starts_with("    ")).collect::<Vec<_>>().join("\n").trim().to_string();
+    r.diagnostics = text
+        .lines()
+        .filter(|l| !l.starts_with("ptxas info") && !l.starts_with("    "))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_string();
     let mut t = UsageTotals::default();
     for k in &kernels {
         t.registers(k.registers);
@@ -125,7 +147,10 @@ pub(crate) fn compile(job: &Job, sm: &str, mut r: TargetResult) -> TargetResult 
 }
 
 fn first_line(s: &str) -> &str {
-    s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim()
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
 }
 
 #[cfg(test)]

@@ -36,9 +36,17 @@ impl Output {
 }
 
 /// Runs `program args` in `cwd` (if given), killing its process group after `timeout`.
-pub fn run(program: &Path, args: &[String], cwd: Option<&Path>, timeout: Duration) -> std::io::Result<Output> {
+pub fn run(
+    program: &Path,
+    args: &[String],
+    cwd: Option<&Path>,
+    timeout: Duration,
+) -> std::io::Result<Output> {
     let mut cmd = Command::new(program);
-    cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     if let Some(d) = cwd {
         cmd.current_dir(d);
     }
@@ -76,7 +84,17 @@ pub fn run(program: &Path, args: &[String], cwd: Option<&Path>, timeout: Duratio
     let elapsed = start.elapsed();
     let stdout = t_out.join().unwrap_or_default();
     let stderr = t_err.join().unwrap_or_default();
-    Ok(Output { code: if timed_out { None } else { status.and_then(|s| s.code()) }, stdout, stderr, timed_out, elapsed })
+    Ok(Output {
+        code: if timed_out {
+            None
+        } else {
+            status.and_then(|s| s.code())
+        },
+        stdout,
+        stderr,
+        timed_out,
+        elapsed,
+    })
 }
 
 fn kill_tree(child: &mut std::process::Child) {
@@ -99,16 +117,26 @@ mod tests {
     #[test]
     fn timeout_kills_the_whole_group() {
         let sh = Path::new("/bin/sh");
-        let args = vec!["-c".to_string(), "sleep 30 & sleep 30; echo never".to_string()];
+        let args = vec![
+            "-c".to_string(),
+            "sleep 30 & sleep 30; echo never".to_string(),
+        ];
         let out = run(sh, &args, None, Duration::from_millis(300)).unwrap();
         assert!(out.timed_out);
-        assert!(out.elapsed < Duration::from_secs(10), "took {:?}", out.elapsed);
+        assert!(
+            out.elapsed < Duration::from_secs(10),
+            "took {:?}",
+            out.elapsed
+        );
         assert!(!out.stdout.contains("never"));
     }
 
     #[test]
     fn collects_exit_code_and_both_streams() {
-        let args = vec!["-c".to_string(), "echo out; echo err >&2; exit 3".to_string()];
+        let args = vec![
+            "-c".to_string(),
+            "echo out; echo err >&2; exit 3".to_string(),
+        ];
         let out = run(Path::new("/bin/sh"), &args, None, Duration::from_secs(10)).unwrap();
         assert_eq!(out.code, Some(3));
         assert_eq!(out.text(), "err\nout");

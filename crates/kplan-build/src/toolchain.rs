@@ -21,14 +21,19 @@ pub struct Tool {
 }
 
 fn env_path(var: &str) -> Option<PathBuf> {
-    std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from)
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
 }
 
 fn is_exe(p: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        p.is_file() && p.metadata().map(|m| m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+        p.is_file()
+            && p.metadata()
+                .map(|m| m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
     }
     #[cfg(not(unix))]
     {
@@ -37,19 +42,31 @@ fn is_exe(p: &Path) -> bool {
 }
 
 fn path_dirs() -> Vec<PathBuf> {
-    std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default()
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default()
 }
 
 fn on_path(name: &str) -> Option<PathBuf> {
-    path_dirs().into_iter().map(|d| d.join(name)).find(|p| is_exe(p))
+    path_dirs()
+        .into_iter()
+        .map(|d| d.join(name))
+        .find(|p| is_exe(p))
 }
 
 /// An override that is set must exist: a typo there is reported, not silently replaced.
 fn from_override(var: &str) -> Option<Result<Tool, String>> {
     let p = env_path(var)?;
-    let p = if p.components().count() == 1 { on_path(&p.to_string_lossy()).unwrap_or(p) } else { p };
+    let p = if p.components().count() == 1 {
+        on_path(&p.to_string_lossy()).unwrap_or(p)
+    } else {
+        p
+    };
     Some(if is_exe(&p) {
-        Ok(Tool { path: p, found_via: var.to_string() })
+        Ok(Tool {
+            path: p,
+            found_via: var.to_string(),
+        })
     } else {
         Err(format!("{var}={} is not an executable file", p.display()))
     })
@@ -61,7 +78,10 @@ pub fn find_nvcc() -> Result<Option<Tool>, String> {
         return r.map(Some);
     }
     if let Some(p) = on_path("nvcc") {
-        return Ok(Some(Tool { path: p, found_via: "PATH".into() }));
+        return Ok(Some(Tool {
+            path: p,
+            found_via: "PATH".into(),
+        }));
     }
     let mut dirs: Vec<PathBuf> = Vec::new();
     for v in ["CUDA_PATH", "CUDA_HOME"] {
@@ -71,10 +91,20 @@ pub fn find_nvcc() -> Result<Option<Tool>, String> {
     }
     dirs.push("/usr/local/cuda/bin".into());
     dirs.push("/opt/cuda/bin".into());
-    Ok(dirs.into_iter().map(|d| d.join("nvcc")).find(|p| is_exe(p)).map(|p| {
-        let via = p.parent().map(|d| d.display().to_string()).unwrap_or_default();
-        Tool { path: p, found_via: via }
-    }))
+    Ok(dirs
+        .into_iter()
+        .map(|d| d.join("nvcc"))
+        .find(|p| is_exe(p))
+        .map(|p| {
+            let via = p
+                .parent()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default();
+            Tool {
+                path: p,
+                found_via: via,
+            }
+        }))
 }
 
 /// Major version in a `clang-NN` file name.
@@ -95,7 +125,10 @@ pub fn find_hip_clang() -> Result<Option<Tool>, String> {
     for r in &roots {
         let p = r.join("llvm/bin/clang");
         if is_exe(&p) {
-            return Ok(Some(Tool { path: p, found_via: r.join("llvm/bin").display().to_string() }));
+            return Ok(Some(Tool {
+                path: p,
+                found_via: r.join("llvm/bin").display().to_string(),
+            }));
         }
     }
     // Newest versioned clang >= 17 on PATH or under /usr/lib/llvm-NN/bin.
@@ -117,16 +150,25 @@ pub fn find_hip_clang() -> Result<Option<Tool>, String> {
     if let Ok(rd) = std::fs::read_dir("/usr/lib") {
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(m) = name.strip_prefix("llvm-").and_then(|v| v.parse::<u32>().ok()) {
+            if let Some(m) = name
+                .strip_prefix("llvm-")
+                .and_then(|v| v.parse::<u32>().ok())
+            {
                 let dir = e.path().join("bin");
                 consider(m, dir.join("clang"), dir.display().to_string());
             }
         }
     }
     if let Some((_, p, via)) = best {
-        return Ok(Some(Tool { path: p, found_via: via }));
+        return Ok(Some(Tool {
+            path: p,
+            found_via: via,
+        }));
     }
-    Ok(on_path("clang").map(|p| Tool { path: p, found_via: "PATH".into() }))
+    Ok(on_path("clang").map(|p| Tool {
+        path: p,
+        found_via: "PATH".into(),
+    }))
 }
 
 /// The host C++ compiler.
@@ -137,7 +179,13 @@ pub fn find_cxx() -> Result<Option<Tool>, String> {
     if let Some(r) = from_override("CXX") {
         return r.map(Some);
     }
-    Ok(["c++", "g++", "clang++"].iter().find_map(|n| on_path(n)).map(|p| Tool { path: p, found_via: "PATH".into() }))
+    Ok(["c++", "g++", "clang++"]
+        .iter()
+        .find_map(|n| on_path(n))
+        .map(|p| Tool {
+            path: p,
+            found_via: "PATH".into(),
+        }))
 }
 
 /// `llvm-as` matching `clang`, if one is installed.
@@ -168,7 +216,9 @@ pub fn rocm_root() -> Option<PathBuf> {
         roots.push(h);
     }
     roots.push("/opt/rocm".into());
-    roots.into_iter().find(|r| r.join("include/hip/hip_runtime.h").is_file())
+    roots
+        .into_iter()
+        .find(|r| r.join("include/hip/hip_runtime.h").is_file())
 }
 
 /// Where the HIP headers are: a ROCm root's `include`, else `/usr/include` (Debian's
@@ -193,7 +243,10 @@ pub fn device_lib_dir(clang: &Path) -> Option<PathBuf> {
     }
     cands.push("/opt/rocm/amdgcn/bitcode".into());
     if let Ok(rd) = std::fs::read_dir("/usr/lib") {
-        let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path().join("amdgcn/bitcode")).collect();
+        let mut v: Vec<PathBuf> = rd
+            .flatten()
+            .map(|e| e.path().join("amdgcn/bitcode"))
+            .collect();
         v.sort();
         cands.extend(v);
     }
@@ -218,11 +271,17 @@ pub fn version(tool: &Path, timeout: Duration) -> Result<String, String> {
     let out = crate::process::run(tool, &["--version".to_string()], None, timeout)
         .map_err(|e| format!("cannot run {}: {e}", tool.display()))?;
     if out.timed_out {
-        return Err(format!("timed out after {} s running `{} --version`", timeout.as_secs(), tool.display()));
+        return Err(format!(
+            "timed out after {} s running `{} --version`",
+            timeout.as_secs(),
+            tool.display()
+        ));
     }
     let text = out.text();
     Ok(parse_version(&text).unwrap_or_else(|| {
-        tool.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "unknown compiler".into())
+        tool.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "unknown compiler".into())
     }))
 }
 
@@ -252,7 +311,13 @@ pub fn parse_version(text: &str) -> Option<String> {
 
 /// Major version from a [`parse_version`] string (`clang 19.1.7` -> 19).
 pub fn major(version: &str) -> Option<u32> {
-    version.split_whitespace().nth(1)?.split('.').next()?.parse().ok()
+    version
+        .split_whitespace()
+        .nth(1)?
+        .split('.')
+        .next()?
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]
@@ -265,9 +330,15 @@ mod tests {
             parse_version("nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 13.0, V13.0.88\n").as_deref(),
             Some("nvcc 13.0.88")
         );
-        assert_eq!(parse_version("Debian clang version 19.1.7 (3~deb12u1)\nTarget: x").as_deref(), Some("clang 19.1.7"));
+        assert_eq!(
+            parse_version("Debian clang version 19.1.7 (3~deb12u1)\nTarget: x").as_deref(),
+            Some("clang 19.1.7")
+        );
         assert_eq!(parse_version("AMD clang version 17.0.0 (https://github.com/RadeonOpenCompute/llvm-project roc-6.0.0)").as_deref(), Some("clang 17.0.0"));
-        assert_eq!(parse_version("g++ (Debian 12.2.0-14) 12.2.0\nCopyright").as_deref(), Some("g++ 12.2.0"));
+        assert_eq!(
+            parse_version("g++ (Debian 12.2.0-14) 12.2.0\nCopyright").as_deref(),
+            Some("g++ 12.2.0")
+        );
         assert_eq!(major("clang 19.1.7"), Some(19));
         assert_eq!(clang_suffix_major("clang-19"), Some(19));
         assert_eq!(clang_suffix_major("clang-format-19"), None);

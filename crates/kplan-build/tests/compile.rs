@@ -21,19 +21,31 @@ fn kb() -> &'static kplan_kb::Kb {
 
 fn target(id: &str) -> BuildTarget {
     if id == "host" {
-        return BuildTarget { id: "host".into(), kind: TargetKind::Cpu { march: None } };
+        return BuildTarget {
+            id: "host".into(),
+            kind: TargetKind::Cpu { march: None },
+        };
     }
     match kb().arch(id) {
         Some(a) => BuildTarget::from_arch(a),
-        None if id.starts_with("sm_") => BuildTarget { id: id.into(), kind: TargetKind::Nvidia { sm: id.into() } },
-        None => BuildTarget { id: id.into(), kind: TargetKind::Amd { gfx: id.into() } },
+        None if id.starts_with("sm_") => BuildTarget {
+            id: id.into(),
+            kind: TargetKind::Nvidia { sm: id.into() },
+        },
+        None => BuildTarget {
+            id: id.into(),
+            kind: TargetKind::Amd { gfx: id.into() },
+        },
     }
 }
 
 /// Builds the test kernel for `ids` with the given defines, keeping artifacts in `out`.
 fn build_ids(ids: &[&str], defines: &[(&str, &str)], out: &Path) -> Vec<TargetResult> {
     let mut opts = BuildOptions::new(ids.iter().map(|i| target(i)).collect());
-    opts.defines = defines.iter().map(|(n, v)| (n.to_string(), Some(v.to_string()))).collect();
+    opts.defines = defines
+        .iter()
+        .map(|(n, v)| (n.to_string(), Some(v.to_string())))
+        .collect();
     opts.out_dir = Some(out.to_path_buf());
     opts.header = kplan_gen::HeaderConfig::all();
     build(&kernel(), &opts, kb()).expect("build runs")
@@ -47,7 +59,10 @@ fn check(results: Vec<TargetResult>) -> Vec<TargetResult> {
         match r.status {
             Status::Ok => ok.push(r),
             Status::Skipped if !require() => eprintln!("SKIP {}: {}", r.target, r.diagnostics),
-            Status::Skipped => panic!("{} skipped with KPLAN_REQUIRE_TOOLCHAINS=1: {}", r.target, r.diagnostics),
+            Status::Skipped => panic!(
+                "{} skipped with KPLAN_REQUIRE_TOOLCHAINS=1: {}",
+                r.target, r.diagnostics
+            ),
             Status::Failed => panic!("{} failed to compile:\n{}", r.target, r.diagnostics),
         }
     }
@@ -57,14 +72,42 @@ fn check(results: Vec<TargetResult>) -> Vec<TargetResult> {
 #[test]
 fn nvidia_targets_compile_every_primitive() {
     let out = tempfile::tempdir().unwrap();
-    let ok = check(build_ids(&["sm_80", "sm_90a"], &[("KPLAN_TEST_WAVE_SIZE", "32"), ("KPLAN_TEST_MASK_BITS", "32")], out.path()));
+    let ok = check(build_ids(
+        &["sm_80", "sm_90a"],
+        &[
+            ("KPLAN_TEST_WAVE_SIZE", "32"),
+            ("KPLAN_TEST_MASK_BITS", "32"),
+        ],
+        out.path(),
+    ));
     for r in &ok {
-        assert!(r.compiler.as_deref().is_some_and(|c| c.starts_with("nvcc ")), "{:?}", r.compiler);
+        assert!(
+            r.compiler
+                .as_deref()
+                .is_some_and(|c| c.starts_with("nvcc ")),
+            "{:?}",
+            r.compiler
+        );
         assert_eq!(r.wave_size, Some(32));
-        assert!(r.registers.is_some_and(|n| n > 0), "{}: no register count", r.target);
+        assert!(
+            r.registers.is_some_and(|n| n > 0),
+            "{}: no register count",
+            r.target
+        );
         // kplan_test_all declares a 256-float shared tile.
-        assert!(r.shared_bytes.is_some_and(|b| b >= 1024), "{}: shared {:?}", r.target, r.shared_bytes);
-        assert!(r.kernels.iter().any(|k| k.name.contains("kplan_test_ballot")), "{:?}", r.kernels);
+        assert!(
+            r.shared_bytes.is_some_and(|b| b >= 1024),
+            "{}: shared {:?}",
+            r.target,
+            r.shared_bytes
+        );
+        assert!(
+            r.kernels
+                .iter()
+                .any(|k| k.name.contains("kplan_test_ballot")),
+            "{:?}",
+            r.kernels
+        );
     }
 }
 
@@ -74,8 +117,22 @@ fn amd_results() -> &'static [TargetResult] {
     AMD.get_or_init(|| {
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kplan-build-amd");
         let _ = std::fs::remove_dir_all(&out);
-        let mut all = build_ids(&["gfx90a", "gfx942"], &[("KPLAN_TEST_WAVE_SIZE", "64"), ("KPLAN_TEST_MASK_BITS", "64")], &out);
-        all.extend(build_ids(&["gfx1100"], &[("KPLAN_TEST_WAVE_SIZE", "32"), ("KPLAN_TEST_MASK_BITS", "64")], &out));
+        let mut all = build_ids(
+            &["gfx90a", "gfx942"],
+            &[
+                ("KPLAN_TEST_WAVE_SIZE", "64"),
+                ("KPLAN_TEST_MASK_BITS", "64"),
+            ],
+            &out,
+        );
+        all.extend(build_ids(
+            &["gfx1100"],
+            &[
+                ("KPLAN_TEST_WAVE_SIZE", "32"),
+                ("KPLAN_TEST_MASK_BITS", "64"),
+            ],
+            &out,
+        ));
         check(all)
     })
 }
@@ -85,7 +142,13 @@ fn kernel_asm(asm: &str, name_part: &str) -> String {
     let mut out = String::new();
     let mut inside = false;
     for l in asm.lines() {
-        if !inside && !l.starts_with('\t') && !l.starts_with(' ') && l.contains(name_part) && l.trim_end().contains(':') && !l.starts_with('.') {
+        if !inside
+            && !l.starts_with('\t')
+            && !l.starts_with(' ')
+            && l.contains(name_part)
+            && l.trim_end().contains(':')
+            && !l.starts_with('.')
+        {
             inside = true;
             continue;
         }
@@ -105,12 +168,19 @@ fn kernel_asm(asm: &str, name_part: &str) -> String {
 }
 
 fn artifact(r: &TargetResult, ext: &str) -> PathBuf {
-    r.artifacts.iter().find(|p| p.extension().is_some_and(|e| e == ext)).cloned().unwrap_or_else(|| panic!("{}: no .{ext} artifact in {:?}", r.target, r.artifacts))
+    r.artifacts
+        .iter()
+        .find(|p| p.extension().is_some_and(|e| e == ext))
+        .cloned()
+        .unwrap_or_else(|| panic!("{}: no .{ext} artifact in {:?}", r.target, r.artifacts))
 }
 
 fn llvm_readelf() -> Option<PathBuf> {
     let clang = kplan_build::toolchain::find_hip_clang().ok()??;
-    let dir = std::fs::canonicalize(&clang.path).ok()?.parent()?.to_path_buf();
+    let dir = std::fs::canonicalize(&clang.path)
+        .ok()?
+        .parent()?
+        .to_path_buf();
     let p = dir.join("llvm-readelf");
     p.is_file().then_some(p)
 }
@@ -119,25 +189,73 @@ fn llvm_readelf() -> Option<PathBuf> {
 fn amd_targets_compile_and_declare_their_wave_size() {
     let ok = amd_results();
     for r in ok {
-        assert!(r.compiler.as_deref().is_some_and(|c| c.starts_with("clang ")), "{:?}", r.compiler);
-        assert!(r.registers.is_some_and(|n| n > 0), "{}: no VGPR count", r.target);
-        assert!(r.sgprs.is_some_and(|n| n > 0), "{}: no SGPR count", r.target);
-        assert!(r.shared_bytes.is_some_and(|b| b >= 1024), "{}: LDS {:?}", r.target, r.shared_bytes);
+        assert!(
+            r.compiler
+                .as_deref()
+                .is_some_and(|c| c.starts_with("clang ")),
+            "{:?}",
+            r.compiler
+        );
+        assert!(
+            r.registers.is_some_and(|n| n > 0),
+            "{}: no VGPR count",
+            r.target
+        );
+        assert!(
+            r.sgprs.is_some_and(|n| n > 0),
+            "{}: no SGPR count",
+            r.target
+        );
+        assert!(
+            r.shared_bytes.is_some_and(|b| b >= 1024),
+            "{}: LDS {:?}",
+            r.target,
+            r.shared_bytes
+        );
         let want = if r.target == "gfx1100" { 32 } else { 64 };
         assert_eq!(r.wave_size, Some(want), "{}", r.target);
-        assert!(r.kernels.iter().all(|k| k.wave_size == Some(want)), "{}: {:?}", r.target, r.kernels);
+        assert!(
+            r.kernels.iter().all(|k| k.wave_size == Some(want)),
+            "{}: {:?}",
+            r.target,
+            r.kernels
+        );
         // The code object itself (not only the assembly) declares the wave size.
         let obj = artifact(r, "o");
         match llvm_readelf() {
             Some(readelf) => {
-                let notes = Command::new(&readelf).arg("--notes").arg(&obj).output().unwrap();
+                let notes = Command::new(&readelf)
+                    .arg("--notes")
+                    .arg(&obj)
+                    .output()
+                    .unwrap();
                 let text = String::from_utf8_lossy(&notes.stdout);
-                assert!(notes.status.success(), "{}", String::from_utf8_lossy(&notes.stderr));
-                assert!(text.contains(&format!("amdgcn-amd-amdhsa--{}", r.target)), "{}: {text}", r.target);
-                let sizes: Vec<&str> = text.lines().filter(|l| l.contains(".wavefront_size:")).collect();
-                assert!(!sizes.is_empty(), "{}: no .wavefront_size in the code object notes", r.target);
+                assert!(
+                    notes.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&notes.stderr)
+                );
+                assert!(
+                    text.contains(&format!("amdgcn-amd-amdhsa--{}", r.target)),
+                    "{}: {text}",
+                    r.target
+                );
+                let sizes: Vec<&str> = text
+                    .lines()
+                    .filter(|l| l.contains(".wavefront_size:"))
+                    .collect();
+                assert!(
+                    !sizes.is_empty(),
+                    "{}: no .wavefront_size in the code object notes",
+                    r.target
+                );
                 for l in sizes {
-                    assert_eq!(l.split(':').nth(1).map(str::trim), Some(want.to_string().as_str()), "{}: {l}", r.target);
+                    assert_eq!(
+                        l.split(':').nth(1).map(str::trim),
+                        Some(want.to_string().as_str()),
+                        "{}: {l}",
+                        r.target
+                    );
                 }
             }
             None if require() => panic!("llvm-readelf not found next to the HIP clang"),
@@ -149,30 +267,64 @@ fn amd_targets_compile_and_declare_their_wave_size() {
 #[test]
 fn gfx942_ballot_keeps_all_64_bits_in_the_isa() {
     let ok = amd_results();
-    let Some(r942) = ok.iter().find(|r| r.target == "gfx942") else { return };
+    let Some(r942) = ok.iter().find(|r| r.target == "gfx942") else {
+        return;
+    };
     let asm = std::fs::read_to_string(artifact(r942, "s")).unwrap();
     let body = kernel_asm(&asm, "kplan_test_ballot");
-    assert!(!body.is_empty(), "kplan_test_ballot not found in the gfx942 assembly");
+    assert!(
+        !body.is_empty(),
+        "kplan_test_ballot not found in the gfx942 assembly"
+    );
     // The compare that makes the ballot writes a 64-bit SGPR pair (or the 64-bit VCC) ...
-    let cmp = body.lines().find(|l| l.starts_with("v_cmp")).unwrap_or_else(|| panic!("no v_cmp in:\n{body}"));
-    let dest = cmp.split_whitespace().nth(1).unwrap_or("").trim_end_matches(',');
+    let cmp = body
+        .lines()
+        .find(|l| l.starts_with("v_cmp"))
+        .unwrap_or_else(|| panic!("no v_cmp in:\n{body}"));
+    let dest = cmp
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("")
+        .trim_end_matches(',');
     let pair = dest.starts_with("s[") || dest == "vcc";
-    assert!(pair, "gfx942 ballot compare writes {dest}, not a 64-bit SGPR pair:\n{body}");
+    assert!(
+        pair,
+        "gfx942 ballot compare writes {dest}, not a 64-bit SGPR pair:\n{body}"
+    );
     // ... and the whole 64-bit mask is stored, not a zero-extended 32-bit half.
-    assert!(body.contains("global_store_dwordx2"), "no 64-bit store of the ballot:\n{body}");
+    assert!(
+        body.contains("global_store_dwordx2"),
+        "no 64-bit store of the ballot:\n{body}"
+    );
     if dest.starts_with("s[") {
         let inner = dest.trim_start_matches("s[").trim_end_matches(']');
         let (lo, hi) = inner.split_once(':').unwrap();
-        let reads_pair = body.contains(&format!("s[{lo}:{hi}]\n")) || body.lines().filter(|l| l.contains(&format!(", s[{lo}:{hi}]"))).count() > 0;
-        let reads_halves = body.contains(&format!(", s{lo}\n")) && body.contains(&format!(", s{hi}\n"));
-        assert!(reads_pair || reads_halves, "the stored value does not come from {dest}:\n{body}");
+        let reads_pair = body.contains(&format!("s[{lo}:{hi}]\n"))
+            || body
+                .lines()
+                .filter(|l| l.contains(&format!(", s[{lo}:{hi}]")))
+                .count()
+                > 0;
+        let reads_halves =
+            body.contains(&format!(", s{lo}\n")) && body.contains(&format!(", s{hi}\n"));
+        assert!(
+            reads_pair || reads_halves,
+            "the stored value does not come from {dest}:\n{body}"
+        );
     }
     // Contrast: gfx1100 (wave32) produces a 32-bit compare result, so the check above can fail.
     if let Some(r1100) = ok.iter().find(|r| r.target == "gfx1100") {
         let asm = std::fs::read_to_string(artifact(r1100, "s")).unwrap();
         let body = kernel_asm(&asm, "kplan_test_ballot");
         let cmp = body.lines().find(|l| l.starts_with("v_cmp")).unwrap_or("");
-        assert!(cmp.contains("vcc_lo") || cmp.split_whitespace().nth(1).is_some_and(|d| d.starts_with('s') && !d.starts_with("s[")), "gfx1100: {cmp}");
+        assert!(
+            cmp.contains("vcc_lo")
+                || cmp
+                    .split_whitespace()
+                    .nth(1)
+                    .is_some_and(|d| d.starts_with('s') && !d.starts_with("s[")),
+            "gfx1100: {cmp}"
+        );
     }
 }
 
@@ -189,8 +341,18 @@ fn host_compiles_the_same_file_with_one_lane() {
 #[test]
 fn generated_isa_library_matches_rocm_numbering() {
     // The Debian ROCm 5.2 library for gfx940 says 9400: the same numbering kplan generates.
-    for (gfx, want) in [("gfx940", 9400), ("gfx942", 9402), ("gfx1100", 11000), ("gfx1201", 12001), ("gfx90a", 9010)] {
-        assert_eq!(kplan_build::amd::isa_version(gfx).map(|v| v.1), Some(want), "{gfx}");
+    for (gfx, want) in [
+        ("gfx940", 9400),
+        ("gfx942", 9402),
+        ("gfx1100", 11000),
+        ("gfx1201", 12001),
+        ("gfx90a", 9010),
+    ] {
+        assert_eq!(
+            kplan_build::amd::isa_version(gfx).map(|v| v.1),
+            Some(want),
+            "{gfx}"
+        );
     }
 }
 
@@ -211,15 +373,30 @@ fn compile_errors_come_back_per_target_with_the_compilers_message() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.cu");
     std::fs::write(&bad, "#include \"kplan_portability.h\"\nKPLAN_GLOBAL void k(float* y) {\n  y[0] = undefined_name;\n}\n").unwrap();
-    let mut opts = BuildOptions::new(["sm_80", "gfx942", "host"].iter().map(|i| target(i)).collect());
+    let mut opts = BuildOptions::new(
+        ["sm_80", "gfx942", "host"]
+            .iter()
+            .map(|i| target(i))
+            .collect(),
+    );
     opts.timeout = std::time::Duration::from_secs(120);
     let results = build(&bad, &opts, kb()).unwrap();
     assert_eq!(results.len(), 3);
     for r in results {
         match r.status {
             Status::Failed => {
-                assert!(r.diagnostics.contains("undefined_name"), "{}: {}", r.target, r.diagnostics);
-                assert!(r.diagnostics.contains("bad.cu"), "{}: {}", r.target, r.diagnostics);
+                assert!(
+                    r.diagnostics.contains("undefined_name"),
+                    "{}: {}",
+                    r.target,
+                    r.diagnostics
+                );
+                assert!(
+                    r.diagnostics.contains("bad.cu"),
+                    "{}: {}",
+                    r.target,
+                    r.diagnostics
+                );
             }
             Status::Skipped if !require() => eprintln!("SKIP {}: {}", r.target, r.diagnostics),
             s => panic!("{}: {s:?}: {}", r.target, r.diagnostics),
@@ -241,7 +418,11 @@ fn device_static_asserts_are_live() {
     let out = tempfile::tempdir().unwrap();
     let r = build_ids(&["gfx942"], &[("KPLAN_TEST_MASK_BITS", "32")], out.path()).remove(0);
     match r.status {
-        Status::Failed => assert!(r.diagnostics.contains("unexpected lane-mask width"), "{}", r.diagnostics),
+        Status::Failed => assert!(
+            r.diagnostics.contains("unexpected lane-mask width"),
+            "{}",
+            r.diagnostics
+        ),
         Status::Skipped if !require() => eprintln!("SKIP gfx942: {}", r.diagnostics),
         s => panic!("gfx942 with a 32-bit mask expectation: {s:?}"),
     }
@@ -259,7 +440,12 @@ fn header_generated_without_a_backend_refuses_to_compile_for_it() {
     std::fs::copy(kernel(), &src).unwrap();
     for r in build(&src, &opts, kb()).unwrap() {
         match r.status {
-            Status::Failed => assert!(r.diagnostics.contains("this header was generated without"), "{}: {}", r.target, r.diagnostics),
+            Status::Failed => assert!(
+                r.diagnostics.contains("this header was generated without"),
+                "{}: {}",
+                r.target,
+                r.diagnostics
+            ),
             Status::Skipped if !require() => eprintln!("SKIP {}: {}", r.target, r.diagnostics),
             s => panic!("{}: {s:?}", r.target),
         }

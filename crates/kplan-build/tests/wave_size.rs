@@ -32,7 +32,15 @@ fn probe(clang: &PathBuf, gfx: &str, want: u32, flags: &[&str]) -> Result<(), St
     ));
     std::fs::write(&src, text).unwrap();
     let out = Command::new(clang)
-        .args(["-x", "hip", "-nogpuinc", "-nogpulib", "--cuda-device-only", "-fsyntax-only", "-Wno-builtin-macro-redefined"])
+        .args([
+            "-x",
+            "hip",
+            "-nogpuinc",
+            "-nogpulib",
+            "--cuda-device-only",
+            "-fsyntax-only",
+            "-Wno-builtin-macro-redefined",
+        ])
         .arg(format!("--offload-arch={gfx}"))
         .args(flags)
         .arg(&src)
@@ -51,11 +59,21 @@ const NO_MACROS: &[&str] = &["-U__AMDGCN_WAVEFRONT_SIZE__", "-U__AMDGCN_WAVEFRON
 #[test]
 fn wave_size_comes_from_the_target_with_or_without_the_compiler_macros() {
     let Some(clang) = clang() else { return };
-    for (gfx, want) in [("gfx90a", 64), ("gfx942", 64), ("gfx9-generic", 64), ("gfx1100", 32), ("gfx11-generic", 32), ("gfx1201", 32)] {
+    for (gfx, want) in [
+        ("gfx90a", 64),
+        ("gfx942", 64),
+        ("gfx9-generic", 64),
+        ("gfx1100", 32),
+        ("gfx11-generic", 32),
+        ("gfx1201", 32),
+    ] {
         for flags in [&[][..], NO_NEW, NO_MACROS] {
             if let Err(e) = probe(&clang, gfx, want, flags) {
                 if e.contains("invalid target ID") || e.contains("unsupported") {
-                    assert!(!require() || !["gfx90a", "gfx942", "gfx1100"].contains(&gfx), "{gfx}: {e}");
+                    assert!(
+                        !require() || !["gfx90a", "gfx942", "gfx1100"].contains(&gfx),
+                        "{gfx}: {e}"
+                    );
                     eprintln!("SKIP {gfx}: this clang does not know it");
                     break;
                 }
@@ -68,7 +86,16 @@ fn wave_size_comes_from_the_target_with_or_without_the_compiler_macros() {
 #[test]
 fn contradicting_compiler_value_is_caught_on_gfx9() {
     let Some(clang) = clang() else { return };
-    let e = probe(&clang, "gfx942", 32, &["-U__AMDGCN_WAVEFRONT_SIZE__", "-D__AMDGCN_WAVEFRONT_SIZE__=32"]).unwrap_err();
+    let e = probe(
+        &clang,
+        "gfx942",
+        32,
+        &[
+            "-U__AMDGCN_WAVEFRONT_SIZE__",
+            "-D__AMDGCN_WAVEFRONT_SIZE__=32",
+        ],
+    )
+    .unwrap_err();
     assert!(e.contains("only runs wave64"), "{e}");
     // And the probe can fail at all: a wrong expectation is reported.
     let e = probe(&clang, "gfx1100", 64, &[]).unwrap_err();

@@ -12,7 +12,15 @@ fn committed_header_is_up_to_date() {
         std::fs::write(&path, &want).unwrap();
         return;
     }
-    let have = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}; run with UPDATE_GOLDEN=1", path.display()));
-    assert!(have == want, "{} is stale: run `UPDATE_GOLDEN=1 cargo test -p kplan-gen`", path.display());
+    let have = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {}: {e}; run with UPDATE_GOLDEN=1",
+            path.display()
+        )
+    });
+    assert!(
+        have == want,
+        "{} is stale: run `UPDATE_GOLDEN=1 cargo test -p kplan-gen`",
+        path.display()
+    );
 }

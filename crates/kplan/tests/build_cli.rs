@@ -24,7 +24,11 @@ impl TempDir {
     fn new() -> TempDir {
         use std::sync::atomic::{AtomicUsize, Ordering};
         static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!("kplan-build-cli-{}-{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
+        let p = std::env::temp_dir().join(format!(
+            "kplan-build-cli-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
         std::fs::create_dir_all(&p).unwrap();
         TempDir(p)
     }
@@ -44,7 +48,10 @@ fn require() -> bool {
 }
 
 fn text(o: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 fn json(o: &Output) -> serde_json::Value {
@@ -57,7 +64,11 @@ fn header_for_all_targets_is_the_committed_file() {
     let o = kplan().arg("header").output().unwrap();
     assert!(o.status.success(), "{:?}", text(&o));
     let committed = std::fs::read_to_string(root().join("include/kplan_portability.h")).unwrap();
-    assert_eq!(text(&o).0, committed, "include/kplan_portability.h is stale: UPDATE_GOLDEN=1 cargo test -p kplan-gen");
+    assert_eq!(
+        text(&o).0,
+        committed,
+        "include/kplan_portability.h is stale: UPDATE_GOLDEN=1 cargo test -p kplan-gen"
+    );
     assert!(committed.contains("@generated"));
 }
 
@@ -66,7 +77,11 @@ fn header_is_scoped_and_deterministic() {
     let dir = TempDir::new();
     let out = dir.path().join("h.h");
     let run = || {
-        let o = kplan().args(["header", "--targets", "gfx942,sm_90a", "-o"]).arg(&out).output().unwrap();
+        let o = kplan()
+            .args(["header", "--targets", "gfx942,sm_90a", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{:?}", text(&o));
         std::fs::read_to_string(&out).unwrap()
     };
@@ -77,26 +92,51 @@ fn header_is_scoped_and_deterministic() {
     assert!(a.contains("#define KPLAN_DETAIL_SCOPE_WAVE64 1"));
     assert!(a.contains("#define KPLAN_DETAIL_SCOPE_WAVE32 0"));
     assert!(a.contains("__shfl_xor_sync"));
-    assert!(!a.contains("KPLAN_BACKEND_HOST\n/* ---"), "host backend text must be left out");
+    assert!(
+        !a.contains("KPLAN_BACKEND_HOST\n/* ---"),
+        "host backend text must be left out"
+    );
 }
 
 #[test]
 fn header_from_spec_and_spec_errors() {
     let dir = TempDir::new();
     let spec = dir.path().join("k.toml");
-    std::fs::write(&spec, "[kernel]\nname = \"x\"\n[backends]\ntargets = [\"gfx1100\"]\n").unwrap();
-    let o = kplan().arg("header").arg("--spec").arg(&spec).output().unwrap();
+    std::fs::write(
+        &spec,
+        "[kernel]\nname = \"x\"\n[backends]\ntargets = [\"gfx1100\"]\n",
+    )
+    .unwrap();
+    let o = kplan()
+        .arg("header")
+        .arg("--spec")
+        .arg(&spec)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{:?}", text(&o));
     assert!(text(&o).0.contains("Targets: gfx1100."));
 
     std::fs::write(&spec, "[backends]\ntargets = [\n  \"gfx943\",\n]\n").unwrap();
-    let o = kplan().arg("header").arg("--spec").arg(&spec).output().unwrap();
+    let o = kplan()
+        .arg("header")
+        .arg("--spec")
+        .arg(&spec)
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = text(&o).1;
-    assert!(err.contains("k.toml:3:") && err.contains("gfx943") && err.contains("did you mean"), "{err}");
+    assert!(
+        err.contains("k.toml:3:") && err.contains("gfx943") && err.contains("did you mean"),
+        "{err}"
+    );
 
     std::fs::write(&spec, "[backends]\ntargets = \"sm_80\"\n").unwrap();
-    let o = kplan().arg("header").arg("--spec").arg(&spec).output().unwrap();
+    let o = kplan()
+        .arg("header")
+        .arg("--spec")
+        .arg(&spec)
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("k.toml:2:"), "{:?}", text(&o));
 }
@@ -105,7 +145,11 @@ fn header_from_spec_and_spec_errors() {
 fn header_output_is_not_half_written_on_error() {
     let dir = TempDir::new();
     let out = dir.path().join("h.h");
-    let o = kplan().args(["header", "--targets", "sm_90x", "-o"]).arg(&out).output().unwrap();
+    let o = kplan()
+        .args(["header", "--targets", "sm_90x", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("did you mean `sm_90"), "{:?}", text(&o));
     assert!(!out.exists());
@@ -113,34 +157,66 @@ fn header_output_is_not_half_written_on_error() {
 
 #[test]
 fn build_missing_file_exits_2() {
-    let o = kplan().args(["build", "/nonexistent/k.cu", "--targets", "sm_80"]).output().unwrap();
+    let o = kplan()
+        .args(["build", "/nonexistent/k.cu", "--targets", "sm_80"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("no such file"), "{:?}", text(&o));
 }
 
 #[test]
 fn build_unknown_target_exits_2_with_suggestion() {
-    let o = kplan().arg("build").arg(kernel()).args(["--targets", "gfx943"]).output().unwrap();
+    let o = kplan()
+        .arg("build")
+        .arg(kernel())
+        .args(["--targets", "gfx943"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = text(&o).1;
-    assert!(err.contains("unknown target `gfx943`") && err.contains("did you mean"), "{err}");
+    assert!(
+        err.contains("unknown target `gfx943`") && err.contains("did you mean"),
+        "{err}"
+    );
 }
 
 #[test]
 fn build_bad_define_exits_2() {
-    let o = kplan().arg("build").arg(kernel()).args(["--targets", "sm_80", "-D", "1BAD=2"]).output().unwrap();
+    let o = kplan()
+        .arg("build")
+        .arg(kernel())
+        .args(["--targets", "sm_80", "-D", "1BAD=2"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
 
-const CONTRACT: [&str; 11] =
-    ["target", "status", "compiler", "registers", "sgprs", "shared_bytes", "spill_bytes", "wave_size", "occupancy", "seconds", "diagnostics"];
+const CONTRACT: [&str; 11] = [
+    "target",
+    "status",
+    "compiler",
+    "registers",
+    "sgprs",
+    "shared_bytes",
+    "spill_bytes",
+    "wave_size",
+    "occupancy",
+    "seconds",
+    "diagnostics",
+];
 
 #[test]
 fn build_json_contract_for_every_required_target() {
     let o = kplan()
         .arg("build")
         .arg(kernel())
-        .args(["--targets", "sm_80,sm_90a,gfx90a,gfx942,gfx1100", "--format", "json"])
+        .args([
+            "--targets",
+            "sm_80,sm_90a,gfx90a,gfx942,gfx1100",
+            "--format",
+            "json",
+        ])
         .output()
         .unwrap();
     let v = json(&o);
@@ -158,7 +234,11 @@ fn build_json_contract_for_every_required_target() {
         match r["status"].as_str().unwrap() {
             "ok" => {
                 assert!(r["registers"].as_u64().is_some_and(|n| n > 0), "{r}");
-                let wave = if target == "gfx1100" || target.starts_with("sm_") { 32 } else { 64 };
+                let wave = if target == "gfx1100" || target.starts_with("sm_") {
+                    32
+                } else {
+                    64
+                };
                 assert_eq!(r["wave_size"].as_u64(), Some(wave), "{r}");
                 assert!(r["compiler"].is_string());
                 assert!(r["seconds"].as_f64().is_some_and(|s| s > 0.0));
@@ -182,7 +262,12 @@ fn build_compile_error_exits_1_with_compiler_message_per_target() {
     let dir = TempDir::new();
     let bad = dir.path().join("broken.cu");
     std::fs::write(&bad, "#include \"kplan_portability.h\"\nKPLAN_GLOBAL void k(float* y) {\n  y[0] = no_such_symbol;\n}\n").unwrap();
-    let o = kplan().arg("build").arg(&bad).args(["--targets", "sm_80,gfx1100", "--format", "json"]).output().unwrap();
+    let o = kplan()
+        .arg("build")
+        .arg(&bad)
+        .args(["--targets", "sm_80,gfx1100", "--format", "json"])
+        .output()
+        .unwrap();
     let v = json(&o);
     let mut any_failed = false;
     for r in v["results"].as_array().unwrap() {
@@ -190,7 +275,10 @@ fn build_compile_error_exits_1_with_compiler_message_per_target() {
             "failed" => {
                 any_failed = true;
                 let d = r["diagnostics"].as_str().unwrap();
-                assert!(d.contains("no_such_symbol") && d.contains("broken.cu"), "{d}");
+                assert!(
+                    d.contains("no_such_symbol") && d.contains("broken.cu"),
+                    "{d}"
+                );
             }
             "skipped" if !require() => {}
             s => panic!("{s}: {r}"),
@@ -200,10 +288,18 @@ fn build_compile_error_exits_1_with_compiler_message_per_target() {
         assert_eq!(o.status.code(), Some(1));
     }
     // Human output shows the same message under the target.
-    let o = kplan().arg("build").arg(&bad).args(["--targets", "sm_80"]).output().unwrap();
+    let o = kplan()
+        .arg("build")
+        .arg(&bad)
+        .args(["--targets", "sm_80"])
+        .output()
+        .unwrap();
     let (out, _) = text(&o);
     if out.contains("failed") {
-        assert!(out.contains("sm_80 (failed):") && out.contains("no_such_symbol"), "{out}");
+        assert!(
+            out.contains("sm_80 (failed):") && out.contains("no_such_symbol"),
+            "{out}"
+        );
     }
 }
 
@@ -239,7 +335,13 @@ fn hanging_compiler_is_killed_at_the_timeout() {
     let v = json(&o);
     let r = &v["results"][0];
     assert_eq!(r["status"], "failed");
-    assert!(r["diagnostics"].as_str().unwrap().contains("timed out after 2 s"), "{r}");
+    assert!(
+        r["diagnostics"]
+            .as_str()
+            .unwrap()
+            .contains("timed out after 2 s"),
+        "{r}"
+    );
 }
 
 #[test]
@@ -256,11 +358,19 @@ fn missing_compiler_is_skipped_with_install_hint() {
         .unwrap();
     let v = json(&o);
     let r = &v["results"][0];
-    if std::path::Path::new("/usr/local/cuda/bin/nvcc").exists() || std::path::Path::new("/opt/cuda/bin/nvcc").exists() {
+    if std::path::Path::new("/usr/local/cuda/bin/nvcc").exists()
+        || std::path::Path::new("/opt/cuda/bin/nvcc").exists()
+    {
         return; // a system CUDA is found at its standard location
     }
     assert_eq!(r["status"], "skipped", "{r}");
-    assert!(r["diagnostics"].as_str().unwrap().contains("nvcc not found; install:"), "{r}");
+    assert!(
+        r["diagnostics"]
+            .as_str()
+            .unwrap()
+            .contains("nvcc not found; install:"),
+        "{r}"
+    );
     assert_eq!(o.status.code(), Some(0));
 }
 
@@ -269,7 +379,14 @@ fn kernel_written_against_the_header_has_no_scan_findings() {
     let o = kplan()
         .arg("scan")
         .arg(kernel())
-        .args(["--targets", "sm_80,sm_90a,gfx90a,gfx942,gfx1100", "--format", "json", "--fail-on", "note"])
+        .args([
+            "--targets",
+            "sm_80,sm_90a,gfx90a,gfx942,gfx1100",
+            "--format",
+            "json",
+            "--fail-on",
+            "note",
+        ])
         .output()
         .unwrap();
     let v = json(&o);

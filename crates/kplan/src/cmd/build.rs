@@ -18,7 +18,12 @@ pub struct Args {
     pub file: PathBuf,
     /// Comma-separated targets (sm_80, sm_90a, gfx90a, gfx942, gfx1100, cpu-x86_64-avx2, or a
     /// device such as h100); default: every NVIDIA, AMD and CPU architecture in the KB.
-    #[arg(long, value_delimiter = ',', conflicts_with = "spec", value_name = "LIST")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        conflicts_with = "spec",
+        value_name = "LIST"
+    )]
     pub targets: Vec<String>,
     /// Take the targets from a kernel spec's `[backends] targets`.
     #[arg(long, value_name = "SPEC.toml")]
@@ -48,9 +53,15 @@ fn parse_define(s: &str) -> anyhow::Result<(String, Option<String>)> {
         None => (s, None),
     };
     let ok = !name.is_empty()
-        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    anyhow::ensure!(ok, "-D {s}: expected NAME or NAME=VALUE with NAME a C identifier");
+    anyhow::ensure!(
+        ok,
+        "-D {s}: expected NAME or NAME=VALUE with NAME a C identifier"
+    );
     Ok((name.to_string(), value))
 }
 
@@ -66,11 +77,20 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
             .kb()
             .archs
             .iter()
-            .filter(|a| matches!(a.vendor, kplan_kb::Vendor::Nvidia | kplan_kb::Vendor::Amd | kplan_kb::Vendor::Cpu))
+            .filter(|a| {
+                matches!(
+                    a.vendor,
+                    kplan_kb::Vendor::Nvidia | kplan_kb::Vendor::Amd | kplan_kb::Vendor::Cpu
+                )
+            })
             .collect();
     }
     let mut opts = BuildOptions::new(archs.iter().map(|a| BuildTarget::from_arch(a)).collect());
-    opts.defines = args.define.iter().map(|d| parse_define(d)).collect::<anyhow::Result<_>>()?;
+    opts.defines = args
+        .define
+        .iter()
+        .map(|d| parse_define(d))
+        .collect::<anyhow::Result<_>>()?;
     opts.include_dirs = args.include.clone();
     opts.timeout = Duration::from_secs(args.timeout);
     opts.out_dir = args.out_dir.clone();
@@ -81,13 +101,15 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
     }
     let results = kplan_build::build(&args.file, &opts, ctx.kb())?;
     let text = match args.format {
-        Format::Json => {
-kplan_build::results_json(&results)
-        }
+        Format::Json => kplan_build::results_json(&results),
         Format::Human => render_human(&args.file, &results),
     };
     super::write_output(None, &text)?;
-    Ok(if results.iter().any(|r| r.status == Status::Failed) { 1 } else { 0 })
+    Ok(if results.iter().any(|r| r.status == Status::Failed) {
+        1
+    } else {
+        0
+    })
 }
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
@@ -96,7 +118,18 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
 
 /// A table (one row per target), then each target's diagnostics.
 fn render_human(file: &std::path::Path, results: &[TargetResult]) -> String {
-    let head = ["target", "status", "compiler", "regs", "sgprs", "shared", "spill", "wave", "occupancy", "seconds"];
+    let head = [
+        "target",
+        "status",
+        "compiler",
+        "regs",
+        "sgprs",
+        "shared",
+        "spill",
+        "wave",
+        "occupancy",
+        "seconds",
+    ];
     let rows: Vec<[String; 10]> = results
         .iter()
         .map(|r| {
@@ -109,7 +142,9 @@ fn render_human(file: &std::path::Path, results: &[TargetResult]) -> String {
                 opt(r.shared_bytes),
                 opt(r.spill_bytes),
                 opt(r.wave_size),
-                r.occupancy.map(|o| format!("{:.0}%", o * 100.0)).unwrap_or_else(|| "-".into()),
+                r.occupancy
+                    .map(|o| format!("{:.0}%", o * 100.0))
+                    .unwrap_or_else(|| "-".into()),
                 format!("{:.2}", r.seconds),
             ]
         })
@@ -143,8 +178,14 @@ fn render_human(file: &std::path::Path, results: &[TargetResult]) -> String {
             }
         }
     }
-    let failed = results.iter().filter(|r| r.status == Status::Failed).count();
-    let skipped = results.iter().filter(|r| r.status == Status::Skipped).count();
+    let failed = results
+        .iter()
+        .filter(|r| r.status == Status::Failed)
+        .count();
+    let skipped = results
+        .iter()
+        .filter(|r| r.status == Status::Skipped)
+        .count();
     let ok = results.len() - failed - skipped;
     s.push_str(&format!("\n{ok} ok, {failed} failed, {skipped} skipped\n"));
     s

@@ -8,7 +8,12 @@ use std::path::PathBuf;
 pub struct Args {
     /// Comma-separated targets (architectures, devices or aliases: sm_90a, gfx942, h100,
     /// cpu-x86_64-avx2); default: every backend.
-    #[arg(long, value_delimiter = ',', conflicts_with = "spec", value_name = "LIST")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        conflicts_with = "spec",
+        value_name = "LIST"
+    )]
     pub targets: Vec<String>,
     /// Take the targets from a kernel spec's `[backends] targets`.
     #[arg(long, value_name = "SPEC.toml")]
@@ -35,7 +40,9 @@ pub fn resolve_targets<'kb>(
     if let Some(spec) = spec {
         let names = kplan_gen::spec_targets(spec)?;
         for t in names {
-            let r = kb.resolve(&t.name).map_err(|e| anyhow::anyhow!("{}:{}: {e}", spec.display(), t.line))?;
+            let r = kb
+                .resolve(&t.name)
+                .map_err(|e| anyhow::anyhow!("{}:{}: {e}", spec.display(), t.line))?;
             push(r.arch);
         }
     } else {
@@ -49,7 +56,11 @@ pub fn resolve_targets<'kb>(
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
     let archs = resolve_targets(ctx, &args.targets, args.spec.as_deref())?;
-    let cfg = if archs.is_empty() { kplan_gen::HeaderConfig::all() } else { kplan_gen::HeaderConfig::from_archs(&archs) };
+    let cfg = if archs.is_empty() {
+        kplan_gen::HeaderConfig::all()
+    } else {
+        kplan_gen::HeaderConfig::from_archs(&archs)
+    };
     anyhow::ensure!(
         cfg.cuda || cfg.hip() || cfg.host,
         "none of the targets ({}) has a backend in the header: it covers NVIDIA, AMD and CPU targets",
