@@ -44,6 +44,25 @@ impl EfficiencyTable {
     }
 }
 
+/// The table as Markdown, for docs/plan.md (between its `efficiency-table` markers).
+pub fn markdown_table(t: &EfficiencyTable) -> String {
+    let mut s = String::from("| vendor | class | strategy | low | high | basis | sources |\n|---|---|---|---|---|---|---|\n");
+    for e in &t.efficiency {
+        s.push_str(&format!(
+            "| {} | {} | {} | {:.2} | {:.2} | {}{} | {} |\n",
+            e.vendor,
+            e.class,
+            e.strategy,
+            e.low,
+            e.high,
+            if e.proxy { "(proxy) " } else { "" },
+            e.basis.replace('|', "\\|"),
+            e.sources.join(", ")
+        ));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,23 +86,4 @@ mod tests {
         keys.dedup();
         assert_eq!(keys.len(), t.efficiency.len());
     }
-}
-
-/// The table as Markdown, for docs/plan.md (between its `efficiency-table` markers).
-pub fn markdown_table(t: &EfficiencyTable) -> String {
-    let mut s = String::from("| vendor | class | strategy | low | high | basis | sources |\n|---|---|---|---|---|---|---|\n");
-    for e in &t.efficiency {
-        s.push_str(&format!(
-            "| {} | {} | {} | {:.2} | {:.2} | {}{} | {} |\n",
-            e.vendor,
-            e.class,
-            e.strategy,
-            e.low,
-            e.high,
-            if e.proxy { "(proxy) " } else { "" },
-            e.basis.replace('|', "\\|"),
-            e.sources.join(", ")
-        ));
-    }
-    s
 }
