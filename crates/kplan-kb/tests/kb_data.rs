@@ -458,3 +458,21 @@ fn derived_clocks_reproduce_the_sourced_peaks() {
         "{bw}"
     );
 }
+
+#[test]
+fn feature_min_toolchains_are_comparable_versions() {
+    let kb = Kb::builtin();
+    for f in &kb.features {
+        for (arch, s) in &f.support {
+            if let Some(t) = &s.min_toolchain {
+                let v = ToolchainVersion::parse(t).unwrap_or_else(|| panic!("{} on {arch}: `{t}`", f.id));
+                let want = match kb.arch(arch).unwrap().vendor {
+                    Vendor::Nvidia => "CUDA",
+                    Vendor::Amd => "ROCm",
+                    _ => panic!("{} on {arch}: toolchain {t} on a non-GPU arch", f.id),
+                };
+                assert_eq!(v.toolchain, want, "{} on {arch}", f.id);
+            }
+        }
+    }
+}
