@@ -27,10 +27,11 @@ pub static RULES: &[RuleMeta] = &[
     rules::cuda_libdevice::META,
     rules::lds_limit::META,
     rules::fixed_block_size::META,
+    rules::dot_tf32::META,
 ];
 
 /// Words whose absence means the file has nothing the rules read.
-const TRIGGERS: &[&str] = &["triton", "num_warps", "float8", "fp8", "capability", "warp"];
+const TRIGGERS: &[&str] = &["triton", "num_warps", "float8", "fp8", "capability", "warp", "tl."];
 
 /// Scans one `.py` file. `text` is the file's contents (lossy UTF-8).
 pub fn scan_file(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
@@ -42,7 +43,7 @@ pub fn scan_file(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
         return Vec::new();
     }
     let mut cx = Cx::new(ctx, path, &src);
-    let checks: [(&RuleMeta, fn(&mut Cx)); 11] = [
+    let checks: [(&RuleMeta, fn(&mut Cx)); 12] = [
         (&rules::num_warps_wave64::META, rules::num_warps_wave64::check),
         (&rules::warp_size_literal::META, rules::warp_size_literal::check),
         (&rules::fp8_encoding::META, rules::fp8_encoding::check),
@@ -54,6 +55,7 @@ pub fn scan_file(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
         (&rules::cuda_libdevice::META, rules::cuda_libdevice::check),
         (&rules::lds_limit::META, rules::lds_limit::check),
         (&rules::fixed_block_size::META, rules::fixed_block_size::check),
+        (&rules::dot_tf32::META, rules::dot_tf32::check),
     ];
     for (meta, check) in checks {
         if ctx.rule_enabled(meta.id, path) {

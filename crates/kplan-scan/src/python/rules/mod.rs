@@ -2,6 +2,7 @@
 
 pub mod capability_check;
 pub mod cuda_libdevice;
+pub mod dot_tf32;
 pub mod fixed_block_size;
 pub mod fp8_encoding;
 pub mod fp8_max_constant;
