@@ -11,7 +11,8 @@ pub static META: RuleMeta = RuleMeta {
     id: "ballot-narrowing",
     summary: "ballot or active-mask result narrowed to 32 bits",
     what: "Finds `__ballot_sync`/`__ballot`/`__activemask()` results stored in `unsigned`, `int`, `uint32_t` \
-or cast to them, and `__popc`/`__ffs`/`__clz`/`__brev` applied to a ballot.",
+or cast to them, `__popc`/`__ffs`/`__clz`/`__brev` applied to a ballot, and lane bits built in 32 bits \
+(`1u << lane`).",
     why: "On a 64-lane wavefront a ballot is a 64-bit lane mask. Keeping it in 32 bits drops lanes 32-63: \
 counts come out too small and `__ffs` misses the first active lane in the upper half.",
     example: "unsigned mask = __ballot_sync(0xffffffff, pred);\nint n = __popc(mask);",
@@ -103,6 +104,21 @@ pub fn check(cx: &mut Cx) {
                     continue;
                 }
             }
+        }
+    }
+    // `1u << lane`: a 32-bit lane bit, undefined for lanes 32-63
+    for k in 1..n.saturating_sub(1) {
+        if !src.is(k, "<<") || cx.guarded(k) || !src.in_device(k) {
+            continue;
+        }
+        let lit = src.s(k - 1).to_ascii_lowercase();
+        if !matches!(lit.as_str(), "1" | "1u") || (k >= 2 && matches!(src.s(k - 2), "." | "->" | ")" | "]")) || src.kind(k - 2) == Some(Tk::Ident) && !matches!(src.s(k - 2), "return" | "case") {
+            continue;
+        }
+        let Some(r) = cx.right_operand(k) else { continue };
+        if cx.any_ident(k + 1, r, crate::cuda::is_lane_ident) {
+            let msg = format!("`{}` builds a 32-bit lane bit, which overflows for lanes 32-63", cx.snippet(k - 1, r));
+            cx.report(&META, k - 1, r, msg, "build lane bits in 64 bits: `1ull << lane`");
         }
     }
     // __popc / __ffs / __clz / __brev of a ballot
