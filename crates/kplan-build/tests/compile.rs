@@ -451,3 +451,87 @@ fn header_generated_without_a_backend_refuses_to_compile_for_it() {
         }
     }
 }
+
+/// The committed header (all backends) in a temp include dir, for direct compiler runs.
+fn header_dir() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let text = kplan_gen::render_header(&kplan_gen::HeaderConfig::all());
+    std::fs::write(d.path().join("kplan_portability.h"), text).unwrap();
+    d
+}
+
+fn run_ok(tool: &Path, args: &[String]) {
+    let out = Command::new(tool).args(args).output().unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{} {}:\n{}",
+        tool.display(),
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn hip_host_pass_compiles_without_warnings() {
+    // `kplan build` compiles AMD device code only; a real HIP build also runs the host pass,
+    // where the header takes its other branch (no device target known).
+    let clang = match kplan_build::toolchain::find_hip_clang() {
+        Ok(Some(t)) => t.path,
+        _ if require() => panic!("no HIP clang"),
+        _ => return eprintln!("SKIP: no HIP clang"),
+    };
+    let Some(hip_inc) = kplan_build::toolchain::hip_include_dir() else {
+        assert!(!require(), "no HIP headers");
+        return eprintln!("SKIP: no HIP headers");
+    };
+    let inc = header_dir();
+    for gfx in ["gfx942", "gfx1100"] {
+        let args: Vec<String> = vec![
+            "-x".into(),
+            "hip".into(),
+            "-std=c++17".into(),
+            format!("--offload-arch={gfx}"),
+            "--cuda-host-only".into(),
+            "-Wall".into(),
+            "-Wextra".into(),
+            "-c".into(),
+            format!("-I{}", inc.path().display()),
+            format!("-I{}", hip_inc.display()),
+            kernel().display().to_string(),
+            "-o".into(),
+            "/dev/null".into(),
+        ];
+        run_ok(&clang, &args);
+    }
+}
+
+#[test]
+fn host_backend_compiles_as_c_and_cxx_without_warnings() {
+    let cxx = match kplan_build::toolchain::find_cxx() {
+        Ok(Some(t)) => t.path,
+        _ if require() => panic!("no host C++ compiler"),
+        _ => return eprintln!("SKIP: no host C++ compiler"),
+    };
+    let inc = header_dir();
+    let src = inc.path().join("user.c");
+    std::fs::write(
+        &src,
+        "#include \"kplan_portability.h\"\n\
+         int f(int* p, int v) {\n\
+           kplan_lane_mask_t m = KPLAN_BALLOT(v > 0);\n\
+           int s = kplan_warp_reduce_sum(v) + KPLAN_SHFL_XOR(v, 1) + KPLAN_POPC_MASK(m) + KPLAN_FFS_MASK(m);\n\
+           KPLAN_SYNCWARP();\n\
+           KPLAN_FENCE_DEVICE();\n\
+           kplan_atomic_add(p, s + KPLAN_LANE_ID() + KPLAN_WARP_ID());\n\
+           return s + KPLAN_WARP_SIZE + kplan_warp_size(0);\n\
+         }\n",
+    )
+    .unwrap();
+    for lang in [["-x", "c", "-std=c11"], ["-x", "c++", "-std=c++17"]] {
+        let mut args: Vec<String> = lang.iter().map(|s| s.to_string()).collect();
+        args.extend(["-Wall", "-Wextra", "-pedantic", "-c"].map(String::from));
+        args.push(src.display().to_string());
+        args.extend(["-o".to_string(), "/dev/null".to_string()]);
+        run_ok(&cxx, &args);
+    }
+}

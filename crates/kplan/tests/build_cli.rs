@@ -394,3 +394,32 @@ fn kernel_written_against_the_header_has_no_scan_findings() {
     assert_eq!(v["findings"].as_array().map(Vec::len), Some(0), "{v}");
     assert_eq!(o.status.code(), Some(0));
 }
+
+#[test]
+fn build_takes_targets_from_a_spec() {
+    let dir = TempDir::new();
+    let spec = dir.path().join("k.toml");
+    std::fs::write(&spec, "[backends]\ntargets = [\"cpu-x86_64-avx2\"]\n").unwrap();
+    let o = kplan()
+        .arg("build")
+        .arg(kernel())
+        .arg("--spec")
+        .arg(&spec)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let v = json(&o);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["target"], "cpu-x86_64-avx2");
+    std::fs::write(&spec, "[backends]\ntargets = [\"gfx9422\"]\n").unwrap();
+    let o = kplan()
+        .arg("build")
+        .arg(kernel())
+        .arg("--spec")
+        .arg(&spec)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("k.toml:2:"), "{:?}", text(&o));
+}
