@@ -347,3 +347,15 @@ fn apple_without_metal_allowed_is_uncovered_and_fails_the_checklist() {
     let item = p.checklist.iter().find(|c| c.item == "strategy decided with justification").unwrap();
     assert_eq!(item.status, Status::Fail);
 }
+
+#[test]
+fn unsupported_fp8_uses_the_upconvert_peak_and_says_so() {
+    let p = S { op: "gemm", dtypes: r#""fp8", "fp32""#, problem: "m = 4096, n = 4096, k = 4096", targets: r#""sm_80", "sm_90a""#, ..S::default() }.plan();
+    let a100 = p.operation.per_target.iter().find(|t| t.target == "sm_80").unwrap();
+    assert_eq!(a100.peak_dtype.as_deref(), Some("bf16"));
+    assert!(a100.note.as_deref().unwrap().contains("upconverts"));
+    let h100 = p.operation.per_target.iter().find(|t| t.target == "sm_90a").unwrap();
+    assert_eq!(h100.peak_dtype.as_deref(), Some("fp8"));
+    let ds = p.operation.dtype_support.iter().find(|d| d.target == "sm_80" && d.dtype == "fp8").unwrap();
+    assert_eq!(ds.status, "no");
+}

@@ -72,6 +72,24 @@ pub fn peak(spec: &Spec, t: &Target) -> Option<(f64, &'static str, Dtype, String
         if let Some((v, s)) = get(&d.peak_vector_tflops, m) {
             return Some((v, "vector", m, s, Some(format!("no matrix-unit peak for {} in the KB; vector peak used", m.as_str()))));
         }
+        // No rate for the dtype: the fallback path upconverts (fp8 -> bf16/fp16, tf32 -> fp32).
+        let wider: &[Dtype] = match m {
+            Dtype::Fp8 => &[Dtype::Bf16, Dtype::Fp16],
+            Dtype::Int8 => &[Dtype::Fp16, Dtype::Bf16],
+            Dtype::Tf32 => &[Dtype::Fp32],
+            _ => &[],
+        };
+        for w in wider {
+            if let Some((v, s)) = get(&d.peak_tflops, *w).or_else(|| get(&d.peak_vector_tflops, *w)) {
+                return Some((
+                    v,
+                    "matrix",
+                    *w,
+                    s,
+                    Some(format!("no {} peak on {} (see dtype support): the fallback upconverts to {}, whose peak is used", m.as_str(), d.name, w.as_str())),
+                ));
+            }
+        }
         return None;
     }
     if let Some((v, s)) = get(&d.peak_vector_tflops, m) {
