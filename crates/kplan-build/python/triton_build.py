@@ -273,7 +273,7 @@ def resolve(path, lines, name, fn, configs, overrides):
                 consts[n], origin[n] = getattr(d, "value", d), "default"
             else:
                 raise ValueError(f"constexpr `{n}` of `{name}` has no value: give it a default, a "
-                                 f"`# kplan: {n}=...` line above the kernel, or a {os.path.basename(path)[:-3]}"
+                                 f"`# kplan: {n}=...` line above the kernel, or a sidecar {os.path.basename(path)[:-3]}"
                                  f".kplan.toml sidecar")
             continue
         if n in given:
@@ -383,6 +383,11 @@ def error_line(exc, path):
     return line
 
 
+def cfg_key(name, configs):
+    """Constexprs worth naming in a variant's label: those an autotune config sets."""
+    return any(name in cfg.kwargs for cfg in (configs or []))
+
+
 def main():
     with open(sys.argv[1]) as f:
         req = json.load(f)
@@ -428,6 +433,9 @@ def main():
                         opts["maxnreg"] = cfg.maxnreg
                 variants.append((label, c, opts))
             for label, c, opts in variants[: int(req.get("max_configs", 16))]:
+                shown = [f"{k}={x}" for k, x in c.items() if cfg_key(k, configs)]
+                shown.append(f"num_warps={opts.get('num_warps', 4)}")
+                label = f"{label}: {', '.join(shown)}"
                 v = {"config": label, "constexprs": {k: repr(x) for k, x in c.items()},
                      "results": [compile_one(fn, sig, c, t, opts) for t in req["targets"]]}
                 entry["variants"].append(v)

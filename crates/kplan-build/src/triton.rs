@@ -113,7 +113,8 @@ pub struct TritonTargetResult {
 /// One set of constexpr values and options (the defaults, or one autotune config).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TritonVariant {
-    /// `default` or `autotune[i]`.
+    /// `default` or `autotune[i]`, then the config's constexprs and num_warps
+    /// (`autotune[0]: BLOCK=4096, num_warps=32`).
     pub config: String,
     pub constexprs: BTreeMap<String, String>,
     pub results: Vec<TritonTargetResult>,
@@ -268,7 +269,16 @@ pub fn last_json_line(stdout: &str) -> Option<&str> {
 /// Compiles every kernel of `req.path` for every target. Per-target failures are results
 /// ([`TargetStatus::Failed`]); an unreadable file, a file Python cannot import or a missing
 /// toolchain are errors.
+///
+/// Results that compile but cannot launch are marked failed against the built-in KB's limits
+/// ([`check_limits`]); [`build_with_kb`] uses another KB.
 pub fn build(req: &TritonBuildRequest) -> Result<TritonBuildReport, TritonError> {
+    let mut report = build_unchecked(req)?;
+    check_limits(&mut report, kplan_kb::Kb::builtin());
+    Ok(report)
+}
+
+fn build_unchecked(req: &TritonBuildRequest) -> Result<TritonBuildReport, TritonError> {
     let shown = req.path.display().to_string();
     if !req.path.is_file() {
         return Err(TritonError::Input { path: shown, message: "no such file".into() });
@@ -309,7 +319,7 @@ pub fn build_with_kb(req: &TritonBuildRequest, kb: &kplan_kb::Kb) -> Result<Trit
             resolved.targets.push(id);
         }
     }
-    let mut report = build(&resolved)?;
+    let mut report = build_unchecked(&resolved)?;
     check_limits(&mut report, kb);
     Ok(report)
 }
