@@ -63,14 +63,20 @@ pub fn device_libs_for(
         return Ok(base.to_path_buf());
     }
     let key = format!("{}|{}", base.display(), clang_version);
-    let dir = cache_dir()
-        .join("rocm-device-libs")
-        .join(format!("{:016x}", fnv1a(&key)));
+    let sub = format!("rocm-device-libs/{:016x}", fnv1a(&key));
+    let mut dir = cache_dir().join(&sub);
     let target = dir.join(&file);
     if target.is_file() {
         return Ok(dir);
     }
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if std::fs::create_dir_all(&dir).is_err() {
+        // An unwritable home (some CI sandboxes): fall back to the temp dir.
+        let alt = std::env::temp_dir().join("kplan-cache").join(&sub);
+        std::fs::create_dir_all(&alt)
+            .map_err(|e| format!("cannot create {} or {}: {e}", dir.display(), alt.display()))?;
+        dir = alt;
+    }
+    let target = dir.join(&file);
     // Link every library of the base directory (idempotent; racing builds may both try, so
     // each writes under its own temporary name and renames into place).
     let tag =
