@@ -77,13 +77,23 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
         let exotic: Vec<&String> = spec.features.iter().filter(|f| matches!(f.as_str(), "cooperative-launch" | "dynamic-parallelism" | "inline-ptx" | "inline-gcn-asm")).collect();
         if unsupported.is_empty() && exotic.is_empty() {
             inputs.push(format!("{} matrix support on every GPU target (KB)", spec.storage.as_str()));
+            let eff = crate::efficiency::EfficiencyTable::builtin();
+            let band = |v: &str| {
+                eff.lookup(v, "gemm", "vendor-library")
+                    .map(|e| format!("{:.0}-{:.0}% of peak on {v} [{}]", e.low * 100.0, e.high * 100.0, e.sources.join(", ")))
+            };
+            let bands: Vec<String> = ["nvidia", "amd"]
+                .into_iter()
+                .filter(|v| gpu.iter().any(|t| t.vendor().as_str() == *v))
+                .filter_map(band)
+                .collect();
             return Verdict {
                 decision: Decision::UseVendorLibrary,
                 reason: format!(
-                    "a plain {} GEMM is what cuBLAS/cuBLASLt, hipBLASLt/rocBLAS and CPU BLAS (oneDNN/OpenBLAS) are tuned for; \
-                     vendor libraries reach 70-80% of peak on NVIDIA and 51-60% on MI300X (section 8), which a new portable kernel \
-                     is unlikely to beat; call them behind one dispatch function",
-                    spec.storage.as_str()
+                    "a plain {} GEMM is what cuBLAS/cuBLASLt, hipBLASLt/rocBLAS and CPU BLAS (oneDNN/OpenBLAS) are tuned for{}; \
+                     a new portable kernel is unlikely to beat them: call them behind one dispatch function",
+                    spec.storage.as_str(),
+                    if bands.is_empty() { String::new() } else { format!(": vendor libraries reach {}", bands.join(", ")) }
                 ),
                 inputs,
             };
