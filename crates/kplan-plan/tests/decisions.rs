@@ -359,3 +359,40 @@ fn unsupported_fp8_uses_the_upconvert_peak_and_says_so() {
     let ds = p.operation.dtype_support.iter().find(|d| d.target == "sm_80" && d.dtype == "fp8").unwrap();
     assert_eq!(ds.status, "no");
 }
+
+#[test]
+fn kb_measurements_are_quoted_for_the_same_op_device_and_dtype() {
+    let mut kb: Kb = Kb::builtin().clone();
+    let mut shape = std::collections::BTreeMap::new();
+    shape.insert("rows".to_string(), 4096u64);
+    shape.insert("cols".to_string(), 2048u64);
+    kb.measurements.push(kplan_kb::Measurement {
+        id: "test-h200-softmax".into(),
+        kernel: "softmax".into(),
+        op: "softmax".into(),
+        implementation: "kplan-triton".into(),
+        device: "h200".into(),
+        dtype: "bf16".into(),
+        shape,
+        achieved: 1234.5,
+        unit: "GB/s".into(),
+        fraction_of_peak: None,
+        date: "2026-11-29".into(),
+        command: "test".into(),
+        source: "MEAS-TEST".into(),
+        note: None,
+    });
+    let text = S { targets: r#""h200", "mi300x""#, ..S::default() }.text();
+    let spec = parse_spec(&text, &kb).unwrap();
+    let p = build_plan(&spec, &kb, &PlanInputs::default());
+    let h200 = p.performance.iter().find(|x| x.target == "h200").unwrap();
+    let m = h200.measured.as_ref().expect("measurement quoted");
+    assert_eq!((m.value, m.unit.as_str(), m.source.as_str()), (1234.5, "GB/s", "MEAS-TEST"));
+    assert!(!m.what.contains("different shape"));
+    assert!(p.performance.iter().find(|x| x.target == "mi300x").unwrap().measured.is_none());
+    assert!(p.sources.iter().any(|s| s.key == "MEAS-TEST"));
+    // Another dtype is not quoted.
+    let text = S { targets: r#""h200""#, dtypes: r#""fp16", "fp32""#, ..S::default() }.text();
+    let p = build_plan(&parse_spec(&text, &kb).unwrap(), &kb, &PlanInputs::default());
+    assert!(p.performance[0].measured.is_none());
+}
