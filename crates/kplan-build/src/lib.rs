@@ -408,6 +408,7 @@ pub fn build(
             if r.status == Status::Ok {
                 r.occupancy = occupancy(kb, &t.id, &r, opts.block_threads);
             }
+            r.seconds = (r.seconds * 1000.0).round() / 1000.0;
             r
         })
         .collect();

@@ -42,6 +42,9 @@ pub struct Args {
     /// Keep each target's object and device assembly under DIR/<target>/.
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
+    /// Also list each kernel's numbers under its target (human format).
+    #[arg(long)]
+    pub kernels: bool,
     /// Threads per block assumed by the occupancy estimate.
     #[arg(long, default_value_t = 256, value_name = "N")]
     pub block_threads: u32,
@@ -102,7 +105,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
     let results = kplan_build::build(&args.file, &opts, ctx.kb())?;
     let text = match args.format {
         Format::Json => kplan_build::results_json(&results),
-        Format::Human => render_human(&args.file, &results),
+        Format::Human => render_human(&args.file, &results, args.kernels),
     };
     super::write_output(None, &text)?;
     Ok(if results.iter().any(|r| r.status == Status::Failed) {
@@ -117,7 +120,7 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
 }
 
 /// A table (one row per target), then each target's diagnostics.
-fn render_human(file: &std::path::Path, results: &[TargetResult]) -> String {
+fn render_human(file: &std::path::Path, results: &[TargetResult], kernels: bool) -> String {
     let head = [
         "target",
         "status",
@@ -169,6 +172,22 @@ fn render_human(file: &std::path::Path, results: &[TargetResult]) -> String {
     s.push_str(&line(head.to_vec()));
     for row in &rows {
         s.push_str(&line(row.iter().map(String::as_str).collect()));
+    }
+    if kernels {
+        for r in results.iter().filter(|r| !r.kernels.is_empty()) {
+            s.push_str(&format!("\n{} kernels:\n", r.target));
+            for k in &r.kernels {
+                s.push_str(&format!(
+                    "  {}  regs {}  sgprs {}  shared {}  spill {}  wave {}\n",
+                    k.name,
+                    opt(k.registers),
+                    opt(k.sgprs),
+                    opt(k.shared_bytes),
+                    opt(k.spill_bytes),
+                    opt(k.wave_size)
+                ));
+            }
+        }
     }
     for r in results {
         if !r.diagnostics.is_empty() {
