@@ -162,12 +162,21 @@ pub struct TritonBuildReport {
 
 impl TritonBuildReport {
     /// Every (kernel, variant, result) triple.
-    pub fn results(&self) -> impl Iterator<Item = (&TritonKernel, &TritonVariant, &TritonTargetResult)> {
-        self.kernels.iter().flat_map(|k| k.variants.iter().flat_map(move |v| v.results.iter().map(move |r| (k, v, r))))
+    pub fn results(
+        &self,
+    ) -> impl Iterator<Item = (&TritonKernel, &TritonVariant, &TritonTargetResult)> {
+        self.kernels.iter().flat_map(|k| {
+            k.variants
+                .iter()
+                .flat_map(move |v| v.results.iter().map(move |r| (k, v, r)))
+        })
     }
     /// True when nothing failed and no kernel was left uncompiled.
     pub fn ok(&self) -> bool {
-        self.kernels.iter().all(|k| k.error.is_none()) && self.results().all(|(_, _, r)| r.status != TargetStatus::Failed)
+        self.kernels.iter().all(|k| k.error.is_none())
+            && self
+                .results()
+                .all(|(_, _, r)| r.status != TargetStatus::Failed)
     }
 }
 
@@ -184,7 +193,9 @@ pub fn python() -> Result<PathBuf, TritonError> {
     if let Some(p) = std::env::var_os(PYTHON_ENV).filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         if !p.exists() {
-            return Err(TritonError::PythonNotFound { detail: format!("{PYTHON_ENV}={} does not exist", p.display()) });
+            return Err(TritonError::PythonNotFound {
+                detail: format!("{PYTHON_ENV}={} does not exist", p.display()),
+            });
         }
         return Ok(p);
     }
@@ -192,7 +203,9 @@ pub fn python() -> Result<PathBuf, TritonError> {
     std::env::split_paths(&path)
         .map(|d| d.join("python3"))
         .find(|p| p.is_file())
-        .ok_or_else(|| TritonError::PythonNotFound { detail: "python3 is not on PATH".into() })
+        .ok_or_else(|| TritonError::PythonNotFound {
+            detail: "python3 is not on PATH".into(),
+        })
 }
 
 /// Checks that `python` imports Triton; returns its version.
@@ -201,31 +214,65 @@ pub fn triton_version(python: &Path) -> Result<String, TritonError> {
         .args(["-c", "import triton; print(triton.__version__)"])
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| TritonError::PythonNotFound { detail: format!("cannot run {}: {e}", python.display()) })?;
+        .map_err(|e| TritonError::PythonNotFound {
+            detail: format!("cannot run {}: {e}", python.display()),
+        })?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("import failed");
-        return Err(TritonError::TritonMissing { python: python.display().to_string(), detail: last.trim().to_string() });
+        let last = err
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("import failed");
+        return Err(TritonError::TritonMissing {
+            python: python.display().to_string(),
+            detail: last.trim().to_string(),
+        });
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// Runs `python script request` with a time limit, returning stdout.
-pub fn run_driver(python: &Path, script: &str, request: &serde_json::Value, timeout: Duration) -> Result<String, TritonError> {
+pub fn run_driver(
+    python: &Path,
+    script: &str,
+    request: &serde_json::Value,
+    timeout: Duration,
+) -> Result<String, TritonError> {
     let dir = tempfile::Builder::new().prefix("kplan-triton-").tempdir()?;
     let script_path = dir.path().join("driver.py");
     let req_path = dir.path().join("request.json");
     std::fs::write(&script_path, script)?;
-    std::fs::write(&req_path, serde_json::to_vec(request).map_err(|e| TritonError::Driver(e.to_string()))?)?;
-    let mut child = Command::new(python)
-        .arg(&script_path)
+    std::fs::write(
+        &req_path,
+        serde_json::to_vec(request).map_err(|e| TritonError::Driver(e.to_string()))?,
+    )?;
+    let mut cmd = Command::new(python);
+    cmd.arg(&script_path)
         .arg(&req_path)
-        .env("TRITON_CACHE_DIR", dir.path().join("cache"))
+        .env("TRITON_CACHE_DIR", dir.path().join("cache"));
+    // Triton 3.6 links AMD code objects with the LLD built into libtriton; older releases run
+    // `ld.lld` from TRITON_HIP_LLD_PATH, so point them at Debian's lld-19 when it is there.
+    if std::env::var_os("TRITON_HIP_LLD_PATH").is_none() {
+        if let Some(lld) = [
+            "/usr/bin/ld.lld-19",
+            "/usr/bin/ld.lld",
+            "/opt/rocm/llvm/bin/ld.lld",
+        ]
+        .iter()
+        .find(|p| Path::new(p).is_file())
+        {
+            cmd.env("TRITON_HIP_LLD_PATH", lld);
+        }
+    }
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| TritonError::PythonNotFound { detail: format!("cannot run {}: {e}", python.display()) })?;
+        .map_err(|e| TritonError::PythonNotFound {
+            detail: format!("cannot run {}: {e}", python.display()),
+        })?;
     // Drain both pipes on threads so a chatty kernel file cannot block the driver.
     let mut so = child.stdout.take().expect("piped");
     let mut se = child.stderr.take().expect("piped");
@@ -256,14 +303,22 @@ pub fn run_driver(python: &Path, script: &str, request: &serde_json::Value, time
     if !status.success() {
         let tail: Vec<&str> = stderr.lines().rev().take(12).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(TritonError::Driver(format!("{} exited with {status}: {}", python.display(), tail.join("\n"))));
+        return Err(TritonError::Driver(format!(
+            "{} exited with {status}: {}",
+            python.display(),
+            tail.join("\n")
+        )));
     }
     Ok(stdout)
 }
 
 /// Last JSON line of the driver's stdout (a kernel file may print on import).
 pub fn last_json_line(stdout: &str) -> Option<&str> {
-    stdout.lines().rev().map(str::trim).find(|l| l.starts_with('{'))
+    stdout
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('{'))
 }
 
 /// Compiles every kernel of `req.path` for every target. Per-target failures are results
@@ -281,7 +336,10 @@ pub fn build(req: &TritonBuildRequest) -> Result<TritonBuildReport, TritonError>
 fn build_unchecked(req: &TritonBuildRequest) -> Result<TritonBuildReport, TritonError> {
     let shown = req.path.display().to_string();
     if !req.path.is_file() {
-        return Err(TritonError::Input { path: shown, message: "no such file".into() });
+        return Err(TritonError::Input {
+            path: shown,
+            message: "no such file".into(),
+        });
     }
     let python = python()?;
     triton_version(&python)?;
@@ -294,14 +352,19 @@ fn build_unchecked(req: &TritonBuildRequest) -> Result<TritonBuildReport, Triton
         "max_configs": if req.max_configs == 0 { 16 } else { req.max_configs },
     });
     let stdout = run_driver(&python, DRIVER, &request, Duration::from_secs(1800))?;
-    let line = last_json_line(&stdout).ok_or_else(|| TritonError::Driver(format!("no reply on stdout: {}", stdout.trim())))?;
-    let reply: Reply = serde_json::from_str(line).map_err(|e| TritonError::Driver(format!("unreadable reply ({e})")))?;
+    let line = last_json_line(&stdout)
+        .ok_or_else(|| TritonError::Driver(format!("no reply on stdout: {}", stdout.trim())))?;
+    let reply: Reply = serde_json::from_str(line)
+        .map_err(|e| TritonError::Driver(format!("unreadable reply ({e})")))?;
     if let Some(message) = reply.error {
         let path = match reply.line {
             Some(l) => format!("{shown}:{l}"),
             None => shown,
         };
-        return Err(TritonError::Input { path, message: format!("cannot load the kernel file: {message}") });
+        return Err(TritonError::Input {
+            path,
+            message: format!("cannot load the kernel file: {message}"),
+        });
     }
     let mut report = reply.report;
     report.path = shown;
@@ -310,7 +373,10 @@ fn build_unchecked(req: &TritonBuildRequest) -> Result<TritonBuildReport, Triton
 
 /// [`build`] for targets named the way the rest of kplan names them (architecture ids, devices,
 /// aliases, resolved through the KB), then [`check_limits`]. Unknown names are errors.
-pub fn build_with_kb(req: &TritonBuildRequest, kb: &kplan_kb::Kb) -> Result<TritonBuildReport, TritonError> {
+pub fn build_with_kb(
+    req: &TritonBuildRequest,
+    kb: &kplan_kb::Kb,
+) -> Result<TritonBuildReport, TritonError> {
     let mut resolved = req.clone();
     resolved.targets.clear();
     for name in &req.targets {
@@ -335,7 +401,9 @@ pub fn check_limits(report: &mut TritonBuildReport, kb: &kplan_kb::Kb) {
                 if r.status != TargetStatus::Ok {
                     continue;
                 }
-                let Ok(t) = kb.resolve(&r.target) else { continue };
+                let Ok(t) = kb.resolve(&r.target) else {
+                    continue;
+                };
                 let a = t.arch;
                 let mut why = Vec::new();
                 let threads = r.threads_per_block.unwrap_or(0);

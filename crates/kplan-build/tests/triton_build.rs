@@ -2,7 +2,9 @@
 //! NVIDIA and AMD targets (no GPU needed). Skips with a printed reason when Python/Triton is
 //! absent, unless KPLAN_REQUIRE_TOOLCHAINS=1 (CI), where that is a failure.
 
-use kplan_build::triton::{build_with_kb, TargetStatus, TritonBuildReport, TritonBuildRequest, TritonError};
+use kplan_build::triton::{
+    build_with_kb, TargetStatus, TritonBuildReport, TritonBuildRequest, TritonError,
+};
 use std::path::PathBuf;
 
 fn root() -> PathBuf {
@@ -38,14 +40,34 @@ fn reference_kernels_compile_for_nvidia_and_amd() {
         return;
     }
     for file in ["softmax.py", "rmsnorm.py"] {
-        let report = build(root().join("kernels/triton").join(file), &["sm_90a", "gfx942", "gfx1100"]).unwrap();
+        let report = build(
+            root().join("kernels/triton").join(file),
+            &["sm_90a", "gfx942", "gfx1100"],
+        )
+        .unwrap();
         assert!(report.ok(), "{file}: {report:#?}");
         let names: Vec<&str> = report.kernels.iter().map(|k| k.name.as_str()).collect();
-        assert_eq!(names.len(), 2, "{file}: fused and looped kernels, got {names:?}");
+        assert_eq!(
+            names.len(),
+            2,
+            "{file}: fused and looped kernels, got {names:?}"
+        );
         for (k, _, r) in report.results() {
-            assert_eq!(r.status, TargetStatus::Ok, "{file}:{} {}: {:?}", k.name, r.target, r.reason);
+            assert_eq!(
+                r.status,
+                TargetStatus::Ok,
+                "{file}:{} {}: {:?}",
+                k.name,
+                r.target,
+                r.reason
+            );
             let regs = r.registers.unwrap_or(0);
-            assert!(regs > 0 && regs <= 512, "{} {}: registers {regs}", k.name, r.target);
+            assert!(
+                regs > 0 && regs <= 512,
+                "{} {}: registers {regs}",
+                k.name,
+                r.target
+            );
             assert_eq!(r.spill_bytes, Some(0), "{} {} spills", k.name, r.target);
             let want_wave = if r.target == "gfx942" { 64 } else { 32 };
             assert_eq!(r.wave_size, Some(want_wave), "{} {}", k.name, r.target);
@@ -69,7 +91,11 @@ fn autotune_configs_directives_and_launch_limits() {
     let report = build(path, &["sm_90a", "gfx942"]).unwrap();
     assert_eq!(report.stubbed_imports, vec!["torch".to_string()]);
     assert_eq!(report.helpers, vec!["_mul".to_string()]);
-    let k = report.kernels.iter().find(|k| k.name == "scale_kernel").unwrap();
+    let k = report
+        .kernels
+        .iter()
+        .find(|k| k.name == "scale_kernel")
+        .unwrap();
     assert_eq!(k.autotune_configs, 2);
     assert_eq!(k.signature["scale"], "fp32");
     assert_eq!(k.signature["X"], "*fp32");
@@ -80,17 +106,37 @@ fn autotune_configs_directives_and_launch_limits() {
     let amd = big.results.iter().find(|r| r.target == "gfx942").unwrap();
     assert_eq!(nv.status, TargetStatus::Ok, "{nv:?}");
     assert_eq!(amd.status, TargetStatus::Failed, "{amd:?}");
-    assert!(amd.reason.as_deref().unwrap().contains("2048 threads"), "{amd:?}");
-    assert!(k.variants[1].results.iter().all(|r| r.status == TargetStatus::Ok));
+    assert!(
+        amd.reason.as_deref().unwrap().contains("2048 threads"),
+        "{amd:?}"
+    );
+    assert!(k.variants[1]
+        .results
+        .iter()
+        .all(|r| r.status == TargetStatus::Ok));
 
-    let d = report.kernels.iter().find(|k| k.name == "directed_kernel").unwrap();
+    let d = report
+        .kernels
+        .iter()
+        .find(|k| k.name == "directed_kernel")
+        .unwrap();
     assert_eq!(d.signature["X"], "*bf16");
     assert_eq!(d.origin["X"], "comment");
     assert_eq!(d.constexprs["BLOCK"], "256");
-    assert!(d.variants[0].results.iter().all(|r| r.num_warps == 2 && r.status == TargetStatus::Ok));
+    assert!(d.variants[0]
+        .results
+        .iter()
+        .all(|r| r.num_warps == 2 && r.status == TargetStatus::Ok));
 
-    let u = report.kernels.iter().find(|k| k.name == "unresolved_kernel").unwrap();
-    assert!(u.error.as_deref().unwrap().contains("constexpr `BLOCK`"), "{u:?}");
+    let u = report
+        .kernels
+        .iter()
+        .find(|k| k.name == "unresolved_kernel")
+        .unwrap();
+    assert!(
+        u.error.as_deref().unwrap().contains("constexpr `BLOCK`"),
+        "{u:?}"
+    );
     assert!(!report.ok());
 }
 
@@ -107,7 +153,10 @@ fn unloadable_file_is_an_input_error_with_a_line() {
         }
         other => panic!("expected an input error, got {other:?}"),
     }
-    assert!(matches!(build(root().join("no/such/file.py"), &["sm_90a"]), Err(TritonError::Input { .. })));
+    assert!(matches!(
+        build(root().join("no/such/file.py"), &["sm_90a"]),
+        Err(TritonError::Input { .. })
+    ));
     assert!(matches!(
         build(root().join("kernels/triton/softmax.py"), &["gfx9422"]),
         Err(TritonError::UnknownTarget(_))

@@ -153,7 +153,12 @@ pub fn detect_entry(path: &Path, text: &str) -> Result<(Op, String), TritonVerif
     let mut op: Option<Op> = None;
     let mut entry: Option<String> = None;
     for (i, line) in text.lines().enumerate() {
-        let Some(rest) = line.trim_start().strip_prefix('#').map(str::trim_start).and_then(|r| r.strip_prefix("kplan:")) else {
+        let Some(rest) = line
+            .trim_start()
+            .strip_prefix('#')
+            .map(str::trim_start)
+            .and_then(|r| r.strip_prefix("kplan:"))
+        else {
             continue;
         };
         for word in rest.split_whitespace() {
@@ -169,11 +174,15 @@ pub fn detect_entry(path: &Path, text: &str) -> Result<(Op, String), TritonVerif
     }
     let defined = |name: &str| text.lines().any(|l| l.starts_with(&format!("def {name}(")));
     if op.is_none() {
-        op = [Op::Softmax, Op::Rmsnorm].into_iter().find(|o| defined(entry.as_deref().unwrap_or(o.as_str())) && entry.is_none());
+        op = [Op::Softmax, Op::Rmsnorm]
+            .into_iter()
+            .find(|o| defined(entry.as_deref().unwrap_or(o.as_str())) && entry.is_none());
     }
     if op.is_none() {
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-        op = [Op::Softmax, Op::Rmsnorm].into_iter().find(|o| stem.contains(o.as_str()));
+        op = [Op::Softmax, Op::Rmsnorm]
+            .into_iter()
+            .find(|o| stem.contains(o.as_str()));
     }
     let op = op.ok_or_else(|| TritonVerifyError::Input {
         path: shown.clone(),
@@ -232,7 +241,15 @@ fn generate(op: Op, data: Data, rows: usize, cols: usize, seed: u64) -> Vec<f32>
             let row: Vec<f32> = (0..rows).map(|_| r.normal() * 3.0).collect();
             (0..n).map(|i| row[i / cols]).collect()
         }
-        Data::NegInf => (0..n).map(|i| if i < cols || r.next() % 4 == 0 { f32::NEG_INFINITY } else { r.normal() * 4.0 }).collect(),
+        Data::NegInf => (0..n)
+            .map(|i| {
+                if i < cols || r.next() % 4 == 0 {
+                    f32::NEG_INFINITY
+                } else {
+                    r.normal() * 4.0
+                }
+            })
+            .collect(),
     }
 }
 
@@ -243,15 +260,24 @@ fn storage(v: &[f32], dtype: DType) -> (Vec<f32>, Vec<u8>) {
     };
     let bytes = match dtype {
         DType::F32 => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        DType::Bf16 => v.iter().flat_map(|x| reference::f32_to_bf16(*x).to_le_bytes()).collect(),
+        DType::Bf16 => v
+            .iter()
+            .flat_map(|x| reference::f32_to_bf16(*x).to_le_bytes())
+            .collect(),
     };
     (v, bytes)
 }
 
 fn decode(bytes: &[u8], dtype: DType) -> Vec<f32> {
     match dtype {
-        DType::F32 => bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
-        DType::Bf16 => bytes.chunks_exact(2).map(|c| reference::bf16_to_f32(u16::from_le_bytes([c[0], c[1]]))).collect(),
+        DType::F32 => bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        DType::Bf16 => bytes
+            .chunks_exact(2)
+            .map(|c| reference::bf16_to_f32(u16::from_le_bytes([c[0], c[1]])))
+            .collect(),
     }
 }
 
@@ -268,8 +294,10 @@ struct Planned {
 /// with the CPU reference. A missing GPU for `--backend cuda` gives a report with `skipped` set.
 pub fn verify(req: &TritonVerifyRequest) -> Result<TritonVerifyReport, TritonVerifyError> {
     let shown = req.path.display().to_string();
-    let text = std::fs::read_to_string(&req.path)
-        .map_err(|e| TritonVerifyError::Input { path: shown.clone(), message: format!("cannot read: {e}") })?;
+    let text = std::fs::read_to_string(&req.path).map_err(|e| TritonVerifyError::Input {
+        path: shown.clone(),
+        message: format!("cannot read: {e}"),
+    })?;
     let (mut op, mut entry) = match (req.op, &req.entry) {
         (Some(o), Some(e)) => (o, e.clone()),
         _ => detect_entry(&req.path, &text)?,
@@ -281,20 +309,39 @@ pub fn verify(req: &TritonVerifyRequest) -> Result<TritonVerifyReport, TritonVer
         entry = e.clone();
     }
     if !matches!(op, Op::Softmax | Op::Rmsnorm) {
-        return Err(TritonVerifyError::Input { path: shown, message: format!("Triton verify covers softmax and rmsnorm, not {}", op.as_str()) });
+        return Err(TritonVerifyError::Input {
+            path: shown,
+            message: format!(
+                "Triton verify covers softmax and rmsnorm, not {}",
+                op.as_str()
+            ),
+        });
     }
     let python = kplan_build::triton::python()?;
     kplan_build::triton::triton_version(&python)?;
-    let dir = tempfile::Builder::new().prefix("kplan-triton-verify-").tempdir()?;
-    let shapes = if req.shapes.is_empty() { default_shapes(req.backend) } else { req.shapes.clone() };
-    let kinds: &[Data] = if op == Op::Softmax { &[Data::Random, Data::Large, Data::Equal, Data::NegInf] } else { &[Data::Random, Data::Large, Data::Equal] };
+    let dir = tempfile::Builder::new()
+        .prefix("kplan-triton-verify-")
+        .tempdir()?;
+    let shapes = if req.shapes.is_empty() {
+        default_shapes(req.backend)
+    } else {
+        req.shapes.clone()
+    };
+    let kinds: &[Data] = if op == Op::Softmax {
+        &[Data::Random, Data::Large, Data::Equal, Data::NegInf]
+    } else {
+        &[Data::Random, Data::Large, Data::Equal]
+    };
     let mut planned = Vec::new();
     let mut cases_json = Vec::new();
     let mut seed = req.seed;
     for &dtype in &req.dtypes {
         for &(rows, cols) in &shapes {
             if rows == 0 || cols == 0 {
-                return Err(TritonVerifyError::Input { path: shown, message: format!("shape {rows}x{cols} is empty") });
+                return Err(TritonVerifyError::Input {
+                    path: shown,
+                    message: format!("shape {rows}x{cols} is empty"),
+                });
             }
             for &data in kinds {
                 seed = seed.wrapping_add(1);
@@ -306,7 +353,8 @@ pub fn verify(req: &TritonVerifyRequest) -> Result<TritonVerifyReport, TritonVer
                 let want = if op == Op::Softmax {
                     reference::softmax_rows(&x, rows, cols)
                 } else {
-                    let (w, wb) = storage(&generate(op, Data::Random, 1, cols, seed ^ 0x5eed), dtype);
+                    let (w, wb) =
+                        storage(&generate(op, Data::Random, 1, cols, seed ^ 0x5eed), dtype);
                     let wf = dir.path().join(format!("w{i}.bin"));
                     std::fs::write(&wf, wb)?;
                     inputs.push(serde_json::json!({"name": "w", "file": wf}));
@@ -317,7 +365,14 @@ pub fn verify(req: &TritonVerifyRequest) -> Result<TritonVerifyReport, TritonVer
                     "rows": rows, "cols": cols, "dtype": if dtype == DType::F32 { "f32" } else { "bf16" },
                     "inputs": inputs, "output": output,
                 }));
-                planned.push(Planned { dtype, rows, cols, data, want, output });
+                planned.push(Planned {
+                    dtype,
+                    rows,
+                    cols,
+                    data,
+                    want,
+                    output,
+                });
             }
         }
     }
@@ -326,11 +381,13 @@ pub fn verify(req: &TritonVerifyRequest) -> Result<TritonVerifyReport, TritonVer
         "path": abs, "entry": entry, "op": op.as_str(), "backend": req.backend.as_str(),
         "eps": req.eps, "cases": cases_json,
     });
-    let stdout = kplan_build::triton::run_driver(&python, DRIVER, &request, Duration::from_secs(3600))?;
-    let line = kplan_build::triton::last_json_line(&stdout)
-        .ok_or_else(|| kplan_build::triton::TritonError::Driver(format!("no reply on stdout: {}", stdout.trim())))?;
-    let reply: serde_json::Value =
-        serde_json::from_str(line).map_err(|e| kplan_build::triton::TritonError::Driver(format!("unreadable reply ({e})")))?;
+    let stdout =
+        kplan_build::triton::run_driver(&python, DRIVER, &request, Duration::from_secs(3600))?;
+    let line = kplan_build::triton::last_json_line(&stdout).ok_or_else(|| {
+        kplan_build::triton::TritonError::Driver(format!("no reply on stdout: {}", stdout.trim()))
+    })?;
+    let reply: serde_json::Value = serde_json::from_str(line)
+        .map_err(|e| kplan_build::triton::TritonError::Driver(format!("unreadable reply ({e})")))?;
     let mut report = TritonVerifyReport {
         path: shown.clone(),
         op: op.as_str(),
@@ -347,16 +404,25 @@ pub fn verify(req: &TritonVerifyRequest) -> Result<TritonVerifyReport, TritonVer
         }
         Some("ok") => {}
         _ => {
-            let msg = reply["error"].as_str().unwrap_or("the driver failed").to_string();
+            let msg = reply["error"]
+                .as_str()
+                .unwrap_or("the driver failed")
+                .to_string();
             let path = match reply["line"].as_u64() {
                 Some(l) => format!("{shown}:{l}"),
                 None => shown,
             };
-            return Err(TritonVerifyError::Input { path, message: format!("cannot run the kernel file: {msg}") });
+            return Err(TritonVerifyError::Input {
+                path,
+                message: format!("cannot run the kernel file: {msg}"),
+            });
         }
     }
     let results = reply["cases"].as_array().cloned().unwrap_or_default();
-    for (p, r) in planned.into_iter().zip(results.iter().map(Some).chain(std::iter::repeat(None))) {
+    for (p, r) in planned
+        .into_iter()
+        .zip(results.iter().map(Some).chain(std::iter::repeat(None)))
+    {
         let error = match r {
             Some(r) if r["status"] == "ok" => None,
             Some(r) => Some(r["error"].as_str().unwrap_or("unknown error").to_string()),
@@ -368,7 +434,10 @@ pub fn verify(req: &TritonVerifyRequest) -> Result<TritonVerifyReport, TritonVer
                 Ok(bytes) => {
                     let got = decode(&bytes, p.dtype);
                     if got.len() != p.want.len() {
-                        (None, Some(format!("{} outputs, expected {}", got.len(), p.want.len())))
+                        (
+                            None,
+                            Some(format!("{} outputs, expected {}", got.len(), p.want.len())),
+                        )
                     } else {
                         let tol = reference::tolerance(p.dtype, op, p.cols);
                         (Some(reference::compare(&got, &p.want, tol)), None)
@@ -377,7 +446,12 @@ pub fn verify(req: &TritonVerifyRequest) -> Result<TritonVerifyReport, TritonVer
                 Err(e) => (None, Some(format!("no output: {e}"))),
             },
         };
-        let c = cmp.unwrap_or(Comparison { mismatches: p.want.len(), max_abs_err: 0.0, max_rel_err: 0.0, first_bad: None });
+        let c = cmp.unwrap_or(Comparison {
+            mismatches: p.want.len(),
+            max_abs_err: 0.0,
+            max_rel_err: 0.0,
+            first_bad: None,
+        });
         report.cases.push(TritonCase {
             dtype: p.dtype.as_str(),
             rows: p.rows,
@@ -401,15 +475,25 @@ mod tests {
     #[test]
     fn entry_detection_order() {
         let p = Path::new("k.py");
-        let (op, e) = detect_entry(p, "# kplan: op=rmsnorm entry=fwd\ndef fwd(x, w):\n    pass\n").unwrap();
+        let (op, e) = detect_entry(
+            p,
+            "# kplan: op=rmsnorm entry=fwd\ndef fwd(x, w):\n    pass\n",
+        )
+        .unwrap();
         assert_eq!((op, e.as_str()), (Op::Rmsnorm, "fwd"));
         let (op, e) = detect_entry(p, "def softmax(x, out=None):\n    pass\n").unwrap();
         assert_eq!((op, e.as_str()), (Op::Softmax, "softmax"));
-        let err = detect_entry(p, "def helper():\n    pass\n").unwrap_err().to_string();
+        let err = detect_entry(p, "def helper():\n    pass\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("cannot tell which operation"), "{err}");
-        let err = detect_entry(Path::new("my_softmax.py"), "def run(x):\n    pass\n").unwrap_err().to_string();
+        let err = detect_entry(Path::new("my_softmax.py"), "def run(x):\n    pass\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("no top-level `def softmax"), "{err}");
-        let err = detect_entry(p, "x = 1\n# kplan: op=gemm\n").unwrap_err().to_string();
+        let err = detect_entry(p, "x = 1\n# kplan: op=gemm\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("k.py:2:"), "{err}");
     }
 
@@ -419,7 +503,10 @@ mod tests {
         assert_eq!(a.len(), 15);
         assert!(a[..5].iter().all(|v| *v == f32::NEG_INFINITY));
         let b = generate(Op::Softmax, Data::NegInf, 3, 5, 9);
-        assert_eq!(a.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), b.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        assert_eq!(
+            a.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            b.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
         let e = generate(Op::Rmsnorm, Data::Equal, 2, 4, 1);
         assert!(e[..4].iter().all(|v| *v == e[0]) && e[4..].iter().all(|v| *v == e[4]));
     }

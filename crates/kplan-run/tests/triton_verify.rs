@@ -29,8 +29,12 @@ fn reference_kernels_pass_under_the_interpreter() {
     if !toolchain() {
         return;
     }
-    for (file, op, kinds) in [("softmax.py", Op::Softmax, 4), ("rmsnorm.py", Op::Rmsnorm, 3)] {
-        let req = TritonVerifyRequest::new(root().join("kernels/triton").join(file), TritonBackend::Cpu);
+    for (file, op, kinds) in [
+        ("softmax.py", Op::Softmax, 4),
+        ("rmsnorm.py", Op::Rmsnorm, 3),
+    ] {
+        let req =
+            TritonVerifyRequest::new(root().join("kernels/triton").join(file), TritonBackend::Cpu);
         let report = verify(&req).unwrap();
         assert_eq!(report.op, op.as_str());
         assert!(report.skipped.is_none());
@@ -39,7 +43,10 @@ fn reference_kernels_pass_under_the_interpreter() {
         for c in &report.cases {
             assert!(c.ok, "{file}: {c:?}");
         }
-        assert!(report.cases.iter().any(|c| c.cols == 40000 && c.dtype == "bf16"));
+        assert!(report
+            .cases
+            .iter()
+            .any(|c| c.cols == 40000 && c.dtype == "bf16"));
         assert!(report.ok());
     }
 }
@@ -49,14 +56,24 @@ fn a_wrong_kernel_fails() {
     if !toolchain() {
         return;
     }
-    let mut req = TritonVerifyRequest::new(root().join("crates/kplan-run/tests/triton_fixtures/naive_softmax.py"), TritonBackend::Cpu);
+    let mut req = TritonVerifyRequest::new(
+        root().join("crates/kplan-run/tests/triton_fixtures/naive_softmax.py"),
+        TritonBackend::Cpu,
+    );
     req.shapes = vec![(2, 100)];
     req.dtypes = vec![DType::F32];
     let report = verify(&req).unwrap();
     assert_eq!(report.entry, "naive");
     assert!(!report.ok());
-    let random = report.cases.iter().find(|c| c.data == Data::Random).unwrap();
-    assert!(random.ok, "no max subtraction is still right on small values: {random:?}");
+    let random = report
+        .cases
+        .iter()
+        .find(|c| c.data == Data::Random)
+        .unwrap();
+    assert!(
+        random.ok,
+        "no max subtraction is still right on small values: {random:?}"
+    );
     let large = report.cases.iter().find(|c| c.data == Data::Large).unwrap();
     assert!(!large.ok && large.mismatches > 0, "{large:?}");
 }
@@ -66,7 +83,10 @@ fn cuda_backend_runs_or_skips_with_a_reason() {
     if !toolchain() {
         return;
     }
-    let mut req = TritonVerifyRequest::new(root().join("kernels/triton/softmax.py"), TritonBackend::Cuda);
+    let mut req = TritonVerifyRequest::new(
+        root().join("kernels/triton/softmax.py"),
+        TritonBackend::Cuda,
+    );
     req.shapes = vec![(8, 1000), (4, 40000)];
     let report = verify(&req).unwrap();
     match &report.skipped {
@@ -80,10 +100,17 @@ fn bad_input_is_an_error() {
     if !toolchain() {
         return;
     }
-    let err = verify(&TritonVerifyRequest::new(root().join("no/such.py"), TritonBackend::Cpu)).unwrap_err();
+    let err = verify(&TritonVerifyRequest::new(
+        root().join("no/such.py"),
+        TritonBackend::Cpu,
+    ))
+    .unwrap_err();
     assert!(matches!(err, TritonVerifyError::Input { .. }), "{err}");
-    let err = verify(&TritonVerifyRequest::new(root().join("crates/kplan-build/tests/triton_fixtures/syntax_error.py"), TritonBackend::Cpu))
-        .unwrap_err()
-        .to_string();
+    let err = verify(&TritonVerifyRequest::new(
+        root().join("crates/kplan-build/tests/triton_fixtures/syntax_error.py"),
+        TritonBackend::Cpu,
+    ))
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("cannot tell which operation"), "{err}");
 }

@@ -29,7 +29,10 @@ fn expected(text: &str) -> BTreeSet<(u32, String)> {
 }
 
 fn found(ctx: &ScanCtx, path: &Path, text: &str) -> BTreeSet<(u32, String)> {
-    scan_text(ctx, path, FileKind::Python, text).into_iter().map(|f| (f.line, f.rule.to_string())).collect()
+    scan_text(ctx, path, FileKind::Python, text)
+        .into_iter()
+        .map(|f| (f.line, f.rule.to_string()))
+        .collect()
 }
 
 #[test]
@@ -39,12 +42,24 @@ fn every_rule_has_fixtures_that_fire_and_that_stay_clean() {
         let stem = meta.id.strip_prefix("triton-").unwrap().replace('-', "_");
         let fires = fixtures().join(format!("{stem}.fires.py"));
         let clean = fixtures().join(format!("{stem}.clean.py"));
-        let text = std::fs::read_to_string(&fires).unwrap_or_else(|e| panic!("{}: {e}", fires.display()));
+        let text =
+            std::fs::read_to_string(&fires).unwrap_or_else(|e| panic!("{}: {e}", fires.display()));
         let want = expected(&text);
-        assert!(want.iter().any(|(_, r)| r == meta.id), "{} annotates no `{}` finding", fires.display(), meta.id);
+        assert!(
+            want.iter().any(|(_, r)| r == meta.id),
+            "{} annotates no `{}` finding",
+            fires.display(),
+            meta.id
+        );
         assert_eq!(found(&ctx, &fires, &text), want, "{}", fires.display());
-        let text = std::fs::read_to_string(&clean).unwrap_or_else(|e| panic!("{}: {e}", clean.display()));
-        assert_eq!(found(&ctx, &clean, &text), BTreeSet::new(), "{}", clean.display());
+        let text =
+            std::fs::read_to_string(&clean).unwrap_or_else(|e| panic!("{}: {e}", clean.display()));
+        assert_eq!(
+            found(&ctx, &clean, &text),
+            BTreeSet::new(),
+            "{}",
+            clean.display()
+        );
     }
 }
 
@@ -53,10 +68,15 @@ fn scope_decides_who_hears_about_it() {
     let text = std::fs::read_to_string(fixtures().join("num_warps_wave64.fires.py")).unwrap();
     let nv = ScanCtx::with_targets(Kb::builtin(), &["sm_90a", "sm_80"]).unwrap();
     let p = Path::new("k.py");
-    assert!(scan_text(&nv, p, FileKind::Python, &text).iter().all(|f| f.rule != "triton-num-warps-wave64"));
+    assert!(scan_text(&nv, p, FileKind::Python, &text)
+        .iter()
+        .all(|f| f.rule != "triton-num-warps-wave64"));
     let amd = ScanCtx::with_targets(Kb::builtin(), &["gfx942"]).unwrap();
     let f = scan_text(&amd, p, FileKind::Python, &text);
-    let hit = f.iter().find(|f| f.rule == "triton-num-warps-wave64").unwrap();
+    let hit = f
+        .iter()
+        .find(|f| f.rule == "triton-num-warps-wave64")
+        .unwrap();
     assert_eq!(hit.targets, vec!["gfx942".to_string()]);
     assert!(hit.message.contains("2048 threads"), "{}", hit.message);
     // fp8: OCP dtypes matter only where a FNUZ-only target is in scope
@@ -75,7 +95,12 @@ fn messages_follow_the_house_style_and_suppressions_work() {
         let text = std::fs::read_to_string(&path).unwrap();
         for f in scan_text(&ctx, &path, FileKind::Python, &text) {
             let first = f.message.chars().next().unwrap();
-            assert!(!first.is_uppercase() && !f.message.ends_with('.'), "{}: {}", path.display(), f.message);
+            assert!(
+                !first.is_uppercase() && !f.message.ends_with('.'),
+                "{}: {}",
+                path.display(),
+                f.message
+            );
             assert!(!f.help.is_empty() && !f.targets.is_empty());
         }
     }
@@ -98,12 +123,30 @@ fn reference_kernels_are_clean() {
 fn docs_examples_fire_and_fixes_do_not() {
     let ctx = ctx();
     for meta in python::RULES {
-        let wrap = |body: &str| format!("import triton\nimport triton.language as tl\nimport torch\n\n\ndef f(x):\n{}\n", body.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n"));
+        let wrap = |body: &str| {
+            format!(
+                "import triton\nimport triton.language as tl\nimport torch\n\n\ndef f(x):\n{}\n",
+                body.lines()
+                    .map(|l| format!("    {l}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )
+        };
         let ex = wrap(meta.example);
-        let hits: Vec<_> = scan_text(&ctx, Path::new("ex.py"), FileKind::Python, &ex).into_iter().filter(|f| f.rule == meta.id).collect();
-        assert!(!hits.is_empty(), "{}: example does not fire:\n{ex}", meta.id);
+        let hits: Vec<_> = scan_text(&ctx, Path::new("ex.py"), FileKind::Python, &ex)
+            .into_iter()
+            .filter(|f| f.rule == meta.id)
+            .collect();
+        assert!(
+            !hits.is_empty(),
+            "{}: example does not fire:\n{ex}",
+            meta.id
+        );
         let fix = wrap(meta.use_instead);
-        let hits: Vec<_> = scan_text(&ctx, Path::new("fix.py"), FileKind::Python, &fix).into_iter().filter(|f| f.rule == meta.id).collect();
+        let hits: Vec<_> = scan_text(&ctx, Path::new("fix.py"), FileKind::Python, &fix)
+            .into_iter()
+            .filter(|f| f.rule == meta.id)
+            .collect();
         assert!(hits.is_empty(), "{}: use_instead fires: {hits:?}", meta.id);
     }
 }

@@ -70,8 +70,16 @@ impl<'a> PySrc<'a> {
         self.kind(i) == Some(Kind::Name) && self.s(i) == s
     }
     pub fn span(&self, a: usize, b: usize) -> (usize, usize) {
-        let s = self.toks.get(a).map(|t| t.start as usize).unwrap_or(self.text.len());
-        let e = self.toks.get(b).map(|t| t.end as usize).unwrap_or(self.text.len());
+        let s = self
+            .toks
+            .get(a)
+            .map(|t| t.start as usize)
+            .unwrap_or(self.text.len());
+        let e = self
+            .toks
+            .get(b)
+            .map(|t| t.end as usize)
+            .unwrap_or(self.text.len());
         (s, e.max(s))
     }
     /// Source text of tokens `a..=b`.
@@ -97,7 +105,9 @@ impl<'a> PySrc<'a> {
         if !t.starts_with("0x") && !t.starts_with("0X") && t.contains(['.', 'e', 'E']) {
             return None;
         }
-        self.number(i).filter(|v| v.fract() == 0.0).map(|v| v as i64)
+        self.number(i)
+            .filter(|v| v.fract() == 0.0)
+            .map(|v| v as i64)
     }
     /// Matches a dotted name `a.b.c` starting at token `i`; returns the last token's index.
     pub fn dotted(&self, i: usize, path: &str) -> Option<usize> {
@@ -134,12 +144,18 @@ impl<'a> PySrc<'a> {
     }
     /// Keyword arguments of the call whose `(` is at `open`: (name token, value start, value end inclusive).
     pub fn kwargs(&self, open: usize) -> Vec<(usize, usize, usize)> {
-        let Some(close) = self.closing(open) else { return Vec::new() };
+        let Some(close) = self.closing(open) else {
+            return Vec::new();
+        };
         let d = self.toks[open].depth + 1;
         let mut out = Vec::new();
         let mut k = open + 1;
         while k < close {
-            if self.toks[k].depth == d && self.kind(k) == Some(Kind::Name) && self.s(k + 1) == "=" && self.s(k - 1) != "." {
+            if self.toks[k].depth == d
+                && self.kind(k) == Some(Kind::Name)
+                && self.s(k + 1) == "="
+                && self.s(k - 1) != "."
+            {
                 let vs = k + 2;
                 let mut ve = vs;
                 while ve + 1 < close && !(self.toks[ve + 1].depth == d && self.s(ve + 1) == ",") {
@@ -155,7 +171,9 @@ impl<'a> PySrc<'a> {
     }
     /// Positional arguments of the call whose `(` is at `open`: (start, end inclusive).
     pub fn args(&self, open: usize) -> Vec<(usize, usize)> {
-        let Some(close) = self.closing(open) else { return Vec::new() };
+        let Some(close) = self.closing(open) else {
+            return Vec::new();
+        };
         let d = self.toks[open].depth + 1;
         let mut out = Vec::new();
         let mut s = open + 1;
@@ -171,7 +189,10 @@ impl<'a> PySrc<'a> {
     }
     /// The innermost def whose body holds token `i`.
     pub fn def_at(&self, i: usize) -> Option<&Def> {
-        self.defs.iter().filter(|d| d.body.0 <= i && i < d.body.1).max_by_key(|d| d.body.0)
+        self.defs
+            .iter()
+            .filter(|d| d.body.0 <= i && i < d.body.1)
+            .max_by_key(|d| d.body.0)
     }
     /// The logical line holding token `i`.
     pub fn line_of(&self, i: usize) -> Option<&Line> {
@@ -219,7 +240,11 @@ pub fn lex(text: &str) -> PySrc<'_> {
         match c {
             b'\n' => {
                 if stack.is_empty() && toks.len() > line_first {
-                    lines.push(Line { first: line_first, end: toks.len(), indent: cur_indent });
+                    lines.push(Line {
+                        first: line_first,
+                        end: toks.len(),
+                        indent: cur_indent,
+                    });
                     line_first = toks.len();
                 }
                 i += 1;
@@ -256,15 +281,26 @@ pub fn lex(text: &str) -> PySrc<'_> {
                     }
                     // string prefixes: r"", b'', f"", rb"", ...
                     let word = &text[start..i];
-                    if i < n && (b[i] == b'"' || b[i] == b'\'') && word.len() <= 3 && word.chars().all(|ch| "rRbBuUfF".contains(ch)) {
+                    if i < n
+                        && (b[i] == b'"' || b[i] == b'\'')
+                        && word.len() <= 3
+                        && word.chars().all(|ch| "rRbBuUfF".contains(ch))
+                    {
                         i = skip_string(b, i);
                         kind = Kind::Str;
                     } else {
                         kind = Kind::Name;
                     }
-                } else if c.is_ascii_digit() || (c == b'.' && i + 1 < n && b[i + 1].is_ascii_digit()) {
-                    while i < n && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.'
-                        || ((b[i] == b'+' || b[i] == b'-') && matches!(b[i - 1], b'e' | b'E') && !text[start..i].starts_with("0x")))
+                } else if c.is_ascii_digit()
+                    || (c == b'.' && i + 1 < n && b[i + 1].is_ascii_digit())
+                {
+                    while i < n
+                        && (b[i].is_ascii_alphanumeric()
+                            || b[i] == b'_'
+                            || b[i] == b'.'
+                            || ((b[i] == b'+' || b[i] == b'-')
+                                && matches!(b[i - 1], b'e' | b'E')
+                                && !text[start..i].starts_with("0x")))
                     {
                         i += 1;
                     }
@@ -274,19 +310,31 @@ pub fn lex(text: &str) -> PySrc<'_> {
                     let two = text.get(i..i + 2).unwrap_or("");
                     let len = if ["**=", "//=", ">>=", "<<=", "..."].contains(&three) {
                         3
-                    } else if ["**", "//", "==", "!=", "<=", ">=", "->", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", ">>", "<<", ":=", "@="]
-                        .contains(&two)
+                    } else if [
+                        "**", "//", "==", "!=", "<=", ">=", "->", "+=", "-=", "*=", "/=", "%=",
+                        "&=", "|=", "^=", ">>", "<<", ":=", "@=",
+                    ]
+                    .contains(&two)
                     {
                         2
                     } else {
                         // one char (a whole UTF-8 scalar for non-ASCII bytes)
-                        text[i..].chars().next().map(|ch| ch.len_utf8()).unwrap_or(1)
+                        text[i..]
+                            .chars()
+                            .next()
+                            .map(|ch| ch.len_utf8())
+                            .unwrap_or(1)
                     };
                     i += len;
                     kind = Kind::Op;
                 }
                 let idx = toks.len();
-                toks.push(Tok { kind, start: start as u32, end: i as u32, depth });
+                toks.push(Tok {
+                    kind,
+                    start: start as u32,
+                    end: i as u32,
+                    depth,
+                });
                 close.push(usize::MAX);
                 if kind == Kind::Op {
                     match &text[start..i] {
@@ -304,9 +352,19 @@ pub fn lex(text: &str) -> PySrc<'_> {
         }
     }
     if toks.len() > line_first {
-        lines.push(Line { first: line_first, end: toks.len(), indent: cur_indent });
+        lines.push(Line {
+            first: line_first,
+            end: toks.len(),
+            indent: cur_indent,
+        });
     }
-    let mut src = PySrc { text, toks, lines, defs: Vec::new(), close };
+    let mut src = PySrc {
+        text,
+        toks,
+        lines,
+        defs: Vec::new(),
+        close,
+    };
     src.defs = find_defs(&src);
     src
 }
@@ -354,10 +412,14 @@ fn find_defs(src: &PySrc) -> Vec<Def> {
         }
         let name = k + 1;
         let open = k + 2;
-        let Some(close) = src.closing(open) else { continue };
+        let Some(close) = src.closing(open) else {
+            continue;
+        };
         // body: tokens after the first `:` at depth 0 following the parameters
         let mut colon = close + 1;
-        while colon < line.end && !(src.s(colon) == ":" && src.toks[colon].depth == src.toks[line.first].depth) {
+        while colon < line.end
+            && !(src.s(colon) == ":" && src.toks[colon].depth == src.toks[line.first].depth)
+        {
             colon += 1;
         }
         let body_start = (colon + 1).min(line.end);
@@ -382,7 +444,14 @@ fn find_defs(src: &PySrc) -> Vec<Def> {
             }
         }
         decorators.reverse();
-        defs.push(Def { name, start, body: (body_start, body_end), decorators, indent: line.indent, params: (open + 1, close) });
+        defs.push(Def {
+            name,
+            start,
+            body: (body_start, body_end),
+            decorators,
+            indent: line.indent,
+            params: (open + 1, close),
+        });
     }
     defs
 }
@@ -399,12 +468,20 @@ mod tests {
         let k = &s.defs[0];
         assert_eq!(s.s(k.name), "k");
         assert_eq!(k.decorators.len(), 2);
-        assert_eq!(s.snippet(k.decorators[1].0, k.decorators[1].1), "triton.jit");
+        assert_eq!(
+            s.snippet(k.decorators[1].0, k.decorators[1].1),
+            "triton.jit"
+        );
         let body = s.snippet(k.body.0, k.body.1 - 1);
         assert!(body.contains("1e-3") && !body.contains("wrapper"), "{body}");
-        assert!(s.toks.iter().any(|t| t.kind == Kind::Number && &text[t.start as usize..t.end as usize] == "1e-3"));
+        assert!(s
+            .toks
+            .iter()
+            .any(|t| t.kind == Kind::Number && &text[t.start as usize..t.end as usize] == "1e-3"));
         // kwargs of triton.Config(...)
-        let cfg = (0..s.toks.len()).find(|&i| s.dotted(i, "triton.Config").is_some()).unwrap();
+        let cfg = (0..s.toks.len())
+            .find(|&i| s.dotted(i, "triton.Config").is_some())
+            .unwrap();
         let kw = s.kwargs(cfg + 3);
         assert_eq!(kw.len(), 1);
         assert_eq!(s.s(kw[0].0), "num_warps");
@@ -414,7 +491,20 @@ mod tests {
 
     #[test]
     fn never_panics_on_odd_input() {
-        for t in ["", "'unterminated", "\"\"\"x", "def (", "@\n", "x = (\n", "\\\n", "é = 1\n", "def f(:\n  ]", "0x", "1e", "f'{x}'"] {
+        for t in [
+            "",
+            "'unterminated",
+            "\"\"\"x",
+            "def (",
+            "@\n",
+            "x = (\n",
+            "\\\n",
+            "é = 1\n",
+            "def f(:\n  ]",
+            "0x",
+            "1e",
+            "f'{x}'",
+        ] {
             let s = lex(t);
             for i in 0..s.toks.len() {
                 let _ = s.s(i);

@@ -31,7 +31,15 @@ pub static RULES: &[RuleMeta] = &[
 ];
 
 /// Words whose absence means the file has nothing the rules read.
-const TRIGGERS: &[&str] = &["triton", "num_warps", "float8", "fp8", "capability", "warp", "tl."];
+const TRIGGERS: &[&str] = &[
+    "triton",
+    "num_warps",
+    "float8",
+    "fp8",
+    "capability",
+    "warp",
+    "tl.",
+];
 
 /// Scans one `.py` file. `text` is the file's contents (lossy UTF-8).
 pub fn scan_file(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
@@ -44,17 +52,38 @@ pub fn scan_file(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
     }
     let mut cx = Cx::new(ctx, path, &src);
     let checks: [(&RuleMeta, fn(&mut Cx)); 12] = [
-        (&rules::num_warps_wave64::META, rules::num_warps_wave64::check),
-        (&rules::warp_size_literal::META, rules::warp_size_literal::check),
+        (
+            &rules::num_warps_wave64::META,
+            rules::num_warps_wave64::check,
+        ),
+        (
+            &rules::warp_size_literal::META,
+            rules::warp_size_literal::check,
+        ),
         (&rules::fp8_encoding::META, rules::fp8_encoding::check),
-        (&rules::fp8_max_constant::META, rules::fp8_max_constant::check),
-        (&rules::hip_implies_fnuz::META, rules::hip_implies_fnuz::check),
-        (&rules::capability_check::META, rules::capability_check::check),
-        (&rules::tensor_descriptor_amd::META, rules::tensor_descriptor_amd::check),
+        (
+            &rules::fp8_max_constant::META,
+            rules::fp8_max_constant::check,
+        ),
+        (
+            &rules::hip_implies_fnuz::META,
+            rules::hip_implies_fnuz::check,
+        ),
+        (
+            &rules::capability_check::META,
+            rules::capability_check::check,
+        ),
+        (
+            &rules::tensor_descriptor_amd::META,
+            rules::tensor_descriptor_amd::check,
+        ),
         (&rules::inline_asm::META, rules::inline_asm::check),
         (&rules::cuda_libdevice::META, rules::cuda_libdevice::check),
         (&rules::lds_limit::META, rules::lds_limit::check),
-        (&rules::fixed_block_size::META, rules::fixed_block_size::check),
+        (
+            &rules::fixed_block_size::META,
+            rules::fixed_block_size::check,
+        ),
         (&rules::dot_tf32::META, rules::dot_tf32::check),
     ];
     for (meta, check) in checks {
@@ -88,7 +117,11 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
         let mut kernels = Vec::new();
         let mut autotuned = Vec::new();
         for (i, d) in src.defs.iter().enumerate() {
-            let decs: Vec<&str> = d.decorators.iter().map(|&(a, b)| src.snippet(a, b)).collect();
+            let decs: Vec<&str> = d
+                .decorators
+                .iter()
+                .map(|&(a, b)| src.snippet(a, b))
+                .collect();
             if decs.iter().any(|t| t.contains("jit")) {
                 kernels.push(i);
                 if decs.iter().any(|t| t.contains("autotune")) {
@@ -97,8 +130,19 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
             }
         }
         let lower = src.text.to_ascii_lowercase();
-        let fp8_context = ["fp8", "float8", "e4m3", "e5m2"].iter().any(|w| lower.contains(w));
-        Cx { ctx, path, src, kernels, autotuned, fp8_context, out: Vec::new(), lines: crate::diag::LineIndex::new(src.text) }
+        let fp8_context = ["fp8", "float8", "e4m3", "e5m2"]
+            .iter()
+            .any(|w| lower.contains(w));
+        Cx {
+            ctx,
+            path,
+            src,
+            kernels,
+            autotuned,
+            fp8_context,
+            out: Vec::new(),
+            lines: crate::diag::LineIndex::new(src.text),
+        }
     }
 
     /// Whether token `i` lies in the body of a `@triton.jit` kernel.
@@ -138,14 +182,18 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
             return true;
         }
         let src = self.src;
-        let Some(line) = src.line_of(i) else { return false };
+        let Some(line) = src.line_of(i) else {
+            return false;
+        };
         let mut indent = line.indent;
         // after an `else:`/`elif`, the headers of the same chain sit at the same indentation above
         let mut chain: Option<u32> = None;
         let li = src.lines.partition_point(|l| l.end <= i);
         for l in src.lines[..li].iter().rev() {
             let head = src.s(l.first);
-            let header = l.indent < indent || (chain == Some(l.indent) && matches!(head, "if" | "elif" | "else" | "try" | "except"));
+            let header = l.indent < indent
+                || (chain == Some(l.indent)
+                    && matches!(head, "if" | "elif" | "else" | "try" | "except"));
             if !header {
                 if chain == Some(l.indent) && l.indent <= indent {
                     chain = None; // a statement between: the chain is over
@@ -153,10 +201,18 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
                 continue;
             }
             indent = l.indent;
-            if matches!(head, "if" | "elif" | "else" | "try" | "except" | "with" | "for" | "while") && self.has_backend_check(l.first, l.end) {
+            if matches!(
+                head,
+                "if" | "elif" | "else" | "try" | "except" | "with" | "for" | "while"
+            ) && self.has_backend_check(l.first, l.end)
+            {
                 return true;
             }
-            chain = if matches!(head, "else" | "elif" | "except") { Some(l.indent) } else { None };
+            chain = if matches!(head, "else" | "elif" | "except") {
+                Some(l.indent)
+            } else {
+                None
+            };
             if matches!(head, "def" | "class") || (indent == 0 && chain.is_none()) {
                 break;
             }
@@ -167,7 +223,12 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
     /// Tokens `a..=b` as code for a message: whitespace collapsed, long code shortened.
     pub fn code(&self, a: usize, b: usize) -> String {
         let flat: Vec<&str> = self.src.snippet(a, b).split_whitespace().collect();
-        let mut s = flat.join(" ").replace("( ", "(").replace(" )", ")").replace("[ ", "[").replace(" ]", "]");
+        let mut s = flat
+            .join(" ")
+            .replace("( ", "(")
+            .replace(" )", ")")
+            .replace("[ ", "[")
+            .replace(" ]", "]");
         if s.chars().count() > 80 {
             s = s.chars().take(77).collect::<String>() + "...";
         }
@@ -175,16 +236,43 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
     }
 
     /// Reports tokens `a..=b` with the rule's scope-derived severity.
-    pub fn report(&mut self, meta: &'static RuleMeta, a: usize, b: usize, message: String, help: &str) {
+    pub fn report(
+        &mut self,
+        meta: &'static RuleMeta,
+        a: usize,
+        b: usize,
+        message: String,
+        help: &str,
+    ) {
         if let Some((sev, targets)) = self.ctx.scope_severity(meta) {
             self.report_with(meta, sev, targets, a, b, message, help);
         }
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn report_with(&mut self, meta: &'static RuleMeta, sev: Severity, targets: Vec<String>, a: usize, b: usize, message: String, help: &str) {
+    pub fn report_with(
+        &mut self,
+        meta: &'static RuleMeta,
+        sev: Severity,
+        targets: Vec<String>,
+        a: usize,
+        b: usize,
+        message: String,
+        help: &str,
+    ) {
         let (s, e) = self.src.span(a, b.max(a));
-        let f = Finding::new(meta.id, sev, self.path, &self.lines, self.src.text, s, e, message).with_help(help).with_targets(targets);
+        let f = Finding::new(
+            meta.id,
+            sev,
+            self.path,
+            &self.lines,
+            self.src.text,
+            s,
+            e,
+            message,
+        )
+        .with_help(help)
+        .with_targets(targets);
         self.out.push(f);
     }
 }
@@ -211,7 +299,11 @@ fn is_backend_check_tok(src: &PySrc, i: usize) -> bool {
             // "xpu", "npu", "mps": a branch for a vendor that is neither NVIDIA nor AMD
             let l = t.to_ascii_lowercase();
             let word = l.trim_matches(|c| c == '"' || c == '\'' || c == 'f' || c == 'r');
-            l.contains("hip") || l.contains("gfx") || l.contains("rocm") || l.contains("amd") || matches!(word, "xpu" | "npu" | "mps")
+            l.contains("hip")
+                || l.contains("gfx")
+                || l.contains("rocm")
+                || l.contains("amd")
+                || matches!(word, "xpu" | "npu" | "mps")
         }
         _ => false,
     }
@@ -221,7 +313,11 @@ fn is_backend_check_tok(src: &PySrc, i: usize) -> bool {
 /// Triton rules have nothing to say about them.
 fn nvidia_only(src: &PySrc) -> bool {
     src.lines.iter().any(|l| {
-        matches!(src.s(l.first), "import" | "from") && (src.is_name(l.first + 1, "cutlass") || src.is_name(l.first + 1, "cuda") && src.s(l.first + 2) == "." && src.is_name(l.first + 3, "bindings"))
+        matches!(src.s(l.first), "import" | "from")
+            && (src.is_name(l.first + 1, "cutlass")
+                || src.is_name(l.first + 1, "cuda")
+                    && src.s(l.first + 2) == "."
+                    && src.is_name(l.first + 3, "bindings"))
     })
 }
 
@@ -230,4 +326,3 @@ pub fn is_num_warps_name(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
     l == "num_warps" || l == "nwarps" || l == "n_warps" || l.ends_with("_num_warps") || l == "warps"
 }
-

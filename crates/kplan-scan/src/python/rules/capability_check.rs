@@ -31,7 +31,11 @@ fn risky(src: &crate::python::lex::PySrc, op: usize) -> bool {
     if src.s(op) != "==" {
         return true;
     }
-    let v = if src.s(op + 1) == "(" { src.int(op + 2) } else { src.int(op + 1) };
+    let v = if src.s(op + 1) == "(" {
+        src.int(op + 2)
+    } else {
+        src.int(op + 1)
+    };
     v.is_some_and(|m| (9..=12).contains(&m))
 }
 
@@ -48,14 +52,19 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         // direct comparison on the same line
-        if let Some(c) = (k..line.end).find(|&i| ["<", "<=", "!=", ">=", ">", "=="].contains(&src.s(i)) && src.toks[i].depth <= src.toks[k].depth) {
+        if let Some(c) = (k..line.end).find(|&i| {
+            ["<", "<=", "!=", ">=", ">", "=="].contains(&src.s(i))
+                && src.toks[i].depth <= src.toks[k].depth
+        }) {
             if CMP.contains(&src.s(c)) && risky(src, c) {
                 sites.push((src.dotted_start(k), c));
             }
             continue;
         }
         // `cap = ...get_device_capability()` / `major, minor = ...`: follow the names
-        if let Some(eq) = (line.first..k).find(|&i| src.s(i) == "=" && src.toks[i].depth == src.toks[line.first].depth) {
+        if let Some(eq) = (line.first..k)
+            .find(|&i| src.s(i) == "=" && src.toks[i].depth == src.toks[line.first].depth)
+        {
             for i in line.first..eq {
                 if src.kind(i) == Some(Kind::Name) {
                     derived.push(src.s(i));
@@ -73,7 +82,13 @@ pub fn check(cx: &mut Cx) {
             if src.s(j) == "[" {
                 j = src.closing(j).map(|c| c + 1).unwrap_or(j);
             }
-            if CMP.contains(&src.s(j)) && risky(src, j) && src.line_of(k).is_some_and(|l| !(l.first..k).any(|i| src.s(i) == "=" && src.toks[i].depth == src.toks[l.first].depth)) {
+            if CMP.contains(&src.s(j))
+                && risky(src, j)
+                && src.line_of(k).is_some_and(|l| {
+                    !(l.first..k)
+                        .any(|i| src.s(i) == "=" && src.toks[i].depth == src.toks[l.first].depth)
+                })
+            {
                 sites.push((k, j));
             }
         }

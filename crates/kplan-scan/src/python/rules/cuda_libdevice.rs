@@ -24,7 +24,9 @@ pub fn check(cx: &mut Cx) {
     let src = cx.src;
     // a backend-neutral alternative anywhere in the file (try/except import fallbacks)
     let neutral = (0..src.toks.len()).any(|k| {
-        src.is_name(k, "extra") && src.s(k + 1) == "." && (src.is_name(k + 2, "libdevice") || src.is_name(k + 2, "hip"))
+        src.is_name(k, "extra")
+            && src.s(k + 1) == "."
+            && (src.is_name(k + 2, "libdevice") || src.is_name(k + 2, "hip"))
     });
     if neutral {
         return;
@@ -41,7 +43,10 @@ pub fn check(cx: &mut Cx) {
         while src.s(b + 1) == "." && src.kind(b + 2) == Some(crate::python::lex::Kind::Name) {
             b += 2;
         }
-        let msg = format!("`{}` is NVIDIA's libdevice; it does not exist on AMD targets", cx.code(a, b));
+        let msg = format!(
+            "`{}` is NVIDIA's libdevice; it does not exist on AMD targets",
+            cx.code(a, b)
+        );
         cx.report(&META, a, b, msg, "use `triton.language.extra.libdevice`, which maps to libdevice on NVIDIA and OCML on AMD");
     }
 }

@@ -28,7 +28,11 @@ pub fn check(cx: &mut Cx) {
         .ctx
         .targets
         .iter()
-        .filter(|t| t.vendor != Vendor::Cpu && cx.ctx.kb.availability("tf32-matrix", &t.arch) == Availability::No && t.vendor == Vendor::Amd)
+        .filter(|t| {
+            t.vendor != Vendor::Cpu
+                && cx.ctx.kb.availability("tf32-matrix", &t.arch) == Availability::No
+                && t.vendor == Vendor::Amd
+        })
         .map(|t| t.arch.clone())
         .collect();
     if lacking.is_empty() {
@@ -42,12 +46,18 @@ pub fn check(cx: &mut Cx) {
             let key = src.s(name);
             let value = src.s(vs).trim_matches(['"', '\'']).to_ascii_lowercase();
             let hit = vs == ve
-                && ((key == "input_precision" && src.kind(vs) == Some(Kind::Str) && value.starts_with("tf32"))
+                && ((key == "input_precision"
+                    && src.kind(vs) == Some(Kind::Str)
+                    && value.starts_with("tf32"))
                     || (key == "allow_tf32" && src.is_name(vs, "True")));
             if !hit || cx.guarded(k) {
                 continue;
             }
-            let msg = format!("`{}` does not compile for {}: TF32 is not an allowed dot precision there", cx.code(name, ve), lacking.join(", "));
+            let msg = format!(
+                "`{}` does not compile for {}: TF32 is not an allowed dot precision there",
+                cx.code(name, ve),
+                lacking.join(", ")
+            );
             cx.report_with(&META, META.severity, lacking.clone(), name, ve, msg, "omit the precision (each backend's default) or choose it per target as a constexpr");
         }
     }

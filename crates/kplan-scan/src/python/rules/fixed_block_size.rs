@@ -25,14 +25,27 @@ choice everywhere.",
 
 pub fn check(cx: &mut Cx) {
     let src = cx.src;
-    let autotuned: Vec<&str> = cx.autotuned.iter().map(|&d| src.s(src.defs[d].name)).collect();
-    let kernels: Vec<&str> = cx.kernels.iter().map(|&d| src.s(src.defs[d].name)).collect();
+    let autotuned: Vec<&str> = cx
+        .autotuned
+        .iter()
+        .map(|&d| src.s(src.defs[d].name))
+        .collect();
+    let kernels: Vec<&str> = cx
+        .kernels
+        .iter()
+        .map(|&d| src.s(src.defs[d].name))
+        .collect();
     for k in 0..src.toks.len() {
         // NAME [ grid ] (
-        if src.kind(k) != Some(Kind::Name) || src.s(k + 1) != "[" || src.s(k.wrapping_sub(1)) == "." && !kernels.contains(&src.s(k)) {
+        if src.kind(k) != Some(Kind::Name)
+            || src.s(k + 1) != "["
+            || src.s(k.wrapping_sub(1)) == "." && !kernels.contains(&src.s(k))
+        {
             continue;
         }
-        let Some(cb) = src.closing(k + 1) else { continue };
+        let Some(cb) = src.closing(k + 1) else {
+            continue;
+        };
         if src.s(cb + 1) != "(" {
             continue;
         }
@@ -45,11 +58,14 @@ pub fn check(cx: &mut Cx) {
             .iter()
             .filter(|&&(n, vs, ve)| {
                 let key = src.s(n);
-                vs == ve && src.int(vs).is_some() && (is_num_warps_name(key) || key.to_ascii_uppercase().contains("BLOCK"))
+                vs == ve
+                    && src.int(vs).is_some()
+                    && (is_num_warps_name(key) || key.to_ascii_uppercase().contains("BLOCK"))
             })
             .map(|&(n, _, ve)| (n, ve))
             .collect();
-        let launch = kernels.contains(&name) || kw.iter().any(|&(n, _, _)| is_num_warps_name(src.s(n)));
+        let launch =
+            kernels.contains(&name) || kw.iter().any(|&(n, _, _)| is_num_warps_name(src.s(n)));
         if fixed.is_empty() || !launch {
             continue;
         }
@@ -57,7 +73,10 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         let what: Vec<&str> = fixed.iter().map(|&(a, b)| src.snippet(a, b)).collect();
-        let msg = format!("launch of `{name}` fixes {} for every backend", what.join(", "));
+        let msg = format!(
+            "launch of `{name}` fixes {} for every backend",
+            what.join(", ")
+        );
         let (a, b) = (fixed[0].0, fixed[fixed.len() - 1].1);
         cx.report(&META, a, b, msg, "add a `triton.autotune` config list with AMD entries, or pick these per backend (`get_current_target()`)");
     }

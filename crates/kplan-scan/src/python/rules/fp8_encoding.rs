@@ -28,19 +28,29 @@ by a factor of two.",
 /// OCP or FNUZ, by dtype name.
 pub fn fp8_kind(name: &str) -> Option<bool> {
     match name {
-        "float8e4nv" | "float8_e4m3fn" | "float8e5" | "float8_e5m2" | "fp8e4nv" | "fp8e5" => Some(true),
-        "float8e4b8" | "float8_e4m3fnuz" | "float8e5b16" | "float8_e5m2fnuz" | "fp8e4b8" | "fp8e5b16" => Some(false),
+        "float8e4nv" | "float8_e4m3fn" | "float8e5" | "float8_e5m2" | "fp8e4nv" | "fp8e5" => {
+            Some(true)
+        }
+        "float8e4b8" | "float8_e4m3fnuz" | "float8e5b16" | "float8_e5m2fnuz" | "fp8e4b8"
+        | "fp8e5b16" => Some(false),
         _ => None,
     }
 }
 
 /// GPU targets in scope that have `want` fp8 and lack the other one.
 pub fn only(cx: &Cx, ocp: bool) -> Vec<String> {
-    let (have, lack) = if ocp { ("fp8-ocp", "fp8-fnuz") } else { ("fp8-fnuz", "fp8-ocp") };
+    let (have, lack) = if ocp {
+        ("fp8-ocp", "fp8-fnuz")
+    } else {
+        ("fp8-fnuz", "fp8-ocp")
+    };
     cx.ctx
         .targets
         .iter()
-        .filter(|t| cx.ctx.kb.availability(have, &t.arch) == Availability::Yes && cx.ctx.kb.availability(lack, &t.arch) == Availability::No)
+        .filter(|t| {
+            cx.ctx.kb.availability(have, &t.arch) == Availability::Yes
+                && cx.ctx.kb.availability(lack, &t.arch) == Availability::No
+        })
         .map(|t| t.arch.clone())
         .collect()
 }
@@ -74,8 +84,17 @@ pub fn check(cx: &mut Cx) {
         }
         seen.push((scope, name));
         let a = src.dotted_start(k);
-        let (enc, other) = if ocp { ("OCP", "FNUZ") } else { ("FNUZ", "OCP") };
-        let msg = format!("`{}` is {enc} fp8; {} only {} {other} fp8", cx.code(a, k), targets.join(", "), if targets.len() == 1 { "has" } else { "have" });
+        let (enc, other) = if ocp {
+            ("OCP", "FNUZ")
+        } else {
+            ("FNUZ", "OCP")
+        };
+        let msg = format!(
+            "`{}` is {enc} fp8; {} only {} {other} fp8",
+            cx.code(a, k),
+            targets.join(", "),
+            if targets.len() == 1 { "has" } else { "have" }
+        );
         let help = if ocp {
             "choose the fp8 dtype per architecture (FNUZ `tl.float8e4b8` on gfx942, OCP `tl.float8e4nv` elsewhere) and pass it as a constexpr"
         } else {

@@ -58,9 +58,17 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         let msg = if ocp {
-            format!("`{}` is the e4m3fn (OCP) maximum; {} use e4m3fnuz, whose maximum is 240", src.s(k), targets.join(", "))
+            format!(
+                "`{}` is the e4m3fn (OCP) maximum; {} use e4m3fnuz, whose maximum is 240",
+                src.s(k),
+                targets.join(", ")
+            )
         } else {
-            format!("`{}` is the e4m3fnuz (FNUZ) maximum; {} use OCP e4m3fn, whose maximum is 448", src.s(k), targets.join(", "))
+            format!(
+                "`{}` is the e4m3fnuz (FNUZ) maximum; {} use OCP e4m3fn, whose maximum is 448",
+                src.s(k),
+                targets.join(", ")
+            )
         };
         cx.report_with(&META, META.severity, targets, k, k, msg, "derive the range from the dtype in use (`torch.finfo(dtype).max`), chosen per architecture");
     }

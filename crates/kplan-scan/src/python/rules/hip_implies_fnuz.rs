@@ -31,7 +31,10 @@ pub fn check(cx: &mut Cx) {
     }
     let ocp_amd: Vec<String> = amd
         .iter()
-        .filter(|a| cx.ctx.kb.availability("fp8-ocp", a) == Availability::Yes && cx.ctx.kb.availability("fp8-fnuz", a) == Availability::No)
+        .filter(|a| {
+            cx.ctx.kb.availability("fp8-ocp", a) == Availability::Yes
+                && cx.ctx.kb.availability("fp8-fnuz", a) == Availability::No
+        })
         .cloned()
         .collect();
     for k in 0..src.toks.len() {
@@ -56,9 +59,25 @@ pub fn check(cx: &mut Cx) {
         let (sev, targets, msg) = if ocp_amd.is_empty() {
             (Severity::Note, amd.clone(), format!("`{}` is chosen for every HIP GPU; it is right on gfx942 only (gfx950 and gfx12 use OCP fp8)", cx.code(a, k)))
         } else {
-            (META.severity, ocp_amd.clone(), format!("`{}` is chosen for every HIP GPU, but {} use OCP fp8", cx.code(a, k), ocp_amd.join(", ")))
+            (
+                META.severity,
+                ocp_amd.clone(),
+                format!(
+                    "`{}` is chosen for every HIP GPU, but {} use OCP fp8",
+                    cx.code(a, k),
+                    ocp_amd.join(", ")
+                ),
+            )
         };
-        cx.report_with(&META, sev, targets, a, k, msg, "select FNUZ by architecture (gfx942), not by backend");
+        cx.report_with(
+            &META,
+            sev,
+            targets,
+            a,
+            k,
+            msg,
+            "select FNUZ by architecture (gfx942), not by backend",
+        );
     }
 }
 
@@ -74,8 +93,18 @@ fn is_hip_check(s: &str, kind: Option<Kind>) -> bool {
 fn is_arch_check(s: &str, kind: Option<Kind>) -> bool {
     let l = s.to_ascii_lowercase();
     match kind {
-        Some(Kind::Name) => l.starts_with("gfx") || l.contains("gcnarch") || l.contains("cdna") || l == "arch" || l.contains("mi300") || l.contains("is_fp8_fnuz") || l.contains("fnuz_supported"),
-        Some(Kind::Str) => l.contains("gfx9") || l.contains("gfx12") || l.contains("cdna") || l.contains("mi3"),
+        Some(Kind::Name) => {
+            l.starts_with("gfx")
+                || l.contains("gcnarch")
+                || l.contains("cdna")
+                || l == "arch"
+                || l.contains("mi300")
+                || l.contains("is_fp8_fnuz")
+                || l.contains("fnuz_supported")
+        }
+        Some(Kind::Str) => {
+            l.contains("gfx9") || l.contains("gfx12") || l.contains("cdna") || l.contains("mi3")
+        }
         _ => false,
     }
 }

@@ -34,24 +34,47 @@ pub fn check(cx: &mut Cx) {
         let asm: String = src
             .args(k + 1)
             .first()
-            .map(|&(a, b)| (a..=b).filter(|&i| src.kind(i) == Some(Kind::Str)).map(|i| src.s(i)).collect::<Vec<_>>().join(" "))
+            .map(|&(a, b)| {
+                (a..=b)
+                    .filter(|&i| src.kind(i) == Some(Kind::Str))
+                    .map(|i| src.s(i))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
             .unwrap_or_default();
         let amd_asm = asm.contains("v_") || asm.contains("s_waitcnt") || asm.contains("s_mov");
-        let (vendor, dialect, other) = if amd_asm { (Vendor::Nvidia, "AMDGPU assembly", "NVIDIA") } else { (Vendor::Amd, "PTX", "AMD") };
+        let (vendor, dialect, other) = if amd_asm {
+            (Vendor::Nvidia, "AMDGPU assembly", "NVIDIA")
+        } else {
+            (Vendor::Amd, "PTX", "AMD")
+        };
         let targets = cx.ctx.vendor_targets(vendor);
         if targets.is_empty() {
             continue;
         }
         let a = src.dotted_start(k);
-        let msg = format!("`{}` embeds {dialect}, which does not assemble for {other} targets", cx.code(a, k));
-        cx.report_with(&META, META.severity, targets, a, k, msg, "guard it with a backend constexpr and give the other vendor a plain Triton expression");
+        let msg = format!(
+            "`{}` embeds {dialect}, which does not assemble for {other} targets",
+            cx.code(a, k)
+        );
+        cx.report_with(
+            &META,
+            META.severity,
+            targets,
+            a,
+            k,
+            msg,
+            "guard it with a backend constexpr and give the other vendor a plain Triton expression",
+        );
     }
 }
 
 /// Under an `if` on an upper-case constexpr naming a backend or the assembly (IS_CUDA, USE_PTX, USE_ASM).
 fn switched(cx: &Cx, k: usize) -> bool {
     let src = cx.src;
-    let Some(line) = src.line_of(k) else { return false };
+    let Some(line) = src.line_of(k) else {
+        return false;
+    };
     let li = src.lines.partition_point(|l| l.end <= k);
     let mut indent = line.indent;
     for l in src.lines[..li].iter().rev() {
@@ -59,7 +82,10 @@ fn switched(cx: &Cx, k: usize) -> bool {
             indent = l.indent;
             if matches!(src.s(l.first), "if" | "elif" | "else") {
                 let cond = src.snippet(l.first, l.end - 1).to_ascii_uppercase();
-                if ["CUDA", "PTX", "ASM", "NVIDIA", "HIP", "AMD"].iter().any(|w| cond.contains(w)) {
+                if ["CUDA", "PTX", "ASM", "NVIDIA", "HIP", "AMD"]
+                    .iter()
+                    .any(|w| cond.contains(w))
+                {
                     return true;
                 }
             }

@@ -32,7 +32,11 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         let (value, end) = match (src.int(k), src.s(k + 1), src.int(k + 2)) {
-            (Some(a), "*", Some(1024)) if (32..=256).contains(&a) && src.s(k.wrapping_sub(1)) != "*" => ((a * 1024) as u64, k + 2),
+            (Some(a), "*", Some(1024))
+                if (32..=256).contains(&a) && src.s(k.wrapping_sub(1)) != "*" =>
+            {
+                ((a * 1024) as u64, k + 2)
+            }
             (Some(v), _, _) if LIMITS.contains(&(v as u64)) && src.s(k + 1) != "*" => (v as u64, k),
             _ => continue,
         };
@@ -43,7 +47,10 @@ pub fn check(cx: &mut Cx) {
         let about_smem = (line.first..line.end).any(|i| {
             matches!(src.kind(i), Some(Kind::Name) | Some(Kind::Str)) && {
                 let l = src.s(i).to_ascii_lowercase();
-                l.contains("smem") || l.contains("shared") || l.contains("lds") || l.contains("shmem")
+                l.contains("smem")
+                    || l.contains("shared")
+                    || l.contains("lds")
+                    || l.contains("shmem")
             }
         });
         if !about_smem {
@@ -56,13 +63,25 @@ pub fn check(cx: &mut Cx) {
             .targets
             .iter()
             .filter(|t| t.vendor != Vendor::Cpu && (!amd_only || t.vendor == Vendor::Amd))
-            .filter_map(|t| t.shared_max.filter(|&m| m != value).map(|m| (t.arch.clone(), m)))
+            .filter_map(|t| {
+                t.shared_max
+                    .filter(|&m| m != value)
+                    .map(|m| (t.arch.clone(), m))
+            })
             .collect();
         if differing.is_empty() {
             continue;
         }
-        let list: Vec<String> = differing.iter().map(|(a, m)| format!("{a} has {} KiB", m / 1024)).collect();
-        let msg = format!("`{}` hard-codes {} KiB of shared memory per block; {}", cx.code(k, end), value / 1024, list.join(", "));
+        let list: Vec<String> = differing
+            .iter()
+            .map(|(a, m)| format!("{a} has {} KiB", m / 1024))
+            .collect();
+        let msg = format!(
+            "`{}` hard-codes {} KiB of shared memory per block; {}",
+            cx.code(k, end),
+            value / 1024,
+            list.join(", ")
+        );
         let targets = differing.into_iter().map(|(a, _)| a).collect();
         cx.report_with(&META, META.severity, targets, k, end, msg, "query the device (`triton.runtime.driver.active.utils.get_device_properties(dev)[\"max_shared_mem\"]`)");
     }

@@ -40,16 +40,25 @@ pub fn check(cx: &mut Cx) {
                     }
                 }
             }
-        } else if src.kind(i) == Some(Kind::Name) && is_num_warps_name(t) && src.s(i + 1) == "=" && src.s(i.wrapping_sub(1)) != "." {
+        } else if src.kind(i) == Some(Kind::Name)
+            && is_num_warps_name(t)
+            && src.s(i + 1) == "="
+            && src.s(i.wrapping_sub(1)) != "."
+        {
             if let Some(line) = src.line_of(i) {
                 if line.first == i {
                     values.push((i + 2, line.end.saturating_sub(1)));
                 }
             }
-        } else if src.kind(i) == Some(Kind::Str) && is_num_warps_name(t.trim_matches(['"', '\''])) && src.s(i + 1) == ":" {
+        } else if src.kind(i) == Some(Kind::Str)
+            && is_num_warps_name(t.trim_matches(['"', '\'']))
+            && src.s(i + 1) == ":"
+        {
             let d = src.toks[i].depth;
             let mut e = i + 2;
-            while e + 1 < src.toks.len() && !(src.toks[e + 1].depth == d && matches!(src.s(e + 1), "," | "}")) {
+            while e + 1 < src.toks.len()
+                && !(src.toks[e + 1].depth == d && matches!(src.s(e + 1), "," | "}"))
+            {
                 e += 1;
             }
             values.push((i + 2, e));
@@ -80,8 +89,12 @@ fn capped(src: &PySrc, a: usize, b: usize) -> bool {
 fn is_value_position(src: &PySrc, k: usize) -> bool {
     let prev = src.s(k.wrapping_sub(1));
     let next = src.s(k + 1);
-    let ok_prev = matches!(prev, "=" | "," | "[" | "(" | "{" | ":" | "else" | "return" | "or" | "and");
-    let ok_next = matches!(next, "," | "]" | ")" | "}" | "if" | "else" | "") || src.toks.get(k + 1).is_none()
+    let ok_prev = matches!(
+        prev,
+        "=" | "," | "[" | "(" | "{" | ":" | "else" | "return" | "or" | "and"
+    );
+    let ok_next = matches!(next, "," | "]" | ")" | "}" | "if" | "else" | "")
+        || src.toks.get(k + 1).is_none()
         || src.line_of(k).is_some_and(|l| l.end == k + 1);
     ok_prev && ok_next
 }
@@ -91,7 +104,11 @@ fn comprehension_source(src: &PySrc, v: usize) -> Option<(usize, usize)> {
     let line = src.line_of(v)?;
     let name = src.s(v);
     for k in line.first..line.end {
-        if src.is_name(k, "for") && src.s(k + 1) == name && src.is_name(k + 2, "in") && matches!(src.s(k + 3), "[" | "(") {
+        if src.is_name(k, "for")
+            && src.s(k + 1) == name
+            && src.is_name(k + 2, "in")
+            && matches!(src.s(k + 3), "[" | "(")
+        {
             let close = src.closing(k + 3)?;
             return Some((k + 4, close.saturating_sub(1)));
         }

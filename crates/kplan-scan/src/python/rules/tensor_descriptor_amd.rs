@@ -60,7 +60,10 @@ pub fn check(cx: &mut Cx) {
         }
         seen.push((scope, src.s(k)));
         let a = src.dotted_start(k);
-        let msg = format!("`{}` relies on TMA, which gfx942 and gfx950 do not have", cx.code(a, k));
+        let msg = format!(
+            "`{}` relies on TMA, which gfx942 and gfx950 do not have",
+            cx.code(a, k)
+        );
         cx.report(&META, a, k, msg, "keep a pointer-based (`tl.load` / block pointer) path for AMD and choose it per backend");
     }
 }
@@ -68,7 +71,9 @@ pub fn check(cx: &mut Cx) {
 /// Inside a kernel, under `if USE_TMA:`-style constexpr switches (upper-case names with TMA/DESC).
 fn usage_is_constexpr_switched(cx: &Cx, k: usize) -> bool {
     let src = cx.src;
-    let Some(line) = src.line_of(k) else { return false };
+    let Some(line) = src.line_of(k) else {
+        return false;
+    };
     let li = src.lines.partition_point(|l| l.end <= k);
     let mut indent = line.indent;
     for l in src.lines[..li].iter().rev() {

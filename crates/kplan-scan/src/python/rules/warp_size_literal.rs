@@ -23,7 +23,12 @@ per-thread work wrongly, and can exceed the 1024-thread block limit.",
 
 fn warp_width_name(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
-    l == "warp_size" || l == "warpsize" || l == "threads_per_warp" || l == "lanes_per_warp" || l == "warp_width" || l == "_warp_size"
+    l == "warp_size"
+        || l == "warpsize"
+        || l == "threads_per_warp"
+        || l == "lanes_per_warp"
+        || l == "warp_width"
+        || l == "_warp_size"
 }
 
 fn thread_name(s: &str) -> bool {
@@ -42,17 +47,38 @@ pub fn check(cx: &mut Cx) {
         let next = src.s(k + 1);
         let mut hit: Option<(usize, usize, &str)> = None;
         // WARP_SIZE = 32, threads_per_warp=32
-        if (prev == "=" || prev == ":") && k >= 2 && src.kind(k - 2) == Some(Kind::Name) && warp_width_name(src.s(k - 2)) {
+        if (prev == "=" || prev == ":")
+            && k >= 2
+            && src.kind(k - 2) == Some(Kind::Name)
+            && warp_width_name(src.s(k - 2))
+        {
             hit = Some((k - 2, k, "sets the warp width to 32"));
-        } else if prev == "=" && k >= 4 && src.s(k - 2) == "constexpr" && src.kind(k - 5) == Some(Kind::Name) && warp_width_name(src.s(k - 5)) {
+        } else if prev == "="
+            && k >= 4
+            && src.s(k - 2) == "constexpr"
+            && src.kind(k - 5) == Some(Kind::Name)
+            && warp_width_name(src.s(k - 5))
+        {
             hit = Some((k - 5, k, "sets the warp width to 32"));
-        } else if prev == "*" && k >= 2 && src.kind(k - 2) == Some(Kind::Name) && is_num_warps_name(src.s(k - 2)) {
+        } else if prev == "*"
+            && k >= 2
+            && src.kind(k - 2) == Some(Kind::Name)
+            && is_num_warps_name(src.s(k - 2))
+        {
             hit = Some((k - 2, k, "converts warps to threads with 32 lanes per warp"));
-        } else if next == "*" && src.kind(k + 2) == Some(Kind::Name) && is_num_warps_name(src.s(k + 2)) && src.s(k + 3) != "." {
+        } else if next == "*"
+            && src.kind(k + 2) == Some(Kind::Name)
+            && is_num_warps_name(src.s(k + 2))
+            && src.s(k + 3) != "."
+        {
             hit = Some((k, k + 2, "converts warps to threads with 32 lanes per warp"));
         } else if matches!(prev, "//" | "/") && k >= 2 && src.kind(k - 2) == Some(Kind::Name) {
             let lhs = src.s(k - 2);
-            let target_is_warps = src.line_of(k).is_some_and(|l| src.kind(l.first) == Some(Kind::Name) && is_num_warps_name(src.s(l.first)) && src.s(l.first + 1) == "=");
+            let target_is_warps = src.line_of(k).is_some_and(|l| {
+                src.kind(l.first) == Some(Kind::Name)
+                    && is_num_warps_name(src.s(l.first))
+                    && src.s(l.first + 1) == "="
+            });
             if thread_name(lhs) || target_is_warps {
                 hit = Some((k - 2, k, "converts threads to warps with 32 lanes per warp"));
             }
