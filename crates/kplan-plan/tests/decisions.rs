@@ -396,3 +396,16 @@ fn kb_measurements_are_quoted_for_the_same_op_device_and_dtype() {
     let p = build_plan(&parse_spec(&text, &kb).unwrap(), &kb, &PlanInputs::default());
     assert!(p.performance[0].measured.is_none());
 }
+
+#[test]
+fn near_peak_gemm_rejects_triton_on_amd_when_per_backend_is_allowed() {
+    let allowed = Some(r#""triton", "per-backend""#);
+    let p = S { op: "gemm", problem: "m = 8192, n = 8192, k = 8192", allowed, ..S::default() }.plan();
+    let tri = p.strategy.alternatives.iter().find(|a| a.abstraction == "triton").unwrap();
+    assert_eq!(tri.outcome, "rejected");
+    assert!(tri.why.contains("on amd"), "{}", tri.why);
+    assert_eq!(p.strategy.chosen, "per-backend");
+    // The same spec at `reasonable` keeps Triton.
+    let p = S { op: "gemm", problem: "m = 8192, n = 8192, k = 8192", allowed, perf: "reasonable", ..S::default() }.plan();
+    assert_eq!(p.strategy.chosen, "triton");
+}

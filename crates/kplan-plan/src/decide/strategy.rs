@@ -198,15 +198,24 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
                 if spec.features.iter().any(|f| f == "inline-ptx" || f == "inline-gcn-asm") {
                     return fail("inline assembly is only expressible as elementwise `inline_asm_elementwise`, per vendor".into());
                 }
-                if spec.performance == PerfReq::NearPeak && spec.op.uses_matrix_units() && has_vendor(Vendor::Amd) {
-                    let tri = eff.lookup("amd", class, "triton").map(|e| e.high).unwrap_or(0.0);
-                    let hand = eff.lookup("amd", class, "hand-written").map(|e| e.high).unwrap_or(0.0);
-                    if tri < hand * TRITON_MIN_RATIO && spec.allowed.contains(&Abstraction::PerBackend) {
-                        return fail(format!(
-                            "near-peak {class} on AMD: Triton reaches up to {:.0}% vs {:.0}% for hand-written/library code (section 8)",
-                            tri * 100.0,
-                            hand * 100.0
-                        ));
+                if spec.performance == PerfReq::NearPeak && spec.allowed.contains(&Abstraction::PerBackend) {
+                    for v in [Vendor::Nvidia, Vendor::Amd] {
+                        if !core.iter().any(|t| t.vendor() == v) {
+                            continue;
+                        }
+                        let tri = eff.lookup(v.as_str(), class, "triton").map(|e| e.high);
+                        let hand = eff.lookup(v.as_str(), class, "hand-written").map(|e| e.high);
+                        if let (Some(tri), Some(hand)) = (tri, hand) {
+                            if tri < hand * TRITON_MIN_RATIO {
+                                return fail(format!(
+                                    "near-peak {class} on {}: Triton reaches up to {:.0}% vs {:.0}% for hand-written code (section 8), below {:.0}% of it",
+                                    v.as_str(),
+                                    tri * 100.0,
+                                    hand * 100.0,
+                                    TRITON_MIN_RATIO * 100.0
+                                ));
+                            }
+                        }
                     }
                 }
                 meets("one Python source compiles for NVIDIA (sm_80+) and AMD (CDNA/RDNA); tiles become autotune configs".into())
