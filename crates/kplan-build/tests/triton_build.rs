@@ -162,3 +162,35 @@ fn unloadable_file_is_an_input_error_with_a_line() {
         Err(TritonError::UnknownTarget(_))
     ));
 }
+
+#[test]
+fn sidecar_and_overrides_supply_what_inference_cannot() {
+    if !toolchain() {
+        return;
+    }
+    let path = root().join("crates/kplan-build/tests/triton_fixtures/sidecar.py");
+    let report = build(path.clone(), &["sm_90a", "gfx942"]).unwrap();
+    assert!(report.ok(), "{report:#?}");
+    let k = &report.kernels[0];
+    assert_eq!(k.signature["x_ptr"], "*bf16");
+    assert_eq!(k.signature["stride"], "i64");
+    assert_eq!(k.origin["stride"], "sidecar");
+    assert_eq!(k.signature["n_cols"], "i32");
+    assert_eq!(k.signature["factor"], "fp32");
+    assert_eq!(k.constexprs["BLOCK"], "512");
+    assert!(k.variants[0].results.iter().all(|r| r.num_warps == 2));
+    // an override wins over the sidecar
+    let mut req = TritonBuildRequest {
+        path,
+        targets: vec!["gfx942".into()],
+        ..Default::default()
+    };
+    req.overrides.insert("BLOCK".into(), "128".into());
+    req.overrides.insert("num_warps".into(), "32".into());
+    let report = build_with_kb(&req, kplan_kb::Kb::builtin()).unwrap();
+    let k = &report.kernels[0];
+    assert_eq!(k.constexprs["BLOCK"], "128");
+    assert_eq!(k.origin["BLOCK"], "override");
+    let r = &k.variants[0].results[0];
+    assert_eq!((r.num_warps, r.status), (32, TargetStatus::Failed), "{r:?}");
+}
