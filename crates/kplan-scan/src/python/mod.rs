@@ -283,7 +283,7 @@ fn is_backend_check_tok(src: &PySrc, i: usize) -> bool {
     match src.kind(i) {
         Some(Kind::Name) => {
             let l = t.to_ascii_lowercase();
-            l.contains("hip") && !l.contains("ship")
+            l.split('_').any(|part| part.starts_with("hip") || part == "iship")
                 || l.contains("rocm")
                 || l.contains("cdna")
                 || l.contains("rdna")

@@ -15,3 +15,14 @@ def fp8_dtype():
     if arch == "gfx942":
         return tl.float8e4b8
     return tl.float8e4nv
+
+
+TORCH_TO_TL = {
+    "float8_e4m3fn": tl.float8e4nv,
+    "float8_e4m3fnuz": tl.float8e4b8,
+}
+
+
+def chip_count(chips):
+    # `chip` is not a HIP check: the guard must not hide the finding below in the fires fixture
+    return len(chips)
