@@ -34,7 +34,10 @@ pub fn default_flops_per_element(op: Op) -> f64 {
 /// output written once, in the storage dtype.
 pub fn work(spec: &Spec) -> Work {
     let s = spec.storage.bytes() as f64;
-    let fpe = spec.knobs.flops_per_element.unwrap_or_else(|| default_flops_per_element(spec.op));
+    let fpe = spec
+        .knobs
+        .flops_per_element
+        .unwrap_or_else(|| default_flops_per_element(spec.op));
     let (flops, bytes, ff, bf) = match (&spec.problem, spec.op) {
         (Problem::Flat { n }, Op::Elementwise) => {
             let n = *n as f64;
@@ -43,20 +46,38 @@ pub fn work(spec: &Spec) -> Work {
                 fpe * n,
                 io * n * s,
                 format!("{fpe} x n ({n})"),
-                format!("(inputs {} + outputs {}) x n x {s} B", spec.knobs.inputs, spec.knobs.outputs),
+                format!(
+                    "(inputs {} + outputs {}) x n x {s} B",
+                    spec.knobs.inputs, spec.knobs.outputs
+                ),
             )
         }
         (Problem::Flat { n }, Op::Scan) => {
             let n = *n as f64;
-            (fpe * n, 2.0 * n * s, format!("{fpe} x n"), format!("read n + write n, x {s} B"))
+            (
+                fpe * n,
+                2.0 * n * s,
+                format!("{fpe} x n"),
+                format!("read n + write n, x {s} B"),
+            )
         }
         (Problem::Flat { n }, _) => {
             let n = *n as f64;
-            (fpe * n, (n + 1.0) * s, format!("{fpe} x n"), format!("read n + write 1, x {s} B"))
+            (
+                fpe * n,
+                (n + 1.0) * s,
+                format!("{fpe} x n"),
+                format!("read n + write 1, x {s} B"),
+            )
         }
         (Problem::Rows { rows, cols }, Op::Reduction) => {
             let (r, c) = (*rows as f64, *cols as f64);
-            (fpe * r * c, (r * c + r) * s, format!("{fpe} x rows x cols"), format!("read rows x cols + write rows, x {s} B"))
+            (
+                fpe * r * c,
+                (r * c + r) * s,
+                format!("{fpe} x rows x cols"),
+                format!("read rows x cols + write rows, x {s} B"),
+            )
         }
         (Problem::Rows { rows, cols }, Op::Norm) => {
             let (r, c) = (*rows as f64, *cols as f64);
@@ -69,7 +90,12 @@ pub fn work(spec: &Spec) -> Work {
         }
         (Problem::Rows { rows, cols }, _) => {
             let (r, c) = (*rows as f64, *cols as f64);
-            (fpe * r * c, 2.0 * r * c * s, format!("{fpe} x rows x cols"), format!("read + write rows x cols, x {s} B"))
+            (
+                fpe * r * c,
+                2.0 * r * c * s,
+                format!("{fpe} x rows x cols"),
+                format!("read + write rows x cols, x {s} B"),
+            )
         }
         (Problem::Gemm { batch, m, n, k }, _) => {
             let (b, m, n, k) = (*batch as f64, *m as f64, *n as f64, *k as f64);
@@ -80,9 +106,26 @@ pub fn work(spec: &Spec) -> Work {
                 format!("batch x (m x k + k x n + m x n) x {s} B"),
             )
         }
-        (Problem::Attention { batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal }, _) => {
-            let (b, h, hk, sq, sk, d) =
-                (*batch as f64, *heads as f64, *kv_heads as f64, *seq_q as f64, *seq_kv as f64, *head_dim as f64);
+        (
+            Problem::Attention {
+                batch,
+                heads,
+                kv_heads,
+                seq_q,
+                seq_kv,
+                head_dim,
+                causal,
+            },
+            _,
+        ) => {
+            let (b, h, hk, sq, sk, d) = (
+                *batch as f64,
+                *heads as f64,
+                *kv_heads as f64,
+                *seq_q as f64,
+                *seq_kv as f64,
+                *head_dim as f64,
+            );
             let full = 4.0 * b * h * sq * sk * d;
             let flops = if *causal { full / 2.0 } else { full };
             (
@@ -92,9 +135,24 @@ pub fn work(spec: &Spec) -> Work {
                 format!("(Q + O: batch x heads x seq_q x head_dim x 2) + (K + V: batch x kv_heads x seq_kv x head_dim x 2), x {s} B"),
             )
         }
-        (Problem::Custom { flops, bytes }, _) => (*flops, *bytes, "given by the spec".into(), "given by the spec".into()),
+        (Problem::Custom { flops, bytes }, _) => (
+            *flops,
+            *bytes,
+            "given by the spec".into(),
+            "given by the spec".into(),
+        ),
     };
-    Work { flops, bytes, intensity: if bytes > 0.0 { Some(flops / bytes) } else { None }, flops_formula: ff, bytes_formula: bf }
+    Work {
+        flops,
+        bytes,
+        intensity: if bytes > 0.0 {
+            Some(flops / bytes)
+        } else {
+            None
+        },
+        flops_formula: ff,
+        bytes_formula: bf,
+    }
 }
 
 /// Ridge point (FLOP/byte) of a machine: peak TFLOP/s over bandwidth GB/s.
@@ -131,7 +189,12 @@ pub fn roofline(w: &Work, peak_tflops: f64, bandwidth_gbs: f64) -> Option<Roofli
     let t_compute = w.flops / (peak_tflops * 1e12);
     let t_mem = w.bytes / (bandwidth_gbs * 1e9);
     if mem_tflops < peak_tflops {
-        Some(Roofline { bound: Bound::Memory, attainable_tflops: mem_tflops, value: bandwidth_gbs, time_us: t_mem.max(t_compute) * 1e6 })
+        Some(Roofline {
+            bound: Bound::Memory,
+            attainable_tflops: mem_tflops,
+            value: bandwidth_gbs,
+            time_us: t_mem.max(t_compute) * 1e6,
+        })
     } else {
         Some(Roofline {
             bound: Bound::Compute,
@@ -147,7 +210,13 @@ mod tests {
     use super::*;
 
     fn w(flops: f64, bytes: f64) -> Work {
-        Work { flops, bytes, intensity: Some(flops / bytes), flops_formula: String::new(), bytes_formula: String::new() }
+        Work {
+            flops,
+            bytes,
+            intensity: Some(flops / bytes),
+            flops_formula: String::new(),
+            bytes_formula: String::new(),
+        }
     }
 
     #[test]
@@ -170,7 +239,12 @@ mod tests {
 
     #[test]
     fn high_intensity_is_compute_bound_at_peak() {
-        let r = roofline(&w(2.0 * 8192f64.powi(3), 3.0 * 8192f64.powi(2) * 2.0), 989.0, 3350.0).unwrap();
+        let r = roofline(
+            &w(2.0 * 8192f64.powi(3), 3.0 * 8192f64.powi(2) * 2.0),
+            989.0,
+            3350.0,
+        )
+        .unwrap();
         assert_eq!(r.bound, Bound::Compute);
         assert_eq!(r.value, 989.0);
         assert_eq!(r.attainable_tflops, 989.0);
@@ -209,8 +283,16 @@ mod work_tests {
 
     #[test]
     fn causal_attention_halves_the_flops() {
-        let full = work(&spec("attention", "batch=2, heads=4, seq=1024, head_dim=64", "'fp16'"));
-        let causal = work(&spec("attention", "batch=2, heads=4, seq=1024, head_dim=64, causal=true", "'fp16'"));
+        let full = work(&spec(
+            "attention",
+            "batch=2, heads=4, seq=1024, head_dim=64",
+            "'fp16'",
+        ));
+        let causal = work(&spec(
+            "attention",
+            "batch=2, heads=4, seq=1024, head_dim=64, causal=true",
+            "'fp16'",
+        ));
         assert_eq!(full.flops, 4.0 * 2.0 * 4.0 * 1024.0 * 1024.0 * 64.0);
         assert_eq!(causal.flops * 2.0, full.flops);
         assert_eq!(full.bytes, causal.bytes);
@@ -218,8 +300,16 @@ mod work_tests {
 
     #[test]
     fn gqa_reads_fewer_kv_bytes() {
-        let mha = work(&spec("attention", "batch=1, heads=8, seq=128, head_dim=64", "'bf16'"));
-        let gqa = work(&spec("attention", "batch=1, heads=8, kv_heads=2, seq=128, head_dim=64", "'bf16'"));
+        let mha = work(&spec(
+            "attention",
+            "batch=1, heads=8, seq=128, head_dim=64",
+            "'bf16'",
+        ));
+        let gqa = work(&spec(
+            "attention",
+            "batch=1, heads=8, kv_heads=2, seq=128, head_dim=64",
+            "'bf16'",
+        ));
         assert!(gqa.bytes < mha.bytes);
         assert_eq!(gqa.flops, mha.flops);
     }
@@ -233,8 +323,15 @@ mod work_tests {
 
     #[test]
     fn softmax_and_elementwise_bytes() {
-        assert_eq!(work(&spec("softmax", "rows=2, cols=8", "'fp32'")).bytes, 2.0 * 16.0 * 4.0);
-        let e = work(&spec("elementwise", "n=1000, inputs=3, outputs=2", "'fp16'"));
+        assert_eq!(
+            work(&spec("softmax", "rows=2, cols=8", "'fp32'")).bytes,
+            2.0 * 16.0 * 4.0
+        );
+        let e = work(&spec(
+            "elementwise",
+            "n=1000, inputs=3, outputs=2",
+            "'fp16'",
+        ));
         assert_eq!(e.bytes, 5.0 * 1000.0 * 2.0);
     }
 

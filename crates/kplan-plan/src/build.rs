@@ -29,7 +29,8 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
     let (header, header_note) = header(&targets, &strategy);
     let tiles = decide::tiles::plan(spec, &targets, &strategy);
     let ci = decide::ci::plan(kb, &targets, &strategy);
-    let (performance, performance_notes) = decide::perf::expectations(spec, kb, &w, &targets, &per_target, &strategy);
+    let (performance, performance_notes) =
+        decide::perf::expectations(spec, kb, &w, &targets, &per_target, &strategy);
 
     let operation = Operation {
         class: spec.op.as_str().into(),
@@ -53,8 +54,16 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
         features: spec.features.clone(),
         performance_requirement: spec.performance.as_str().into(),
         framework_expressible: spec.framework_expressible,
-        expertise: spec.expertise.iter().map(|e| e.as_str().to_string()).collect(),
-        allowed: spec.allowed.iter().map(|a| a.as_str().to_string()).collect(),
+        expertise: spec
+            .expertise
+            .iter()
+            .map(|e| e.as_str().to_string())
+            .collect(),
+        allowed: spec
+            .allowed
+            .iter()
+            .map(|a| a.as_str().to_string())
+            .collect(),
     };
     let mut plan = Plan {
         generated: GENERATED_MARKER.into(),
@@ -74,14 +83,18 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
         checklist: Vec::new(),
         sources: Vec::new(),
     };
-    plan.checklist = decide::checklist::review(spec, kb, &targets, &plan, inputs.findings.is_some());
+    plan.checklist =
+        decide::checklist::review(spec, kb, &targets, &plan, inputs.findings.is_some());
     plan.sources = sources(&plan, kb);
     plan
 }
 
 fn header(targets: &[Target], strategy: &Strategy) -> (Option<String>, String) {
-    let archs: Vec<&kplan_kb::Arch> =
-        targets.iter().filter(|t| matches!(t.vendor(), Vendor::Nvidia | Vendor::Amd | Vendor::Cpu)).map(|t| t.arch).collect();
+    let archs: Vec<&kplan_kb::Arch> = targets
+        .iter()
+        .filter(|t| matches!(t.vendor(), Vendor::Nvidia | Vendor::Amd | Vendor::Cpu))
+        .map(|t| t.arch)
+        .collect();
     if archs.is_empty() {
         return (None, "no NVIDIA, AMD or CPU target: the portability header does not apply (Intel/Apple legs use their own languages)".into());
     }
@@ -90,7 +103,12 @@ fn header(targets: &[Target], strategy: &Strategy) -> (Option<String>, String) {
     let cxx = strategy
         .per_target
         .iter()
-        .filter(|p| matches!(p.abstraction.as_str(), "hip-single-source" | "per-backend" | "cutlass" | "cpu-fallback"))
+        .filter(|p| {
+            matches!(
+                p.abstraction.as_str(),
+                "hip-single-source" | "per-backend" | "cutlass" | "cpu-fallback"
+            )
+        })
         .map(|p| p.target.clone())
         .collect::<Vec<_>>();
     let note = if cxx.is_empty() {
@@ -141,9 +159,13 @@ fn sources(plan: &Plan, kb: &Kb) -> Vec<SourceRef> {
         .map(|k| {
             let s = kb.source(&k).or_else(|| eff.sources.get(&k));
             SourceRef {
-                title: s.map(|s| s.title.clone()).unwrap_or_else(|| "(not listed in the knowledge base's sources)".into()),
+                title: s
+                    .map(|s| s.title.clone())
+                    .unwrap_or_else(|| "(not listed in the knowledge base's sources)".into()),
                 url: s.and_then(|s| s.url.clone()),
-                kind: s.map(|s| s.kind.clone()).unwrap_or_else(|| "unknown".into()),
+                kind: s
+                    .map(|s| s.kind.clone())
+                    .unwrap_or_else(|| "unknown".into()),
                 key: k,
             }
         })

@@ -35,12 +35,17 @@ impl EfficiencyTable {
     pub fn builtin() -> &'static EfficiencyTable {
         static T: OnceLock<EfficiencyTable> = OnceLock::new();
         T.get_or_init(|| {
-            toml::from_str(DATA).unwrap_or_else(|_| EfficiencyTable { efficiency: Vec::new(), sources: BTreeMap::new() })
+            toml::from_str(DATA).unwrap_or_else(|_| EfficiencyTable {
+                efficiency: Vec::new(),
+                sources: BTreeMap::new(),
+            })
         })
     }
 
     pub fn lookup(&self, vendor: &str, class: &str, strategy: &str) -> Option<&Efficiency> {
-        self.efficiency.iter().find(|e| e.vendor == vendor && e.class == class && e.strategy == strategy)
+        self.efficiency
+            .iter()
+            .find(|e| e.vendor == vendor && e.class == class && e.strategy == strategy)
     }
 }
 
@@ -75,13 +80,21 @@ mod tests {
             assert!(e.low > 0.0 && e.low <= e.high && e.high <= 1.0, "{e:?}");
             assert!(!e.sources.is_empty(), "{e:?}");
             for s in &e.sources {
-                assert!(t.sources.contains_key(s), "source {s} of {e:?} is not in [sources]");
+                assert!(
+                    t.sources.contains_key(s),
+                    "source {s} of {e:?} is not in [sources]"
+                );
             }
             assert!(["streaming", "row", "gemm", "attention"].contains(&e.class.as_str()));
-            assert!(["framework", "vendor-library", "triton", "hand-written"].contains(&e.strategy.as_str()));
+            assert!(["framework", "vendor-library", "triton", "hand-written"]
+                .contains(&e.strategy.as_str()));
         }
         // no duplicate (vendor, class, strategy)
-        let mut keys: Vec<_> = t.efficiency.iter().map(|e| (&e.vendor, &e.class, &e.strategy)).collect();
+        let mut keys: Vec<_> = t
+            .efficiency
+            .iter()
+            .map(|e| (&e.vendor, &e.class, &e.strategy))
+            .collect();
         keys.sort();
         keys.dedup();
         assert_eq!(keys.len(), t.efficiency.len());

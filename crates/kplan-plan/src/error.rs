@@ -22,7 +22,11 @@ pub struct SpecError {
 
 impl SpecError {
     pub(crate) fn at(span: Range<usize>, message: impl Into<String>) -> SpecError {
-        SpecError { span: Some(span), message: message.into(), suggestion: None }
+        SpecError {
+            span: Some(span),
+            message: message.into(),
+            suggestion: None,
+        }
     }
     pub(crate) fn suggest(mut self, s: Option<String>) -> SpecError {
         self.suggestion = s;
@@ -31,10 +35,21 @@ impl SpecError {
 
     /// 1-based line and column of the start of the span in `text`.
     pub fn line_col(&self, text: &str) -> (usize, usize) {
-        let offset = self.span.as_ref().map(|s| s.start).unwrap_or(0).min(text.len());
+        let offset = self
+            .span
+            .as_ref()
+            .map(|s| s.start)
+            .unwrap_or(0)
+            .min(text.len());
         let before = &text.as_bytes()[..offset];
         let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-        let col = offset - before.iter().rposition(|&b| b == b'\n').map(|p| p + 1).unwrap_or(0) + 1;
+        let col = offset
+            - before
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map(|p| p + 1)
+                .unwrap_or(0)
+            + 1;
         (line, col)
     }
 
@@ -47,10 +62,16 @@ impl SpecError {
             None => self.message.clone(),
         };
         let span = self.span.clone().unwrap_or(0..0);
-        let span = span.start.min(text.len())..span.end.min(text.len()).max(span.start.min(text.len()));
+        let span =
+            span.start.min(text.len())..span.end.min(text.len()).max(span.start.min(text.len()));
         let mut out = String::new();
-        let diag = Diagnostic::error().with_message(&message).with_labels(vec![Label::primary((), span.clone())]);
-        let config = Config { display_style: DisplayStyle::Short, ..Config::default() };
+        let diag = Diagnostic::error()
+            .with_message(&message)
+            .with_labels(vec![Label::primary((), span.clone())]);
+        let config = Config {
+            display_style: DisplayStyle::Short,
+            ..Config::default()
+        };
         let mut buf = NoColor::new(Vec::new());
         if term::emit(&mut buf, &config, &file, &diag).is_ok() {
             out.push_str(&String::from_utf8_lossy(&buf.into_inner()));
@@ -69,14 +90,24 @@ impl SpecError {
 /// The source line holding `span`, with carets under it.
 fn snippet(text: &str, span: Range<usize>, suggestion: Option<&str>) -> String {
     let line_start = text[..span.start].rfind('\n').map(|p| p + 1).unwrap_or(0);
-    let line_end = text[span.start..].find('\n').map(|p| span.start + p).unwrap_or(text.len());
+    let line_end = text[span.start..]
+        .find('\n')
+        .map(|p| span.start + p)
+        .unwrap_or(text.len());
     let line_no = text[..span.start].matches('\n').count() + 1;
     let line = &text[line_start..line_end];
     let col = text[line_start..span.start].chars().count();
-    let width = text[span.start..span.end.min(line_end).max(span.start)].chars().count().max(1);
+    let width = text[span.start..span.end.min(line_end).max(span.start)]
+        .chars()
+        .count()
+        .max(1);
     let gutter = line_no.to_string().len();
     let pad = " ".repeat(gutter);
-    let mut s = format!("{pad} |\n{line_no} | {line}\n{pad} | {}{}", " ".repeat(col), "^".repeat(width));
+    let mut s = format!(
+        "{pad} |\n{line_no} | {line}\n{pad} | {}{}",
+        " ".repeat(col),
+        "^".repeat(width)
+    );
     if let Some(sug) = suggestion {
         s.push_str(&format!(" help: did you mean `{sug}`?"));
     }

@@ -84,8 +84,16 @@ pub enum Op {
 }
 
 impl Op {
-    pub const ALL: [Op; 8] =
-        [Op::Elementwise, Op::Reduction, Op::Softmax, Op::Norm, Op::Gemm, Op::Attention, Op::Scan, Op::Custom];
+    pub const ALL: [Op; 8] = [
+        Op::Elementwise,
+        Op::Reduction,
+        Op::Softmax,
+        Op::Norm,
+        Op::Gemm,
+        Op::Attention,
+        Op::Scan,
+        Op::Custom,
+    ];
     pub fn as_str(self) -> &'static str {
         match self {
             Op::Elementwise => "elementwise",
@@ -184,8 +192,15 @@ pub enum Expertise {
 }
 
 impl Expertise {
-    pub const ALL: [Expertise; 7] =
-        [Expertise::Cuda, Expertise::Hip, Expertise::Triton, Expertise::Cpu, Expertise::Sycl, Expertise::Metal, Expertise::Opencl];
+    pub const ALL: [Expertise; 7] = [
+        Expertise::Cuda,
+        Expertise::Hip,
+        Expertise::Triton,
+        Expertise::Cpu,
+        Expertise::Sycl,
+        Expertise::Metal,
+        Expertise::Opencl,
+    ];
     pub fn as_str(self) -> &'static str {
         match self {
             Expertise::Cuda => "cuda",
@@ -214,12 +229,33 @@ pub enum Fp8Encoding {
 #[serde(tag = "shape", rename_all = "kebab-case")]
 pub enum Problem {
     /// `n` elements (elementwise, reduction or scan over a flat array).
-    Flat { n: u64 },
+    Flat {
+        n: u64,
+    },
     /// `rows` independent rows of `cols` elements (row reduction, softmax, norm, row scan).
-    Rows { rows: u64, cols: u64 },
-    Gemm { batch: u64, m: u64, n: u64, k: u64 },
-    Attention { batch: u64, heads: u64, kv_heads: u64, seq_q: u64, seq_kv: u64, head_dim: u64, causal: bool },
-    Custom { flops: f64, bytes: f64 },
+    Rows {
+        rows: u64,
+        cols: u64,
+    },
+    Gemm {
+        batch: u64,
+        m: u64,
+        n: u64,
+        k: u64,
+    },
+    Attention {
+        batch: u64,
+        heads: u64,
+        kv_heads: u64,
+        seq_q: u64,
+        seq_kv: u64,
+        head_dim: u64,
+        causal: bool,
+    },
+    Custom {
+        flops: f64,
+        bytes: f64,
+    },
 }
 
 /// Optional per-op knobs that change the FLOP/byte count.
@@ -256,7 +292,11 @@ pub struct Spec {
 }
 
 fn list_expected<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
-    items.into_iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+    items
+        .into_iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn span_of<T>(s: &Spanned<T>) -> std::ops::Range<usize> {
@@ -273,12 +313,10 @@ pub fn parse_dtype(name: &str) -> Option<(Dtype, Option<Fp8Encoding>)> {
         "fp16" | "f16" | "float16" | "half" => (Dtype::Fp16, None),
         "bf16" | "bfloat16" => (Dtype::Bf16, None),
         "fp8" | "f8" => (Dtype::Fp8, None),
-        "fp8-e4m3" | "fp8-e4m3fn" | "e4m3" | "e4m3fn" | "fp8-e5m2" | "e5m2" | "float8-e4m3fn" | "float8-e5m2" => {
-            (Dtype::Fp8, Some(Fp8Encoding::Ocp))
-        }
-        "fp8-e4m3fnuz" | "fp8-e5m2fnuz" | "e4m3fnuz" | "e5m2fnuz" | "float8-e4m3fnuz" | "float8-e5m2fnuz" => {
-            (Dtype::Fp8, Some(Fp8Encoding::Fnuz))
-        }
+        "fp8-e4m3" | "fp8-e4m3fn" | "e4m3" | "e4m3fn" | "fp8-e5m2" | "e5m2" | "float8-e4m3fn"
+        | "float8-e5m2" => (Dtype::Fp8, Some(Fp8Encoding::Ocp)),
+        "fp8-e4m3fnuz" | "fp8-e5m2fnuz" | "e4m3fnuz" | "e5m2fnuz" | "float8-e4m3fnuz"
+        | "float8-e5m2fnuz" => (Dtype::Fp8, Some(Fp8Encoding::Fnuz)),
         "int8" | "i8" | "s8" => (Dtype::Int8, None),
         _ => return None,
     };
@@ -286,8 +324,19 @@ pub fn parse_dtype(name: &str) -> Option<(Dtype, Option<Fp8Encoding>)> {
 }
 
 const DTYPE_NAMES: [&str; 13] = [
-    "fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp8-e4m3fn", "fp8-e5m2", "fp8-e4m3fnuz", "fp8-e5m2fnuz", "int8",
-    "float32", "bfloat16",
+    "fp64",
+    "fp32",
+    "tf32",
+    "fp16",
+    "bf16",
+    "fp8",
+    "fp8-e4m3fn",
+    "fp8-e5m2",
+    "fp8-e4m3fnuz",
+    "fp8-e5m2fnuz",
+    "int8",
+    "float32",
+    "bfloat16",
 ];
 
 /// Parses and validates a spec. `kb` resolves target names and feature ids.
@@ -301,20 +350,26 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     let k = raw.kernel;
     let name = k.name.get_ref().trim().to_string();
     if name.is_empty() {
-        return Err(SpecError::at(span_of(&k.name), "empty kernel name, expected a non-empty string"));
+        return Err(SpecError::at(
+            span_of(&k.name),
+            "empty kernel name, expected a non-empty string",
+        ));
     }
     let op_name = k.op.get_ref().trim().to_ascii_lowercase();
-    let op = Op::ALL.into_iter().find(|o| o.as_str() == op_name).ok_or_else(|| {
-        SpecError::at(
-            span_of(&k.op),
-            format!(
-                "unknown op `{}`, expected one of {}",
-                k.op.get_ref(),
-                list_expected(Op::ALL.map(Op::as_str))
-            ),
-        )
-        .suggest(closest(&op_name, Op::ALL.map(Op::as_str)))
-    })?;
+    let op = Op::ALL
+        .into_iter()
+        .find(|o| o.as_str() == op_name)
+        .ok_or_else(|| {
+            SpecError::at(
+                span_of(&k.op),
+                format!(
+                    "unknown op `{}`, expected one of {}",
+                    k.op.get_ref(),
+                    list_expected(Op::ALL.map(Op::as_str))
+                ),
+            )
+            .suggest(closest(&op_name, Op::ALL.map(Op::as_str)))
+        })?;
 
     if k.dtypes.get_ref().is_empty() {
         return Err(SpecError::at(
@@ -328,7 +383,11 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         let (dt, enc) = parse_dtype(d.get_ref()).ok_or_else(|| {
             SpecError::at(
                 span_of(d),
-                format!("unknown dtype `{}`, expected one of {}", d.get_ref(), list_expected(DTYPE_NAMES)),
+                format!(
+                    "unknown dtype `{}`, expected one of {}",
+                    d.get_ref(),
+                    list_expected(DTYPE_NAMES)
+                ),
             )
             .suggest(closest(d.get_ref(), DTYPE_NAMES))
         })?;
@@ -374,7 +433,10 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     }
 
     let lists: Vec<&Spanned<Vec<Spanned<String>>>> =
-        [raw.backends.targets.as_ref(), raw.backends.devices.as_ref()].into_iter().flatten().collect();
+        [raw.backends.targets.as_ref(), raw.backends.devices.as_ref()]
+            .into_iter()
+            .flatten()
+            .collect();
     if lists.iter().all(|l| l.get_ref().is_empty()) {
         let span = lists.first().map(|l| span_of(*l)).unwrap_or(0..0);
         return Err(SpecError::at(
@@ -398,7 +460,13 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
             }
         }
         if targets.contains(t.get_ref()) {
-            return Err(SpecError::at(span_of(t), format!("target `{}` is listed twice, expected each target once", t.get_ref())));
+            return Err(SpecError::at(
+                span_of(t),
+                format!(
+                    "target `{}` is listed twice, expected each target once",
+                    t.get_ref()
+                ),
+            ));
         }
         targets.push(t.get_ref().clone());
     }
@@ -411,7 +479,10 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
             other => {
                 return Err(SpecError::at(
                     span_of(p),
-                    format!("unknown performance requirement `{}`, expected `near-peak` or `reasonable`", p.get_ref()),
+                    format!(
+                    "unknown performance requirement `{}`, expected `near-peak` or `reasonable`",
+                    p.get_ref()
+                ),
                 )
                 .suggest(closest(other, ["near-peak", "reasonable"])))
             }
@@ -421,13 +492,20 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     let mut expertise = Vec::new();
     for e in &raw.team.expertise {
         let n = e.get_ref().trim().to_ascii_lowercase();
-        let x = Expertise::ALL.into_iter().find(|x| x.as_str() == n).ok_or_else(|| {
-            SpecError::at(
-                span_of(e),
-                format!("unknown expertise `{}`, expected one of {}", e.get_ref(), list_expected(Expertise::ALL.map(Expertise::as_str))),
-            )
-            .suggest(closest(&n, Expertise::ALL.map(Expertise::as_str)))
-        })?;
+        let x = Expertise::ALL
+            .into_iter()
+            .find(|x| x.as_str() == n)
+            .ok_or_else(|| {
+                SpecError::at(
+                    span_of(e),
+                    format!(
+                        "unknown expertise `{}`, expected one of {}",
+                        e.get_ref(),
+                        list_expected(Expertise::ALL.map(Expertise::as_str))
+                    ),
+                )
+                .suggest(closest(&n, Expertise::ALL.map(Expertise::as_str)))
+            })?;
         if !expertise.contains(&x) {
             expertise.push(x);
         }
@@ -437,23 +515,33 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         None => Abstraction::DEFAULT_ALLOWED.to_vec(),
         Some(a) => {
             if a.allowed.get_ref().is_empty() {
-                return Err(SpecError::at(span_of(&a.allowed), "empty `allowed`, expected at least one abstraction level"));
+                return Err(SpecError::at(
+                    span_of(&a.allowed),
+                    "empty `allowed`, expected at least one abstraction level",
+                ));
             }
             let mut v = Vec::new();
             for s in a.allowed.get_ref() {
                 let n = s.get_ref().trim().to_ascii_lowercase();
-                let n = if n == "vendor-library" || n == "vendor-blas-library" { "vendor-blas".to_string() } else { n };
-                let x = Abstraction::ALL.into_iter().find(|x| x.as_str() == n).ok_or_else(|| {
-                    SpecError::at(
-                        span_of(s),
-                        format!(
-                            "unknown abstraction `{}`, expected one of {}",
-                            s.get_ref(),
-                            list_expected(Abstraction::ALL.map(Abstraction::as_str))
-                        ),
-                    )
-                    .suggest(closest(&n, Abstraction::ALL.map(Abstraction::as_str)))
-                })?;
+                let n = if n == "vendor-library" || n == "vendor-blas-library" {
+                    "vendor-blas".to_string()
+                } else {
+                    n
+                };
+                let x = Abstraction::ALL
+                    .into_iter()
+                    .find(|x| x.as_str() == n)
+                    .ok_or_else(|| {
+                        SpecError::at(
+                            span_of(s),
+                            format!(
+                                "unknown abstraction `{}`, expected one of {}",
+                                s.get_ref(),
+                                list_expected(Abstraction::ALL.map(Abstraction::as_str))
+                            ),
+                        )
+                        .suggest(closest(&n, Abstraction::ALL.map(Abstraction::as_str)))
+                    })?;
                 if !v.contains(&x) {
                     v.push(x);
                 }
@@ -466,7 +554,12 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         name,
         description: k.description,
         op,
-        dtypes: k.dtypes.get_ref().iter().map(|d| d.get_ref().clone()).collect(),
+        dtypes: k
+            .dtypes
+            .get_ref()
+            .iter()
+            .map(|d| d.get_ref().clone())
+            .collect(),
         storage,
         compute,
         fp8_encoding: encoding,
@@ -486,14 +579,33 @@ const MAX_DIM: i64 = 1 << 40;
 
 type RawProblem = Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>;
 
-fn parse_problem(op: Op, p: Option<&RawProblem>, op_span: std::ops::Range<usize>) -> Result<(Problem, OpKnobs), SpecError> {
+fn parse_problem(
+    op: Op,
+    p: Option<&RawProblem>,
+    op_span: std::ops::Range<usize>,
+) -> Result<(Problem, OpKnobs), SpecError> {
     let (allowed, required_hint): (&[&str], &str) = match op {
-        Op::Elementwise => (&["n", "rows", "cols", "inputs", "outputs", "flops_per_element"], "`n` (or `rows` and `cols`)"),
-        Op::Reduction | Op::Scan => (&["n", "rows", "cols", "flops_per_element"], "`n`, or `rows` and `cols`"),
+        Op::Elementwise => (
+            &[
+                "n",
+                "rows",
+                "cols",
+                "inputs",
+                "outputs",
+                "flops_per_element",
+            ],
+            "`n` (or `rows` and `cols`)",
+        ),
+        Op::Reduction | Op::Scan => (
+            &["n", "rows", "cols", "flops_per_element"],
+            "`n`, or `rows` and `cols`",
+        ),
         Op::Softmax | Op::Norm => (&["rows", "cols", "flops_per_element"], "`rows` and `cols`"),
         Op::Gemm => (&["m", "n", "k", "batch"], "`m`, `n` and `k`"),
         Op::Attention => (
-            &["batch", "heads", "kv_heads", "seq", "seq_q", "seq_kv", "head_dim", "causal"],
+            &[
+                "batch", "heads", "kv_heads", "seq", "seq_q", "seq_kv", "head_dim", "causal",
+            ],
             "`batch`, `heads`, `seq` (or `seq_q` and `seq_kv`) and `head_dim`",
         ),
         Op::Custom => (&["flops", "bytes"], "`flops` and `bytes`"),
@@ -512,23 +624,44 @@ fn parse_problem(op: Op, p: Option<&RawProblem>, op_span: std::ops::Range<usize>
         let Some(&canon) = allowed.iter().find(|a| **a == kname) else {
             return Err(SpecError::at(
                 key.span(),
-                format!("unknown problem key `{kname}` for op `{}`, expected one of {}", op.as_str(), list_expected(allowed.iter().copied())),
+                format!(
+                    "unknown problem key `{kname}` for op `{}`, expected one of {}",
+                    op.as_str(),
+                    list_expected(allowed.iter().copied())
+                ),
             )
             .suggest(closest(kname, allowed.iter().copied())));
         };
         match (canon, val.get_ref()) {
             ("causal", toml::Value::Boolean(b)) => causal = *b,
-            ("causal", _) => return Err(SpecError::at(val.span(), "wrong type for `causal`, expected a boolean")),
+            ("causal", _) => {
+                return Err(SpecError::at(
+                    val.span(),
+                    "wrong type for `causal`, expected a boolean",
+                ))
+            }
             ("flops" | "bytes" | "flops_per_element", v) => {
                 let x = match v {
                     toml::Value::Integer(i) => *i as f64,
                     toml::Value::Float(f) => *f,
-                    _ => return Err(SpecError::at(val.span(), format!("wrong type for `{canon}`, expected a number"))),
+                    _ => {
+                        return Err(SpecError::at(
+                            val.span(),
+                            format!("wrong type for `{canon}`, expected a number"),
+                        ))
+                    }
                 };
                 if !(x.is_finite() && x >= 0.0) || (canon == "bytes" && x == 0.0) {
                     return Err(SpecError::at(
                         val.span(),
-                        format!("invalid `{canon}` {x}, expected a finite {} number", if canon == "bytes" { "positive" } else { "non-negative" }),
+                        format!(
+                            "invalid `{canon}` {x}, expected a finite {} number",
+                            if canon == "bytes" {
+                                "positive"
+                            } else {
+                                "non-negative"
+                            }
+                        ),
                     ));
                 }
                 floats.insert(canon, x);
@@ -537,15 +670,33 @@ fn parse_problem(op: Op, p: Option<&RawProblem>, op_span: std::ops::Range<usize>
                 ints.insert(canon, *i as u64);
             }
             (_, toml::Value::Integer(_)) => {
-                return Err(SpecError::at(val.span(), format!("invalid `{canon}`, expected a positive integer up to 2^40")))
+                return Err(SpecError::at(
+                    val.span(),
+                    format!("invalid `{canon}`, expected a positive integer up to 2^40"),
+                ))
             }
-            (_, _) => return Err(SpecError::at(val.span(), format!("wrong type for `{canon}`, expected a positive integer"))),
+            (_, _) => {
+                return Err(SpecError::at(
+                    val.span(),
+                    format!("wrong type for `{canon}`, expected a positive integer"),
+                ))
+            }
         }
     }
     let missing = |what: &str| {
-        SpecError::at(p.span(), format!("incomplete `problem` for op `{}`: missing {what}, expected {required_hint}", op.as_str()))
+        SpecError::at(
+            p.span(),
+            format!(
+                "incomplete `problem` for op `{}`: missing {what}, expected {required_hint}",
+                op.as_str()
+            ),
+        )
     };
-    let mut knobs = OpKnobs { inputs: 1, outputs: 1, flops_per_element: floats.get("flops_per_element").copied() };
+    let mut knobs = OpKnobs {
+        inputs: 1,
+        outputs: 1,
+        flops_per_element: floats.get("flops_per_element").copied(),
+    };
     let flat_or_rows = |ints: &BTreeMap<&str, u64>| -> Result<Problem, SpecError> {
         match (ints.get("n"), ints.get("rows"), ints.get("cols")) {
             (Some(&n), None, None) => Ok(Problem::Flat { n }),
@@ -553,7 +704,10 @@ fn parse_problem(op: Op, p: Option<&RawProblem>, op_span: std::ops::Range<usize>
             (None, Some(_), None) => Err(missing("`cols`")),
             (None, None, Some(_)) => Err(missing("`rows`")),
             (None, None, None) => Err(missing("the size")),
-            (Some(_), _, _) => Err(SpecError::at(p.span(), "both `n` and `rows`/`cols` given, expected one of them")),
+            (Some(_), _, _) => Err(SpecError::at(
+                p.span(),
+                "both `n` and `rows`/`cols` given, expected one of them",
+            )),
         }
     };
     let problem = match op {
@@ -561,7 +715,9 @@ fn parse_problem(op: Op, p: Option<&RawProblem>, op_span: std::ops::Range<usize>
             knobs.inputs = ints.get("inputs").copied().unwrap_or(1);
             knobs.outputs = ints.get("outputs").copied().unwrap_or(1);
             match flat_or_rows(&ints)? {
-                Problem::Rows { rows, cols } => Problem::Flat { n: rows.saturating_mul(cols) },
+                Problem::Rows { rows, cols } => Problem::Flat {
+                    n: rows.saturating_mul(cols),
+                },
                 x => x,
             }
         }
@@ -580,11 +736,22 @@ fn parse_problem(op: Op, p: Option<&RawProblem>, op_span: std::ops::Range<usize>
         Op::Attention => {
             let heads = *ints.get("heads").ok_or_else(|| missing("`heads`"))?;
             let seq = ints.get("seq").copied();
-            let seq_q = ints.get("seq_q").copied().or(seq).ok_or_else(|| missing("`seq` or `seq_q`"))?;
-            let seq_kv = ints.get("seq_kv").copied().or(seq).ok_or_else(|| missing("`seq` or `seq_kv`"))?;
+            let seq_q = ints
+                .get("seq_q")
+                .copied()
+                .or(seq)
+                .ok_or_else(|| missing("`seq` or `seq_q`"))?;
+            let seq_kv = ints
+                .get("seq_kv")
+                .copied()
+                .or(seq)
+                .ok_or_else(|| missing("`seq` or `seq_kv`"))?;
             let kv_heads = ints.get("kv_heads").copied().unwrap_or(heads);
             if kv_heads > heads || heads % kv_heads != 0 {
-                return Err(SpecError::at(p.span(), "invalid `kv_heads`, expected a divisor of `heads`"));
+                return Err(SpecError::at(
+                    p.span(),
+                    "invalid `kv_heads`, expected a divisor of `heads`",
+                ));
             }
             Problem::Attention {
                 batch: *ints.get("batch").ok_or_else(|| missing("`batch`"))?,

@@ -49,7 +49,8 @@ impl S<'_> {
     }
     fn plan(&self) -> Plan {
         let text = self.text();
-        let spec = parse_spec(&text, Kb::builtin()).unwrap_or_else(|e| panic!("{}", e.render("t.toml", &text)));
+        let spec = parse_spec(&text, Kb::builtin())
+            .unwrap_or_else(|e| panic!("{}", e.render("t.toml", &text)));
         build_plan(&spec, Kb::builtin(), &PlanInputs::default())
     }
 }
@@ -60,7 +61,12 @@ fn risk_ids(p: &Plan) -> Vec<&str> {
 
 #[test]
 fn framework_expressible_and_reasonable_uses_the_framework() {
-    let p = S { fx: true, perf: "reasonable", ..S::default() }.plan();
+    let p = S {
+        fx: true,
+        perf: "reasonable",
+        ..S::default()
+    }
+    .plan();
     assert_eq!(p.verdict.decision, Decision::UseFramework);
     assert_eq!(p.strategy.chosen, "framework");
 }
@@ -68,25 +74,53 @@ fn framework_expressible_and_reasonable_uses_the_framework() {
 #[test]
 fn framework_expressible_but_near_peak_row_op_needs_a_kernel() {
     // NVIDIA framework row kernels reach 22-70% (efficiency table): not near-peak.
-    let p = S { fx: true, ..S::default() }.plan();
+    let p = S {
+        fx: true,
+        ..S::default()
+    }
+    .plan();
     assert_eq!(p.verdict.decision, Decision::CustomKernel);
-    let fw = p.strategy.alternatives.iter().find(|a| a.abstraction == "framework").unwrap();
+    let fw = p
+        .strategy
+        .alternatives
+        .iter()
+        .find(|a| a.abstraction == "framework")
+        .unwrap();
     assert_eq!(fw.outcome, "rejected");
     assert!(fw.why.contains("near-peak"), "{}", fw.why);
 }
 
 #[test]
 fn framework_streaming_op_already_near_peak_uses_the_framework() {
-    let p = S { op: "elementwise", problem: "n = 100000000, inputs = 2", fx: true, ..S::default() }.plan();
+    let p = S {
+        op: "elementwise",
+        problem: "n = 100000000, inputs = 2",
+        fx: true,
+        ..S::default()
+    }
+    .plan();
     assert_eq!(p.verdict.decision, Decision::UseFramework);
 }
 
 #[test]
 fn plain_gemm_uses_the_vendor_library() {
-    let p = S { op: "gemm", problem: "m = 4096, n = 4096, k = 4096", ..S::default() }.plan();
+    let p = S {
+        op: "gemm",
+        problem: "m = 4096, n = 4096, k = 4096",
+        ..S::default()
+    }
+    .plan();
     assert_eq!(p.verdict.decision, Decision::UseVendorLibrary);
-    let imp: Vec<&str> = p.strategy.per_target.iter().map(|t| t.implementation.as_str()).collect();
-    assert!(imp.iter().any(|i| i.contains("cuBLAS")) && imp.iter().any(|i| i.contains("hipBLASLt")), "{imp:?}");
+    let imp: Vec<&str> = p
+        .strategy
+        .per_target
+        .iter()
+        .map(|t| t.implementation.as_str())
+        .collect();
+    assert!(
+        imp.iter().any(|i| i.contains("cuBLAS")) && imp.iter().any(|i| i.contains("hipBLASLt")),
+        "{imp:?}"
+    );
 }
 
 #[test]
@@ -100,15 +134,32 @@ fn gemm_without_vendor_blas_and_triton_goes_per_backend() {
     .plan();
     assert_eq!(p.verdict.decision, Decision::CustomKernel);
     assert_eq!(p.strategy.chosen, "per-backend");
-    let hip = p.strategy.alternatives.iter().find(|a| a.abstraction == "hip-single-source").unwrap();
+    let hip = p
+        .strategy
+        .alternatives
+        .iter()
+        .find(|a| a.abstraction == "hip-single-source")
+        .unwrap();
     assert!(hip.why.contains("matrix instructions"), "{}", hip.why);
     // CUTLASS for the NVIDIA leg, since it is allowed and the op is a matrix op.
-    assert_eq!(p.strategy.per_target.iter().find(|t| t.target == "sm_90a").unwrap().abstraction, "cutlass");
+    assert_eq!(
+        p.strategy
+            .per_target
+            .iter()
+            .find(|t| t.target == "sm_90a")
+            .unwrap()
+            .abstraction,
+        "cutlass"
+    );
 }
 
 #[test]
 fn only_nvidia_gpu_targets_is_nvidia_only() {
-    let p = S { targets: r#""sm_80", "h100", "cpu-x86_64""#, ..S::default() }.plan();
+    let p = S {
+        targets: r#""sm_80", "h100", "cpu-x86_64""#,
+        ..S::default()
+    }
+    .plan();
     assert_eq!(p.verdict.decision, Decision::NvidiaOnly);
     assert!(p.verdict.reason.contains("CPU fallback"));
     assert!(!risk_ids(&p).contains(&"warp-size"));
@@ -125,9 +176,19 @@ fn near_peak_nvidia_only_feature_without_per_backend_is_nvidia_only() {
         ..S::default()
     }
     .plan();
-    assert_eq!(p.verdict.decision, Decision::NvidiaOnly, "{}", p.verdict.reason);
+    assert_eq!(
+        p.verdict.decision,
+        Decision::NvidiaOnly,
+        "{}",
+        p.verdict.reason
+    );
     assert!(p.verdict.reason.contains("wgmma"));
-    let amd = p.strategy.per_target.iter().find(|t| t.target == "gfx942").unwrap();
+    let amd = p
+        .strategy
+        .per_target
+        .iter()
+        .find(|t| t.target == "gfx942")
+        .unwrap();
     assert_eq!(amd.abstraction, "framework");
 }
 
@@ -135,30 +196,61 @@ fn near_peak_nvidia_only_feature_without_per_backend_is_nvidia_only() {
 fn team_with_triton_gets_triton_and_the_num_warps_risk() {
     let p = S::default().plan();
     assert_eq!(p.strategy.chosen, "triton");
-    let r = p.risks.iter().find(|r| r.id == "triton-num-warps").expect("num_warps risk");
+    let r = p
+        .risks
+        .iter()
+        .find(|r| r.id == "triton-num-warps")
+        .expect("num_warps risk");
     assert_eq!(r.targets, vec!["gfx942".to_string()]);
 }
 
 #[test]
 fn cuda_only_team_gets_hip_single_source() {
-    let p = S { expertise: r#""cuda""#, ..S::default() }.plan();
+    let p = S {
+        expertise: r#""cuda""#,
+        ..S::default()
+    }
+    .plan();
     assert_eq!(p.strategy.chosen, "hip-single-source");
-    let tri = p.strategy.alternatives.iter().find(|a| a.abstraction == "triton").unwrap();
+    let tri = p
+        .strategy
+        .alternatives
+        .iter()
+        .find(|a| a.abstraction == "triton")
+        .unwrap();
     assert!(tri.why.contains("no Triton experience"), "{}", tri.why);
     assert!(!risk_ids(&p).contains(&"triton-num-warps"));
 }
 
 #[test]
 fn no_known_option_falls_back_to_triton_with_ramp_up() {
-    let p = S { expertise: r#""cpu""#, allowed: Some(r#""triton""#), ..S::default() }.plan();
+    let p = S {
+        expertise: r#""cpu""#,
+        allowed: Some(r#""triton""#),
+        ..S::default()
+    }
+    .plan();
     assert_eq!(p.strategy.chosen, "triton");
-    assert!(p.strategy.summary.contains("no Triton experience"), "{}", p.strategy.summary);
+    assert!(
+        p.strategy.summary.contains("no Triton experience"),
+        "{}",
+        p.strategy.summary
+    );
 }
 
 #[test]
 fn triton_rejected_below_sm_80() {
-    let p = S { targets: r#""sm_75", "gfx942""#, ..S::default() }.plan();
-    let tri = p.strategy.alternatives.iter().find(|a| a.abstraction == "triton").unwrap();
+    let p = S {
+        targets: r#""sm_75", "gfx942""#,
+        ..S::default()
+    }
+    .plan();
+    let tri = p
+        .strategy
+        .alternatives
+        .iter()
+        .find(|a| a.abstraction == "triton")
+        .unwrap();
     assert_eq!(tri.outcome, "rejected");
     assert!(tri.why.contains("sm_75"));
 }
@@ -166,15 +258,26 @@ fn triton_rejected_below_sm_80() {
 #[test]
 fn warp_size_risk_names_the_wave64_targets() {
     let p = S::default().plan();
-    let r = p.risks.iter().find(|r| r.id == "warp-size").expect("warp-size risk");
+    let r = p
+        .risks
+        .iter()
+        .find(|r| r.id == "warp-size")
+        .expect("warp-size risk");
     assert!(r.targets.contains(&"gfx942".to_string()));
     assert!(!r.targets.contains(&"sm_80".to_string()));
-    assert!(r.evidence.iter().any(|e| e.contains("gfx942: warp size 64")));
+    assert!(r
+        .evidence
+        .iter()
+        .any(|e| e.contains("gfx942: warp size 64")));
 }
 
 #[test]
 fn rdna_and_cdna_together_add_the_wave32_risk() {
-    let p = S { targets: r#""gfx942", "gfx1100""#, ..S::default() }.plan();
+    let p = S {
+        targets: r#""gfx942", "gfx1100""#,
+        ..S::default()
+    }
+    .plan();
     assert!(risk_ids(&p).contains(&"rdna-wave32"));
     // AMD only: no NVIDIA, so the CI adds no NVIDIA legs; CDNA present.
     assert!(p.ci.legs.iter().all(|l| !l.arch.starts_with("sm_")));
@@ -182,18 +285,46 @@ fn rdna_and_cdna_together_add_the_wave32_risk() {
 
 #[test]
 fn fp8_across_ocp_and_fnuz_targets_adds_the_encoding_risk() {
-    let p = S { op: "gemm", dtypes: r#""fp8", "fp32""#, problem: "m = 4096, n = 4096, k = 4096", targets: r#""sm_90a", "gfx942", "gfx950""#, ..S::default() }.plan();
-    let r = p.risks.iter().find(|r| r.id == "fp8-encoding").expect("fp8 risk");
+    let p = S {
+        op: "gemm",
+        dtypes: r#""fp8", "fp32""#,
+        problem: "m = 4096, n = 4096, k = 4096",
+        targets: r#""sm_90a", "gfx942", "gfx950""#,
+        ..S::default()
+    }
+    .plan();
+    let r = p
+        .risks
+        .iter()
+        .find(|r| r.id == "fp8-encoding")
+        .expect("fp8 risk");
     assert!(r.targets.contains(&"gfx942".to_string()), "{:?}", r.targets);
-    let ds: Vec<_> = p.operation.dtype_support.iter().filter(|d| d.target == "gfx942" && d.dtype == "fp8").collect();
+    let ds: Vec<_> = p
+        .operation
+        .dtype_support
+        .iter()
+        .filter(|d| d.target == "gfx942" && d.dtype == "fp8")
+        .collect();
     assert_eq!(ds.len(), 1);
 }
 
 #[test]
 fn missing_feature_gets_a_risk_with_the_kb_fallback() {
-    let p = S { features: r#""wgmma""#, ..S::default() }.plan();
-    let r = p.risks.iter().find(|r| r.id == "feature-wgmma-no").expect("wgmma missing risk");
-    assert!(r.targets.contains(&"gfx942".to_string()) && r.targets.contains(&"sm_80".to_string()), "{:?}", r.targets);
+    let p = S {
+        features: r#""wgmma""#,
+        ..S::default()
+    }
+    .plan();
+    let r = p
+        .risks
+        .iter()
+        .find(|r| r.id == "feature-wgmma-no")
+        .expect("wgmma missing risk");
+    assert!(
+        r.targets.contains(&"gfx942".to_string()) && r.targets.contains(&"sm_80".to_string()),
+        "{:?}",
+        r.targets
+    );
     assert!(r.fallback.is_some());
     assert!(!r.sources.is_empty());
 }
@@ -206,17 +337,37 @@ fn tiles_are_whole_warps_within_budget() {
         ("elementwise", "n = 1"),
         ("reduction", "n = 123456789"),
         ("gemm", "m = 1, n = 50000, k = 17"),
-        ("attention", "batch = 1, heads = 2, seq = 77, head_dim = 256"),
+        (
+            "attention",
+            "batch = 1, heads = 2, seq = 77, head_dim = 256",
+        ),
         ("scan", "rows = 9, cols = 1000000"),
     ] {
-        let p = S { op, problem, targets: r#""sm_75", "sm_90a", "gfx942", "gfx1201", "cpu-aarch64""#, ..S::default() }.plan();
+        let p = S {
+            op,
+            problem,
+            targets: r#""sm_75", "sm_90a", "gfx942", "gfx1201", "cpu-aarch64""#,
+            ..S::default()
+        }
+        .plan();
         for (t, b) in p.tiles.iter().zip(&p.backend_matrix) {
             let w = b.warp_size.unwrap_or(1);
             if b.vendor != "cpu" {
-                assert_eq!(t.block_threads % w, 0, "{op} {}: {} threads, warp {w}", t.target, t.block_threads);
+                assert_eq!(
+                    t.block_threads % w,
+                    0,
+                    "{op} {}: {} threads, warp {w}",
+                    t.target,
+                    t.block_threads
+                );
                 assert!(t.block_threads <= b.max_threads_per_block.unwrap_or(1024));
                 if let Some(budget) = t.shared_budget_bytes {
-                    assert!(t.shared_bytes <= budget, "{op} {}: {} > {budget}", t.target, t.shared_bytes);
+                    assert!(
+                        t.shared_bytes <= budget,
+                        "{op} {}: {} > {budget}",
+                        t.target,
+                        t.shared_bytes
+                    );
                 }
                 assert!(!t.candidates.is_empty());
             }
@@ -226,13 +377,32 @@ fn tiles_are_whole_warps_within_budget() {
 
 #[test]
 fn ci_adds_a_second_nvidia_generation_and_a_cdna_target() {
-    let p = S { targets: r#""sm_90a", "gfx1100""#, ..S::default() }.plan();
+    let p = S {
+        targets: r#""sm_90a", "gfx1100""#,
+        ..S::default()
+    }
+    .plan();
     let gens: std::collections::BTreeSet<String> =
-        p.ci.legs.iter().filter(|l| l.arch.starts_with("sm_")).map(|l| l.arch.clone()).collect();
+        p.ci.legs
+            .iter()
+            .filter(|l| l.arch.starts_with("sm_"))
+            .map(|l| l.arch.clone())
+            .collect();
     assert!(gens.len() >= 2, "{gens:?}");
-    assert!(p.ci.legs.iter().any(|l| l.arch == "gfx942" && l.why.contains("CDNA")));
-    assert!(p.ci.legs.iter().any(|l| l.kind == "run" && l.runner == "CI host"), "CPU reference leg on the CI host");
-    assert!(p.ci.legs.iter().any(|l| l.kind == "compile") && p.ci.legs.iter().any(|l| l.kind == "run"));
+    assert!(p
+        .ci
+        .legs
+        .iter()
+        .any(|l| l.arch == "gfx942" && l.why.contains("CDNA")));
+    assert!(
+        p.ci.legs
+            .iter()
+            .any(|l| l.kind == "run" && l.runner == "CI host"),
+        "CPU reference leg on the CI host"
+    );
+    assert!(
+        p.ci.legs.iter().any(|l| l.kind == "compile") && p.ci.legs.iter().any(|l| l.kind == "run")
+    );
 }
 
 #[test]
@@ -245,24 +415,55 @@ fn performance_units_follow_the_bound() {
             assert!((x.expected_high.unwrap() - x.roofline.unwrap() * eff.high).abs() < 1e-6);
         }
     }
-    let gemm = S { op: "gemm", problem: "m = 8192, n = 8192, k = 8192", ..S::default() }.plan();
-    let h100 = gemm.performance.iter().find(|x| x.target == "sm_90a").unwrap();
+    let gemm = S {
+        op: "gemm",
+        problem: "m = 8192, n = 8192, k = 8192",
+        ..S::default()
+    }
+    .plan();
+    let h100 = gemm
+        .performance
+        .iter()
+        .find(|x| x.target == "sm_90a")
+        .unwrap();
     assert_eq!(h100.bound, Some(Bound::Compute));
     assert_eq!(h100.unit.as_deref(), Some("TFLOP/s"));
     // vendor library on NVIDIA: 70-80% of the dense bf16 peak
-    let peak = gemm.operation.per_target.iter().find(|t| t.target == "sm_90a").unwrap().peak_tflops.unwrap();
+    let peak = gemm
+        .operation
+        .per_target
+        .iter()
+        .find(|t| t.target == "sm_90a")
+        .unwrap()
+        .peak_tflops
+        .unwrap();
     assert!((h100.expected_low.unwrap() - 0.70 * peak).abs() < 1e-6);
 }
 
 #[test]
 fn skinny_gemm_is_memory_bound() {
-    let p = S { op: "gemm", problem: "m = 1, n = 16384, k = 16384", ..S::default() }.plan();
-    assert!(p.performance.iter().filter(|x| x.target != "cpu-x86_64").all(|x| x.bound == Some(Bound::Memory)));
+    let p = S {
+        op: "gemm",
+        problem: "m = 1, n = 16384, k = 16384",
+        ..S::default()
+    }
+    .plan();
+    assert!(p
+        .performance
+        .iter()
+        .filter(|x| x.target != "cpu-x86_64")
+        .all(|x| x.bound == Some(Bound::Memory)));
 }
 
 #[test]
 fn unknown_device_numbers_stay_unknown() {
-    let p = S { targets: r#""m3", "cpu-x86_64""#, allowed: Some(r#""metal""#), expertise: r#""metal""#, ..S::default() }.plan();
+    let p = S {
+        targets: r#""m3", "cpu-x86_64""#,
+        allowed: Some(r#""metal""#),
+        expertise: r#""metal""#,
+        ..S::default()
+    }
+    .plan();
     for x in &p.performance {
         assert!(x.roofline.is_none() && x.expected_low.is_none(), "{x:?}");
         assert!(x.note.as_deref().unwrap_or("").starts_with("unknown"));
@@ -270,15 +471,27 @@ fn unknown_device_numbers_stay_unknown() {
     let m = markdown(&p);
     assert!(m.contains("unknown"));
     assert_eq!(p.strategy.per_target[0].abstraction, "metal");
-    let item = p.checklist.iter().find(|c| c.item == "performance per backend documented").unwrap();
+    let item = p
+        .checklist
+        .iter()
+        .find(|c| c.item == "performance per backend documented")
+        .unwrap();
     assert_eq!(item.status, Status::NeedsHuman);
 }
 
 #[test]
 fn checklist_has_the_ten_items() {
-    let p = S { targets: r#""sm_80", "gfx942""#, ..S::default() }.plan();
+    let p = S {
+        targets: r#""sm_80", "gfx942""#,
+        ..S::default()
+    }
+    .plan();
     assert_eq!(p.checklist.len(), 10);
-    let cpu = p.checklist.iter().find(|c| c.item == "CPU fallback decided").unwrap();
+    let cpu = p
+        .checklist
+        .iter()
+        .find(|c| c.item == "CPU fallback decided")
+        .unwrap();
     assert_eq!(cpu.status, Status::Fail, "no CPU target");
 }
 
@@ -308,12 +521,17 @@ fn backends_devices_add_targets_by_device_name() {
     let spec = parse_spec(text, Kb::builtin()).unwrap();
     assert_eq!(spec.targets, ["gfx942", "h200"]);
     let p = build_plan(&spec, Kb::builtin(), &PlanInputs::default());
-    let h200 = p.backend_matrix.iter().find(|b| b.target == "h200").unwrap();
+    let h200 = p
+        .backend_matrix
+        .iter()
+        .find(|b| b.target == "h200")
+        .unwrap();
     assert_eq!(h200.resolved_via, "device");
     assert_eq!(h200.arch, "sm_90a");
     let only_devices = "[kernel]\nname='d'\nop='softmax'\ndtypes=['fp16']\nproblem={rows=8,cols=8}\n[backends]\ndevices=['mi300x']\n";
     assert!(parse_spec(only_devices, Kb::builtin()).is_ok());
-    let none = "[kernel]\nname='d'\nop='softmax'\ndtypes=['fp16']\nproblem={rows=8,cols=8}\n[backends]\n";
+    let none =
+        "[kernel]\nname='d'\nop='softmax'\ndtypes=['fp16']\nproblem={rows=8,cols=8}\n[backends]\n";
     let e = parse_spec(none, Kb::builtin()).unwrap_err();
     assert!(e.message.contains("no targets"), "{}", e.message);
 }
@@ -327,36 +545,99 @@ fn intel_and_apple_get_their_own_language_and_risk() {
         ..S::default()
     }
     .plan();
-    let imp = |t: &str| p.strategy.per_target.iter().find(|x| x.target == t).unwrap().abstraction.clone();
+    let imp = |t: &str| {
+        p.strategy
+            .per_target
+            .iter()
+            .find(|x| x.target == t)
+            .unwrap()
+            .abstraction
+            .clone()
+    };
     assert_eq!(imp("pvc"), "sycl");
     assert_eq!(imp("m3"), "metal");
     for t in ["pvc", "m3"] {
-        assert!(p.risks.iter().any(|r| r.id.starts_with("separate-language-") && r.targets == [t.to_string()]), "{t}");
+        assert!(
+            p.risks
+                .iter()
+                .any(|r| r.id.starts_with("separate-language-") && r.targets == [t.to_string()]),
+            "{t}"
+        );
     }
     // sub-group 16/32 on Intel makes the warp sizes differ
-    assert!(p.risks.iter().any(|r| r.id == "warp-size" && r.targets.contains(&"pvc".to_string())));
-    let sycl = p.strategy.alternatives.iter().find(|a| a.abstraction == "sycl").unwrap();
+    assert!(p
+        .risks
+        .iter()
+        .any(|r| r.id == "warp-size" && r.targets.contains(&"pvc".to_string())));
+    let sycl = p
+        .strategy
+        .alternatives
+        .iter()
+        .find(|a| a.abstraction == "sycl")
+        .unwrap();
     assert_ne!(sycl.outcome, "not-applicable");
-    assert!(p.ci.legs.iter().any(|l| l.arch == "apple-m3" && l.kind == "compile" && l.runner.contains("macOS")));
+    assert!(p
+        .ci
+        .legs
+        .iter()
+        .any(|l| l.arch == "apple-m3" && l.kind == "compile" && l.runner.contains("macOS")));
 }
 
 #[test]
 fn apple_without_metal_allowed_is_uncovered_and_fails_the_checklist() {
-    let p = S { targets: r#""sm_90a", "gfx942", "m3", "cpu""#, ..S::default() }.plan();
-    assert_eq!(p.strategy.per_target.iter().find(|x| x.target == "m3").unwrap().abstraction, "none");
-    let item = p.checklist.iter().find(|c| c.item == "strategy decided with justification").unwrap();
+    let p = S {
+        targets: r#""sm_90a", "gfx942", "m3", "cpu""#,
+        ..S::default()
+    }
+    .plan();
+    assert_eq!(
+        p.strategy
+            .per_target
+            .iter()
+            .find(|x| x.target == "m3")
+            .unwrap()
+            .abstraction,
+        "none"
+    );
+    let item = p
+        .checklist
+        .iter()
+        .find(|c| c.item == "strategy decided with justification")
+        .unwrap();
     assert_eq!(item.status, Status::Fail);
 }
 
 #[test]
 fn unsupported_fp8_uses_the_upconvert_peak_and_says_so() {
-    let p = S { op: "gemm", dtypes: r#""fp8", "fp32""#, problem: "m = 4096, n = 4096, k = 4096", targets: r#""sm_80", "sm_90a""#, ..S::default() }.plan();
-    let a100 = p.operation.per_target.iter().find(|t| t.target == "sm_80").unwrap();
+    let p = S {
+        op: "gemm",
+        dtypes: r#""fp8", "fp32""#,
+        problem: "m = 4096, n = 4096, k = 4096",
+        targets: r#""sm_80", "sm_90a""#,
+        ..S::default()
+    }
+    .plan();
+    let a100 = p
+        .operation
+        .per_target
+        .iter()
+        .find(|t| t.target == "sm_80")
+        .unwrap();
     assert_eq!(a100.peak_dtype.as_deref(), Some("bf16"));
     assert!(a100.note.as_deref().unwrap().contains("upconverts"));
-    let h100 = p.operation.per_target.iter().find(|t| t.target == "sm_90a").unwrap();
+    let h100 = p
+        .operation
+        .per_target
+        .iter()
+        .find(|t| t.target == "sm_90a")
+        .unwrap();
     assert_eq!(h100.peak_dtype.as_deref(), Some("fp8"));
-    let ds = p.operation.dtype_support.iter().find(|d| d.target == "sm_80" && d.dtype == "fp8").unwrap();
+    let ds = p
+        .operation
+        .dtype_support
+        .iter()
+        .find(|d| d.target == "sm_80" && d.dtype == "fp8")
+        .unwrap();
     assert_eq!(ds.status, "no");
 }
 
@@ -382,30 +663,98 @@ fn kb_measurements_are_quoted_for_the_same_op_device_and_dtype() {
         source: "MEAS-TEST".into(),
         note: None,
     });
-    let text = S { targets: r#""h200", "mi300x""#, ..S::default() }.text();
+    let text = S {
+        targets: r#""h200", "mi300x""#,
+        ..S::default()
+    }
+    .text();
     let spec = parse_spec(&text, &kb).unwrap();
     let p = build_plan(&spec, &kb, &PlanInputs::default());
     let h200 = p.performance.iter().find(|x| x.target == "h200").unwrap();
     let m = h200.measured.as_ref().expect("measurement quoted");
-    assert_eq!((m.value, m.unit.as_str(), m.source.as_str()), (1234.5, "GB/s", "MEAS-TEST"));
+    assert_eq!(
+        (m.value, m.unit.as_str(), m.source.as_str()),
+        (1234.5, "GB/s", "MEAS-TEST")
+    );
     assert!(!m.what.contains("different shape"));
-    assert!(p.performance.iter().find(|x| x.target == "mi300x").unwrap().measured.is_none());
+    assert!(p
+        .performance
+        .iter()
+        .find(|x| x.target == "mi300x")
+        .unwrap()
+        .measured
+        .is_none());
     assert!(p.sources.iter().any(|s| s.key == "MEAS-TEST"));
     // Another dtype is not quoted.
-    let text = S { targets: r#""h200""#, dtypes: r#""fp16", "fp32""#, ..S::default() }.text();
-    let p = build_plan(&parse_spec(&text, &kb).unwrap(), &kb, &PlanInputs::default());
+    let text = S {
+        targets: r#""h200""#,
+        dtypes: r#""fp16", "fp32""#,
+        ..S::default()
+    }
+    .text();
+    let p = build_plan(
+        &parse_spec(&text, &kb).unwrap(),
+        &kb,
+        &PlanInputs::default(),
+    );
     assert!(p.performance[0].measured.is_none());
 }
 
 #[test]
 fn near_peak_gemm_rejects_triton_on_amd_when_per_backend_is_allowed() {
     let allowed = Some(r#""triton", "per-backend""#);
-    let p = S { op: "gemm", problem: "m = 8192, n = 8192, k = 8192", allowed, ..S::default() }.plan();
-    let tri = p.strategy.alternatives.iter().find(|a| a.abstraction == "triton").unwrap();
+    let p = S {
+        op: "gemm",
+        problem: "m = 8192, n = 8192, k = 8192",
+        allowed,
+        ..S::default()
+    }
+    .plan();
+    let tri = p
+        .strategy
+        .alternatives
+        .iter()
+        .find(|a| a.abstraction == "triton")
+        .unwrap();
     assert_eq!(tri.outcome, "rejected");
     assert!(tri.why.contains("on amd"), "{}", tri.why);
     assert_eq!(p.strategy.chosen, "per-backend");
     // The same spec at `reasonable` keeps Triton.
-    let p = S { op: "gemm", problem: "m = 8192, n = 8192, k = 8192", allowed, perf: "reasonable", ..S::default() }.plan();
+    let p = S {
+        op: "gemm",
+        problem: "m = 8192, n = 8192, k = 8192",
+        allowed,
+        perf: "reasonable",
+        ..S::default()
+    }
+    .plan();
     assert_eq!(p.strategy.chosen, "triton");
+}
+
+/// The spec exactly as issue 2 shows it (comments included) keeps working.
+#[test]
+fn the_issue_sample_spec_parses_and_plans() {
+    let text = r#"[kernel]
+name = "rmsnorm"
+op = "reduction"   # elementwise | reduction | softmax | norm | gemm | attention | scan | custom
+dtypes = ["bf16", "fp32"]                 # storage dtype first, then compute/accumulate
+problem = { rows = 16384, cols = 8192 }  # op-specific sizes (gemm: m,n,k; attention: batch,heads,seq,head_dim; elementwise/reduction: n); custom: flops, bytes
+features = ["warp-shuffle", "shared-memory"]  # special hardware features needed, from the KB's feature ids
+[backends]
+targets = ["sm_80", "sm_90a", "gfx942", "gfx1100", "cpu-x86_64"]
+[requirements]
+performance = "near-peak"        # near-peak | reasonable
+framework_expressible = false    # can PyTorch/JAX already express it?
+[team]
+expertise = ["cuda"]             # cuda | hip | triton | cpu
+[abstraction]
+allowed = ["framework", "vendor-blas", "triton", "hip-single-source", "cutlass", "per-backend"]
+"#;
+    let spec = parse_spec(text, Kb::builtin())
+        .unwrap_or_else(|e| panic!("{}", e.render("issue.toml", text)));
+    let p = build_plan(&spec, Kb::builtin(), &PlanInputs::default());
+    assert_eq!(p.verdict.decision, Decision::CustomKernel);
+    // row reduction: read rows x cols, write rows, bf16
+    assert_eq!(p.operation.bytes, (16384.0 * 8192.0 + 16384.0) * 2.0);
+    assert_eq!(p.backend_matrix.len(), 5);
 }

@@ -25,11 +25,16 @@ fn example_plans_are_up_to_date() {
     let kb = Kb::builtin();
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     let specs = example_specs();
-    assert!(specs.len() >= 6, "expected at least six example specs, found {}", specs.len());
+    assert!(
+        specs.len() >= 6,
+        "expected at least six example specs, found {}",
+        specs.len()
+    );
     let mut stale = Vec::new();
     for spec_path in specs {
         let text = std::fs::read_to_string(&spec_path).unwrap();
-        let spec = parse_spec(&text, kb).unwrap_or_else(|e| panic!("{}", e.render(&spec_path.display().to_string(), &text)));
+        let spec = parse_spec(&text, kb)
+            .unwrap_or_else(|e| panic!("{}", e.render(&spec_path.display().to_string(), &text)));
         let plan = build_plan(&spec, kb, &PlanInputs::default());
         let stem = spec_path.file_stem().unwrap().to_string_lossy().to_string();
         let md = markdown(&plan);
@@ -38,7 +43,9 @@ fn example_plans_are_up_to_date() {
         let mut at = 0;
         for h in HEADINGS {
             let needle = format!("\n## {h}\n");
-            let pos = md[at..].find(&needle).unwrap_or_else(|| panic!("{stem}: heading `{h}` missing or out of order"));
+            let pos = md[at..]
+                .find(&needle)
+                .unwrap_or_else(|| panic!("{stem}: heading `{h}` missing or out of order"));
             at += pos + needle.len();
         }
         serde_json::from_str::<serde_json::Value>(&js).expect("valid JSON");
@@ -55,19 +62,31 @@ fn example_plans_are_up_to_date() {
             }
         }
     }
-    assert!(stale.is_empty(), "stale generated plans (run `UPDATE_GOLDEN=1 cargo test -p kplan-plan`): {stale:?}");
+    assert!(
+        stale.is_empty(),
+        "stale generated plans (run `UPDATE_GOLDEN=1 cargo test -p kplan-plan`): {stale:?}"
+    );
 }
 
 /// Every example plan's JSON, and plans for specs unlike the examples, validate against
 /// docs/plan.schema.json (draft 2020-12).
 #[test]
 fn plans_validate_against_the_schema() {
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(root().join("docs/plan.schema.json")).unwrap()).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("docs/plan.schema.json")).unwrap(),
+    )
+    .unwrap();
     let validator = jsonschema::draft202012::new(&schema).expect("schema compiles");
     let kb = Kb::builtin();
-    let mut texts: Vec<(String, String)> =
-        example_specs().into_iter().map(|p| (p.display().to_string(), std::fs::read_to_string(&p).unwrap())).collect();
+    let mut texts: Vec<(String, String)> = example_specs()
+        .into_iter()
+        .map(|p| {
+            (
+                p.display().to_string(),
+                std::fs::read_to_string(&p).unwrap(),
+            )
+        })
+        .collect();
     texts.push((
         "odd".into(),
         "[kernel]\nname='odd'\nop='custom'\ndtypes=['fp64']\nproblem={flops=0, bytes=7}\n[backends]\ntargets=['m3','pvc','gfx1201','sm_120']\n".into(),
@@ -76,12 +95,20 @@ fn plans_validate_against_the_schema() {
         let spec = parse_spec(&text, kb).unwrap();
         let plan = build_plan(&spec, kb, &PlanInputs::default());
         let value: serde_json::Value = serde_json::from_str(&json(&plan)).unwrap();
-        let errors: Vec<String> = validator.iter_errors(&value).map(|e| format!("{} at {}", e, e.instance_path)).collect();
+        let errors: Vec<String> = validator
+            .iter_errors(&value)
+            .map(|e| format!("{} at {}", e, e.instance_path))
+            .collect();
         assert!(errors.is_empty(), "{name}: {errors:#?}");
     }
     // The schema is not vacuous: a plan missing a key or with a bad status fails.
-    let spec = parse_spec(&std::fs::read_to_string(root().join("examples/rmsnorm.toml")).unwrap(), kb).unwrap();
-    let mut v: serde_json::Value = serde_json::from_str(&json(&build_plan(&spec, kb, &PlanInputs::default()))).unwrap();
+    let spec = parse_spec(
+        &std::fs::read_to_string(root().join("examples/rmsnorm.toml")).unwrap(),
+        kb,
+    )
+    .unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&json(&build_plan(&spec, kb, &PlanInputs::default()))).unwrap();
     v["checklist"][0]["status"] = "maybe".into();
     assert!(!validator.is_valid(&v));
     v.as_object_mut().unwrap().remove("tiles");
@@ -96,7 +123,8 @@ fn docs_efficiency_table_is_up_to_date() {
     let (start, end) = ("<!-- efficiency-table:start (@generated from crates/kplan-plan/data/efficiency.toml) -->\n", "<!-- efficiency-table:end -->");
     let a = doc.find(start).expect("start marker") + start.len();
     let b = doc.find(end).expect("end marker");
-    let table = kplan_plan::efficiency::markdown_table(kplan_plan::efficiency::EfficiencyTable::builtin());
+    let table =
+        kplan_plan::efficiency::markdown_table(kplan_plan::efficiency::EfficiencyTable::builtin());
     if doc[a..b] != table {
         if std::env::var_os("UPDATE_GOLDEN").is_some() {
             std::fs::write(&path, format!("{}{}{}", &doc[..a], table, &doc[b..])).unwrap();

@@ -38,7 +38,12 @@ fn prefixes_and_line_deletions_never_panic() {
         }
         let lines: Vec<&str> = text.lines().collect();
         for skip in 0..lines.len() {
-            let t: Vec<&str> = lines.iter().enumerate().filter(|(i, _)| *i != skip).map(|(_, l)| *l).collect();
+            let t: Vec<&str> = lines
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != skip)
+                .map(|(_, l)| *l)
+                .collect();
             check("spec.toml", &t.join("\n"));
             n += 1;
         }

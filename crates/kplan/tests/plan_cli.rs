@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn kplan(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kplan")).args(args).output().expect("run kplan")
+    Command::new(env!("CARGO_BIN_EXE_kplan"))
+        .args(args)
+        .output()
+        .expect("run kplan")
 }
 
 fn root() -> PathBuf {
@@ -34,11 +37,17 @@ targets = ["sm_80", "gfx942", "cpu-x86_64"]
 fn markdown_by_default_with_all_headings() {
     let spec = root().join("examples/rmsnorm.toml");
     let out = kplan(&["plan", spec.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let md = String::from_utf8(out.stdout).unwrap();
     let mut at = 0;
     for h in kplan_plan::render::HEADINGS {
-        let pos = md[at..].find(&format!("## {h}\n")).unwrap_or_else(|| panic!("heading {h} missing or out of order"));
+        let pos = md[at..]
+            .find(&format!("## {h}\n"))
+            .unwrap_or_else(|| panic!("heading {h} missing or out of order"));
         at += pos;
     }
     assert!(md.contains("**Verdict: `"));
@@ -50,14 +59,42 @@ fn json_output_to_file() {
     let spec = d.join("good.toml");
     std::fs::write(&spec, GOOD).unwrap();
     let out_path = d.join("plan.json");
-    let out = kplan(&["plan", spec.to_str().unwrap(), "--format", "json", "-o", out_path.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = kplan(&[
+        "plan",
+        spec.to_str().unwrap(),
+        "--format",
+        "json",
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(out.stdout.is_empty());
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap()).unwrap();
-    for k in ["verdict", "backend_matrix", "operation", "strategy", "risks", "header", "tiles", "ci", "performance", "checklist"] {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap()).unwrap();
+    for k in [
+        "verdict",
+        "backend_matrix",
+        "operation",
+        "strategy",
+        "risks",
+        "header",
+        "tiles",
+        "ci",
+        "performance",
+        "checklist",
+    ] {
         assert!(v.get(k).is_some(), "missing key {k}");
     }
-    let targets: Vec<&str> = v["backend_matrix"].as_array().unwrap().iter().map(|b| b["target"].as_str().unwrap()).collect();
+    let targets: Vec<&str> = v["backend_matrix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["target"].as_str().unwrap())
+        .collect();
     assert_eq!(targets, ["sm_80", "gfx942", "cpu-x86_64"]);
 }
 
@@ -68,14 +105,28 @@ fn bad(name: &str, spec_text: &str, line: usize, expect: &[&str]) {
     let spec = d.join("bad.toml");
     std::fs::write(&spec, spec_text).unwrap();
     let out_path = d.join("plan.md");
-    let out = kplan(&["plan", spec.to_str().unwrap(), "-o", out_path.to_str().unwrap()]);
+    let out = kplan(&[
+        "plan",
+        spec.to_str().unwrap(),
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(2), "{name}: {err}");
-    assert!(!out_path.exists(), "{name}: output written despite the error");
-    assert!(std::fs::read_dir(&d).unwrap().count() == 1, "{name}: stray files left behind");
+    assert!(
+        !out_path.exists(),
+        "{name}: output written despite the error"
+    );
+    assert!(
+        std::fs::read_dir(&d).unwrap().count() == 1,
+        "{name}: stray files left behind"
+    );
     let first = err.lines().next().unwrap_or("");
     let prefix = format!("{}:{line}:", spec.display());
-    assert!(first.starts_with(&prefix) && first.contains(": error: "), "{name}: first line `{first}` should start with `{prefix}`");
+    assert!(
+        first.starts_with(&prefix) && first.contains(": error: "),
+        "{name}: first line `{first}` should start with `{prefix}`"
+    );
     for e in expect {
         assert!(err.contains(e), "{name}: `{e}` not in\n{err}");
     }
@@ -84,37 +135,102 @@ fn bad(name: &str, spec_text: &str, line: usize, expect: &[&str]) {
 
 #[test]
 fn unknown_target_suggests_the_close_name() {
-    bad("target", &GOOD.replace("\"gfx942\"", "\"gfx9420\""), 9, &["unknown target `gfx9420`", "expected", "did you mean `gfx942`?"]);
+    bad(
+        "target",
+        &GOOD.replace("\"gfx942\"", "\"gfx9420\""),
+        9,
+        &[
+            "unknown target `gfx9420`",
+            "expected",
+            "did you mean `gfx942`?",
+        ],
+    );
 }
 
 #[test]
 fn unknown_key_is_rejected_with_expected_keys() {
-    bad("key", &GOOD.replace("[backends]", "[backends]\ntarget_list = []"), 9, &["unknown field `target_list`", "expected", "`targets`"]);
+    bad(
+        "key",
+        &GOOD.replace("[backends]", "[backends]\ntarget_list = []"),
+        9,
+        &["unknown field `target_list`", "expected", "`targets`"],
+    );
 }
 
 #[test]
 fn wrong_type_is_rejected() {
-    bad("type", &format!("{GOOD}\n[requirements]\nframework_expressible = \"no\"\n"), 12, &["invalid type", "expected a boolean"]);
+    bad(
+        "type",
+        &format!("{GOOD}\n[requirements]\nframework_expressible = \"no\"\n"),
+        12,
+        &["invalid type", "expected a boolean"],
+    );
 }
 
 #[test]
 fn unknown_feature_op_and_dtype_get_suggestions() {
-    bad("feature", &GOOD.replace("warp-shuffle", "warp-shufle"), 6, &["unknown feature `warp-shufle`", "did you mean `warp-shuffle`?"]);
-    bad("op", &GOOD.replace("\"norm\"", "\"softmx\""), 3, &["unknown op `softmx`", "did you mean `softmax`?"]);
-    bad("dtype", &GOOD.replace("\"bf16\", \"fp32\"", "\"bf61\", \"fp32\""), 4, &["unknown dtype `bf61`", "expected one of"]);
-    bad("abstraction", &format!("{GOOD}\n[abstraction]\nallowed = [\"trition\"]\n"), 12, &["unknown abstraction `trition`", "did you mean `triton`?"]);
+    bad(
+        "feature",
+        &GOOD.replace("warp-shuffle", "warp-shufle"),
+        6,
+        &[
+            "unknown feature `warp-shufle`",
+            "did you mean `warp-shuffle`?",
+        ],
+    );
+    bad(
+        "op",
+        &GOOD.replace("\"norm\"", "\"softmx\""),
+        3,
+        &["unknown op `softmx`", "did you mean `softmax`?"],
+    );
+    bad(
+        "dtype",
+        &GOOD.replace("\"bf16\", \"fp32\"", "\"bf61\", \"fp32\""),
+        4,
+        &["unknown dtype `bf61`", "expected one of"],
+    );
+    bad(
+        "abstraction",
+        &format!("{GOOD}\n[abstraction]\nallowed = [\"trition\"]\n"),
+        12,
+        &["unknown abstraction `trition`", "did you mean `triton`?"],
+    );
 }
 
 #[test]
 fn problem_keys_are_checked_per_op() {
-    bad("problem", &GOOD.replace("rows = 1024, cols = 4096", "rows = 1024, colz = 4096"), 5, &["unknown problem key `colz`", "did you mean `cols`?"]);
-    bad("zero", &GOOD.replace("rows = 1024", "rows = 0"), 5, &["expected a positive integer"]);
-    bad("missing", &GOOD.replace("problem = { rows = 1024, cols = 4096 }", "problem = { rows = 1024 }"), 5, &["missing `cols`"]);
+    bad(
+        "problem",
+        &GOOD.replace("rows = 1024, cols = 4096", "rows = 1024, colz = 4096"),
+        5,
+        &["unknown problem key `colz`", "did you mean `cols`?"],
+    );
+    bad(
+        "zero",
+        &GOOD.replace("rows = 1024", "rows = 0"),
+        5,
+        &["expected a positive integer"],
+    );
+    bad(
+        "missing",
+        &GOOD.replace(
+            "problem = { rows = 1024, cols = 4096 }",
+            "problem = { rows = 1024 }",
+        ),
+        5,
+        &["missing `cols`"],
+    );
 }
 
 #[test]
 fn broken_toml_is_located() {
-    bad("syntax", &GOOD.replace("targets = [", "targets = [[["), 10, &["expected"]);
+    bad(
+        "syntax",
+        &GOOD.replace("targets = [", "targets = [[["),
+        10,
+        &["expected"],
+    );
 }
 
 #[test]
@@ -131,7 +247,12 @@ fn existing_output_file_survives_a_failed_run() {
     std::fs::write(&spec, GOOD.replace("sm_80", "sm_8O")).unwrap();
     let out_path = d.join("plan.md");
     std::fs::write(&out_path, "previous plan").unwrap();
-    let out = kplan(&["plan", spec.to_str().unwrap(), "-o", out_path.to_str().unwrap()]);
+    let out = kplan(&[
+        "plan",
+        spec.to_str().unwrap(),
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read_to_string(&out_path).unwrap(), "previous plan");
 }
@@ -148,26 +269,59 @@ fn source_scan_adds_located_risks() {
     .unwrap();
     let spec = d.join("good.toml");
     std::fs::write(&spec, GOOD).unwrap();
-    let out = kplan(&["plan", spec.to_str().unwrap(), "--format", "json", "--source", src.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = kplan(&[
+        "plan",
+        spec.to_str().unwrap(),
+        "--format",
+        "json",
+        "--source",
+        src.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let risks = v["risks"].as_array().unwrap();
-    let asm = risks.iter().find(|r| r["id"] == "source-inline-ptx").expect("inline PTX found in the source");
+    let asm = risks
+        .iter()
+        .find(|r| r["id"] == "source-inline-ptx")
+        .expect("inline PTX found in the source");
     let ev = asm["evidence"][0].as_str().unwrap();
     assert!(ev.ends_with("k.cu:4:3"), "{ev}");
-    assert!(asm["targets"].as_array().unwrap().iter().any(|t| t == "gfx942"));
-    let item = v["checklist"].as_array().unwrap().iter().find(|c| c["item"] == "risk register lists every NVIDIA-specific feature").unwrap();
+    assert!(asm["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t == "gfx942"));
+    let item = v["checklist"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["item"] == "risk register lists every NVIDIA-specific feature")
+        .unwrap();
     assert_eq!(item["status"], "pass");
     // Without --source the same item needs a human.
     let out = kplan(&["plan", spec.to_str().unwrap(), "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let item = v["checklist"].as_array().unwrap().iter().find(|c| c["item"] == "risk register lists every NVIDIA-specific feature").unwrap();
+    let item = v["checklist"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["item"] == "risk register lists every NVIDIA-specific feature")
+        .unwrap();
     assert_eq!(item["status"], "needs-human");
 }
 
 #[test]
 fn missing_source_dir_is_a_usage_error() {
     let spec = root().join("examples/rmsnorm.toml");
-    let out = kplan(&["plan", spec.to_str().unwrap(), "--source", "/nonexistent/kplan-src"]);
+    let out = kplan(&[
+        "plan",
+        spec.to_str().unwrap(),
+        "--source",
+        "/nonexistent/kplan-src",
+    ]);
     assert_eq!(out.status.code(), Some(2));
 }

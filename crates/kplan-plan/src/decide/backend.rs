@@ -35,7 +35,11 @@ pub fn backend_matrix(targets: &[Target]) -> Vec<BackendEntry> {
                     ResolvedVia::Device => "device".into(),
                 },
                 warp_size: a.warp_size.value,
-                warp_sizes: if a.warp_sizes.is_empty() { a.warp_size.value.into_iter().collect() } else { a.warp_sizes.clone() },
+                warp_sizes: if a.warp_sizes.is_empty() {
+                    a.warp_size.value.into_iter().collect()
+                } else {
+                    a.warp_sizes.clone()
+                },
                 max_threads_per_block: a.max_threads_per_block.value,
                 shared_per_block_bytes: a.shared_per_block_bytes.value,
                 compute_units: t.device.and_then(|d| d.compute_units.value),
@@ -63,14 +67,24 @@ pub fn peak(spec: &Spec, t: &Target) -> Option<(f64, &'static str, Dtype, String
     let d = t.device?;
     let m = math_dtype(spec);
     let get = |tab: &std::collections::BTreeMap<Dtype, kplan_kb::Fact<f64>>, dt: Dtype| {
-        tab.get(&dt).and_then(|f| f.value.filter(|v| *v > 0.0).map(|v| (v, f.source.clone())))
+        tab.get(&dt)
+            .and_then(|f| f.value.filter(|v| *v > 0.0).map(|v| (v, f.source.clone())))
     };
     if spec.op.uses_matrix_units() {
         if let Some((v, s)) = get(&d.peak_tflops, m) {
             return Some((v, "matrix", m, s, None));
         }
         if let Some((v, s)) = get(&d.peak_vector_tflops, m) {
-            return Some((v, "vector", m, s, Some(format!("no matrix-unit peak for {} in the KB; vector peak used", m.as_str()))));
+            return Some((
+                v,
+                "vector",
+                m,
+                s,
+                Some(format!(
+                    "no matrix-unit peak for {} in the KB; vector peak used",
+                    m.as_str()
+                )),
+            ));
         }
         // No rate for the dtype: the fallback path upconverts (fp8 -> bf16/fp16, tf32 -> fp32).
         let wider: &[Dtype] = match m {
@@ -80,7 +94,8 @@ pub fn peak(spec: &Spec, t: &Target) -> Option<(f64, &'static str, Dtype, String
             _ => &[],
         };
         for w in wider {
-            if let Some((v, s)) = get(&d.peak_tflops, *w).or_else(|| get(&d.peak_vector_tflops, *w)) {
+            if let Some((v, s)) = get(&d.peak_tflops, *w).or_else(|| get(&d.peak_vector_tflops, *w))
+            {
                 return Some((
                     v,
                     "matrix",
@@ -97,9 +112,20 @@ pub fn peak(spec: &Spec, t: &Target) -> Option<(f64, &'static str, Dtype, String
     }
     // fp32 "matrix" entries of GPUs without fp32 matrix units (NVIDIA, RDNA) are the vector peak;
     // for half types without a vector entry, the fp32 vector rate is the conservative bound.
-    let fp32_note = |what: &str| Some(format!("no vector {} peak in the KB; {what} used", m.as_str()));
+    let fp32_note = |what: &str| {
+        Some(format!(
+            "no vector {} peak in the KB; {what} used",
+            m.as_str()
+        ))
+    };
     if let Some((v, s)) = get(&d.peak_vector_tflops, Dtype::Fp32) {
-        return Some((v, "vector", Dtype::Fp32, s, fp32_note("the vector fp32 peak")));
+        return Some((
+            v,
+            "vector",
+            Dtype::Fp32,
+            s,
+            fp32_note("the vector fp32 peak"),
+        ));
     }
     if let Some((v, s)) = get(&d.peak_tflops, Dtype::Fp32) {
         return Some((v, "fp32-table", Dtype::Fp32, s, fp32_note("the fp32 peak")));
@@ -117,7 +143,10 @@ pub fn op_targets(spec: &Spec, work: &Work, targets: &[Target]) -> Vec<OpTarget>
         .iter()
         .map(|t| {
             let pk = peak(spec, t);
-            let bw = t.device.and_then(|d| d.bandwidth_gbs.value).filter(|v| *v > 0.0);
+            let bw = t
+                .device
+                .and_then(|d| d.bandwidth_gbs.value)
+                .filter(|v| *v > 0.0);
             let mut sources = Vec::new();
             if let Some((_, _, _, s, _)) = &pk {
                 sources.push(s.clone());
@@ -142,13 +171,20 @@ pub fn op_targets(spec: &Spec, work: &Work, targets: &[Target]) -> Vec<OpTarget>
                 notes.push(n.clone());
             }
             match t.device {
-                None => notes.push(format!("the KB has no device for {}: bandwidth and peak unknown", t.arch.id)),
+                None => notes.push(format!(
+                    "the KB has no device for {}: bandwidth and peak unknown",
+                    t.arch.id
+                )),
                 Some(d) => {
                     if bw.is_none() {
                         notes.push(format!("bandwidth of {} unknown in the KB", d.name));
                     }
                     if pk.is_none() {
-                        notes.push(format!("peak {} TFLOP/s of {} unknown in the KB", math_dtype(spec).as_str(), d.name));
+                        notes.push(format!(
+                            "peak {} TFLOP/s of {} unknown in the KB",
+                            math_dtype(spec).as_str(),
+                            d.name
+                        ));
                     }
                 }
             }
@@ -210,9 +246,19 @@ pub fn dtype_support(spec: &Spec, kb: &Kb, targets: &[Target]) -> Vec<DtypeSuppo
             if feats.len() > 1 {
                 let parts: Vec<(String, Availability, Option<String>)> = feats
                     .iter()
-                    .map(|f| (f.to_string(), kb.availability(f, &t.arch.id), kb.support(f, &t.arch.id).map(|s| s.source.clone())))
+                    .map(|f| {
+                        (
+                            f.to_string(),
+                            kb.availability(f, &t.arch.id),
+                            kb.support(f, &t.arch.id).map(|s| s.source.clone()),
+                        )
+                    })
                     .collect();
-                let yes: Vec<&str> = parts.iter().filter(|p| p.1 == Availability::Yes).map(|p| p.0.as_str()).collect();
+                let yes: Vec<&str> = parts
+                    .iter()
+                    .filter(|p| p.1 == Availability::Yes)
+                    .map(|p| p.0.as_str())
+                    .collect();
                 let status = if !yes.is_empty() {
                     "yes"
                 } else if parts.iter().any(|p| p.1 == Availability::Partial) {
@@ -225,7 +271,17 @@ pub fn dtype_support(spec: &Spec, kb: &Kb, targets: &[Target]) -> Vec<DtypeSuppo
                 let note = if yes.is_empty() {
                     None
                 } else {
-                    Some(format!("encodings: {}", yes.iter().map(|f| if *f == "fp8-ocp" { "OCP (e4m3fn/e5m2)" } else { "FNUZ (e4m3fnuz/e5m2fnuz)" }).collect::<Vec<_>>().join(", ")))
+                    Some(format!(
+                        "encodings: {}",
+                        yes.iter()
+                            .map(|f| if *f == "fp8-ocp" {
+                                "OCP (e4m3fn/e5m2)"
+                            } else {
+                                "FNUZ (e4m3fnuz/e5m2fnuz)"
+                            })
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))
                 };
                 out.push(DtypeSupport {
                     target: t.name.clone(),
@@ -246,7 +302,8 @@ pub fn dtype_support(spec: &Spec, kb: &Kb, targets: &[Target]) -> Vec<DtypeSuppo
                 status: avail_str(status).into(),
                 feature: Some(f.into()),
                 note: s.and_then(|s| s.note.clone()).or_else(|| {
-                    (status == Availability::Unknown).then(|| format!("the KB has no `{f}` entry for {}", t.arch.id))
+                    (status == Availability::Unknown)
+                        .then(|| format!("the KB has no `{f}` entry for {}", t.arch.id))
                 }),
                 source: s.map(|s| s.source.clone()),
             });

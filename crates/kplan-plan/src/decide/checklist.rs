@@ -7,28 +7,68 @@ use crate::spec::{Expertise, Spec};
 use kplan_kb::{Kb, Vendor};
 
 fn item(item: &str, status: Status, evidence: String) -> ChecklistItem {
-    ChecklistItem { item: item.into(), status, evidence }
+    ChecklistItem {
+        item: item.into(),
+        status,
+        evidence,
+    }
 }
 
-pub fn review(spec: &Spec, kb: &Kb, targets: &[Target], plan: &Plan, source_scanned: bool) -> Vec<ChecklistItem> {
+pub fn review(
+    spec: &Spec,
+    kb: &Kb,
+    targets: &[Target],
+    plan: &Plan,
+    source_scanned: bool,
+) -> Vec<ChecklistItem> {
     let mut v = Vec::new();
 
     // 1
-    let no_ver: Vec<&str> = plan.backend_matrix.iter().filter(|b| b.min_toolchain.is_none()).map(|b| b.target.as_str()).collect();
+    let no_ver: Vec<&str> = plan
+        .backend_matrix
+        .iter()
+        .filter(|b| b.min_toolchain.is_none())
+        .map(|b| b.target.as_str())
+        .collect();
     v.push(if no_ver.is_empty() {
         item(
             "backend matrix defined with versions",
             Status::Pass,
-            plan.backend_matrix.iter().map(|b| format!("{}: {}", b.target, b.min_toolchain.as_deref().unwrap_or("?"))).collect::<Vec<_>>().join("; "),
+            plan.backend_matrix
+                .iter()
+                .map(|b| {
+                    format!(
+                        "{}: {}",
+                        b.target,
+                        b.min_toolchain.as_deref().unwrap_or("?")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
         )
     } else {
-        item("backend matrix defined with versions", Status::Fail, format!("no minimum toolchain in the KB for {}", join_names(&no_ver)))
+        item(
+            "backend matrix defined with versions",
+            Status::Fail,
+            format!("no minimum toolchain in the KB for {}", join_names(&no_ver)),
+        )
     });
 
     // 2
-    let gpu_warps: Vec<u32> = targets.iter().filter(|t| t.is_gpu()).filter_map(|t| t.warp()).collect();
-    let differ = gpu_warps.windows(2).any(|w| w[0] != w[1]) || targets.iter().any(|t| t.is_gpu() && t.arch.warp_sizes.len() > 1);
-    let unknown_warp: Vec<&str> = targets.iter().filter(|t| t.is_gpu() && t.warp().is_none()).map(|t| t.name.as_str()).collect();
+    let gpu_warps: Vec<u32> = targets
+        .iter()
+        .filter(|t| t.is_gpu())
+        .filter_map(|t| t.warp())
+        .collect();
+    let differ = gpu_warps.windows(2).any(|w| w[0] != w[1])
+        || targets
+            .iter()
+            .any(|t| t.is_gpu() && t.arch.warp_sizes.len() > 1);
+    let unknown_warp: Vec<&str> = targets
+        .iter()
+        .filter(|t| t.is_gpu() && t.warp().is_none())
+        .map(|t| t.name.as_str())
+        .collect();
     v.push(if !unknown_warp.is_empty() {
         item("warp size addressed", Status::NeedsHuman, format!("warp size unknown in the KB for {}", join_names(&unknown_warp)))
     } else if !differ {
@@ -40,25 +80,60 @@ pub fn review(spec: &Spec, kb: &Kb, targets: &[Target], plan: &Plan, source_scan
     });
 
     // 3
-    let uncovered: Vec<&str> = plan.strategy.per_target.iter().filter(|p| p.abstraction == "none").map(|p| p.target.as_str()).collect();
+    let uncovered: Vec<&str> = plan
+        .strategy
+        .per_target
+        .iter()
+        .filter(|p| p.abstraction == "none")
+        .map(|p| p.target.as_str())
+        .collect();
     v.push(if uncovered.is_empty() && plan.strategy.chosen != "none" {
         item(
             "strategy decided with justification",
             Status::Pass,
-            format!("{} ({} alternatives considered)", plan.strategy.chosen, plan.strategy.alternatives.iter().filter(|a| a.outcome != "not-applicable").count()),
+            format!(
+                "{} ({} alternatives considered)",
+                plan.strategy.chosen,
+                plan.strategy
+                    .alternatives
+                    .iter()
+                    .filter(|a| a.outcome != "not-applicable")
+                    .count()
+            ),
         )
     } else {
-        item("strategy decided with justification", Status::Fail, format!("no allowed abstraction covers {}", if uncovered.is_empty() { "the GPU targets".to_string() } else { join_names(&uncovered) }))
+        item(
+            "strategy decided with justification",
+            Status::Fail,
+            format!(
+                "no allowed abstraction covers {}",
+                if uncovered.is_empty() {
+                    "the GPU targets".to_string()
+                } else {
+                    join_names(&uncovered)
+                }
+            ),
+        )
     });
 
     // 4
-    let nv_feats: Vec<&String> = spec.features.iter().filter(|f| kb.feature(f).is_some_and(|x| x.origin == "nvidia")).collect();
+    let nv_feats: Vec<&String> = spec
+        .features
+        .iter()
+        .filter(|f| kb.feature(f).is_some_and(|x| x.origin == "nvidia"))
+        .collect();
     let unlisted: Vec<&str> = nv_feats
         .iter()
-        .filter(|f| !plan.risks.iter().any(|r| r.id.starts_with(&format!("feature-{f}-")) || r.id == format!("source-{f}")))
+        .filter(|f| {
+            !plan.risks.iter().any(|r| {
+                r.id.starts_with(&format!("feature-{f}-")) || r.id == format!("source-{f}")
+            })
+        })
         .map(|f| f.as_str())
         .collect();
-    let has_non_nv = targets.iter().any(|t| t.is_gpu() && t.vendor() != Vendor::Nvidia);
+    let has_non_nv = targets
+        .iter()
+        .any(|t| t.is_gpu() && t.vendor() != Vendor::Nvidia);
     v.push(if !unlisted.is_empty() && has_non_nv {
         item("risk register lists every NVIDIA-specific feature", Status::Fail, format!("not in the register: {}", unlisted.join(", ")))
     } else if source_scanned {
@@ -82,22 +157,53 @@ pub fn review(spec: &Spec, kb: &Kb, targets: &[Target], plan: &Plan, source_scan
     });
 
     // 5
-    v.push(if plan.tiles.len() == targets.len() && plan.tiles.iter().all(|t| t.shared_budget_bytes.map_or(true, |b| t.shared_bytes <= b)) {
-        item(
-            "tiles configurable",
-            Status::Pass,
-            format!("per-target tiles within each shared/LDS budget, exposed as {}", plan.tiles.first().map(|t| t.configuration.as_str()).unwrap_or("-")),
-        )
-    } else {
-        item("tiles configurable", Status::Fail, "a target has no tile within its shared/LDS budget".into())
-    });
+    v.push(
+        if plan.tiles.len() == targets.len()
+            && plan
+                .tiles
+                .iter()
+                .all(|t| t.shared_budget_bytes.map_or(true, |b| t.shared_bytes <= b))
+        {
+            item(
+                "tiles configurable",
+                Status::Pass,
+                format!(
+                    "per-target tiles within each shared/LDS budget, exposed as {}",
+                    plan.tiles
+                        .first()
+                        .map(|t| t.configuration.as_str())
+                        .unwrap_or("-")
+                ),
+            )
+        } else {
+            item(
+                "tiles configurable",
+                Status::Fail,
+                "a target has no tile within its shared/LDS budget".into(),
+            )
+        },
+    );
 
     // 6
-    let cpu: Vec<&str> = targets.iter().filter(|t| t.vendor() == Vendor::Cpu).map(|t| t.name.as_str()).collect();
+    let cpu: Vec<&str> = targets
+        .iter()
+        .filter(|t| t.vendor() == Vendor::Cpu)
+        .map(|t| t.name.as_str())
+        .collect();
     v.push(if cpu.is_empty() {
-        item("CPU fallback decided", Status::Fail, "no CPU target in [backends] targets: add e.g. `cpu-x86_64`".into())
+        item(
+            "CPU fallback decided",
+            Status::Fail,
+            "no CPU target in [backends] targets: add e.g. `cpu-x86_64`".into(),
+        )
     } else {
-        let imp: Vec<String> = plan.strategy.per_target.iter().filter(|p| cpu.contains(&p.target.as_str())).map(|p| format!("{}: {}", p.target, p.implementation)).collect();
+        let imp: Vec<String> = plan
+            .strategy
+            .per_target
+            .iter()
+            .filter(|p| cpu.contains(&p.target.as_str()))
+            .map(|p| format!("{}: {}", p.target, p.implementation))
+            .collect();
         item("CPU fallback decided", Status::Pass, imp.join("; "))
     });
 
@@ -110,7 +216,12 @@ pub fn review(spec: &Spec, kb: &Kb, targets: &[Target], plan: &Plan, source_scan
     let run_vendors: Vec<&str> = {
         let mut vs: Vec<&str> = targets
             .iter()
-            .filter(|t| plan.ci.legs.iter().any(|l| l.kind == "run" && l.target == t.name))
+            .filter(|t| {
+                plan.ci
+                    .legs
+                    .iter()
+                    .any(|l| l.kind == "run" && l.target == t.name)
+            })
             .map(|t| t.vendor().as_str())
             .collect();
         vs.sort();
@@ -129,11 +240,20 @@ pub fn review(spec: &Spec, kb: &Kb, targets: &[Target], plan: &Plan, source_scan
             ),
         )
     } else {
-        item("CI covers every backend", Status::Fail, format!("no CI leg for {}", join_names(&missing)))
+        item(
+            "CI covers every backend",
+            Status::Fail,
+            format!("no CI leg for {}", join_names(&missing)),
+        )
     });
 
     // 8
-    let unknown: Vec<&str> = plan.performance.iter().filter(|p| p.expected_low.is_none()).map(|p| p.target.as_str()).collect();
+    let unknown: Vec<&str> = plan
+        .performance
+        .iter()
+        .filter(|p| p.expected_low.is_none())
+        .map(|p| p.target.as_str())
+        .collect();
     v.push(if unknown.is_empty() {
         item("performance per backend documented", Status::Pass, "roofline and expected range for every target (section 8)".into())
     } else {
@@ -160,10 +280,14 @@ pub fn review(spec: &Spec, kb: &Kb, targets: &[Target], plan: &Plan, source_scan
     // 10
     let secondary: Vec<&str> = {
         let mut s = Vec::new();
-        if targets.iter().any(|t| t.vendor() == Vendor::Amd) && !spec.expertise.contains(&Expertise::Hip) {
+        if targets.iter().any(|t| t.vendor() == Vendor::Amd)
+            && !spec.expertise.contains(&Expertise::Hip)
+        {
             s.push("AMD/HIP");
         }
-        if targets.iter().any(|t| t.vendor() == Vendor::Nvidia) && !spec.expertise.contains(&Expertise::Cuda) {
+        if targets.iter().any(|t| t.vendor() == Vendor::Nvidia)
+            && !spec.expertise.contains(&Expertise::Cuda)
+        {
             s.push("NVIDIA/CUDA");
         }
         s
@@ -174,9 +298,19 @@ pub fn review(spec: &Spec, kb: &Kb, targets: &[Target], plan: &Plan, source_scan
         if spec.expertise.is_empty() {
             "team expertise not given; name a reviewer for each backend".into()
         } else if secondary.is_empty() {
-            format!("team lists {}: name the reviewer in the PR", spec.expertise.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(", "))
+            format!(
+                "team lists {}: name the reviewer in the PR",
+                spec.expertise
+                    .iter()
+                    .map(|e| e.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         } else {
-            format!("team lists no {} experience: find a reviewer who has it", secondary.join(" or "))
+            format!(
+                "team lists no {} experience: find a reviewer who has it",
+                secondary.join(" or ")
+            )
         },
     ));
     v

@@ -8,12 +8,23 @@ use crate::model::{Ci, CiLeg, Strategy};
 use kplan_kb::{Kb, Vendor};
 
 fn toolchain(t_arch: &kplan_kb::Arch, abstraction: &str) -> String {
-    let min = t_arch.min_toolchain.value.clone().unwrap_or_else(|| "version unknown".into());
-    let target = t_arch.compile_target.clone().unwrap_or_else(|| t_arch.id.clone());
+    let min = t_arch
+        .min_toolchain
+        .value
+        .clone()
+        .unwrap_or_else(|| "version unknown".into());
+    let target = t_arch
+        .compile_target
+        .clone()
+        .unwrap_or_else(|| t_arch.id.clone());
     match (t_arch.vendor, abstraction) {
         (Vendor::Nvidia | Vendor::Amd, "triton") => format!(
             "triton (GPUTarget {} {}; no GPU needed to compile), {min}",
-            if t_arch.vendor == Vendor::Nvidia { "cuda" } else { "hip" },
+            if t_arch.vendor == Vendor::Nvidia {
+                "cuda"
+            } else {
+                "hip"
+            },
             target
         ),
         (Vendor::Nvidia, _) => format!("nvcc -arch={target} ({min} or newer)"),
@@ -28,8 +39,20 @@ fn toolchain(t_arch: &kplan_kb::Arch, abstraction: &str) -> String {
 pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
     let mut legs: Vec<CiLeg> = Vec::new();
     let mut notes = Vec::new();
-    let abs_of = |name: &str| strategy.per_target.iter().find(|p| p.target == name).map(|p| p.abstraction.clone()).unwrap_or_default();
-    let gpu_abs = strategy.per_target.iter().find(|p| p.abstraction != "cpu-fallback").map(|p| p.abstraction.clone()).unwrap_or_default();
+    let abs_of = |name: &str| {
+        strategy
+            .per_target
+            .iter()
+            .find(|p| p.target == name)
+            .map(|p| p.abstraction.clone())
+            .unwrap_or_default()
+    };
+    let gpu_abs = strategy
+        .per_target
+        .iter()
+        .find(|p| p.abstraction != "cpu-fallback")
+        .map(|p| p.abstraction.clone())
+        .unwrap_or_default();
 
     for t in targets {
         let abs = abs_of(&t.name);
@@ -41,7 +64,11 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
                 target: t.name.clone(),
                 arch: t.arch.id.clone(),
                 toolchain: ts.clone(),
-                runner: if t.vendor() == Vendor::Apple { "macOS runner (the Metal compiler ships with Xcode)".into() } else { "CI host (no GPU)".into() },
+                runner: if t.vendor() == Vendor::Apple {
+                    "macOS runner (the Metal compiler ships with Xcode)".into()
+                } else {
+                    "CI host (no GPU)".into()
+                },
                 why: "spec target: the code must build for it on every change".into(),
             });
             legs.push(CiLeg {
@@ -61,13 +88,17 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
                 arch: t.arch.id.clone(),
                 toolchain: ts,
                 runner: "CI host".into(),
-                why: "CPU fallback and verification reference: builds and runs on every CI run".into(),
+                why: "CPU fallback and verification reference: builds and runs on every CI run"
+                    .into(),
             });
         }
     }
 
     // Two NVIDIA SM generations.
-    let nv: Vec<&Target> = targets.iter().filter(|t| t.vendor() == Vendor::Nvidia).collect();
+    let nv: Vec<&Target> = targets
+        .iter()
+        .filter(|t| t.vendor() == Vendor::Nvidia)
+        .collect();
     if !nv.is_empty() {
         let mut gens: Vec<u32> = nv.iter().filter_map(|t| t.sm()).map(|s| s / 10).collect();
         gens.sort();
@@ -80,14 +111,27 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
                 .iter()
                 .filter(|a| a.vendor == Vendor::Nvidia)
                 .filter(|a| {
-                    let s: String = a.id.trim_start_matches("sm_").chars().take_while(|c| c.is_ascii_digit()).collect();
+                    let s: String =
+                        a.id.trim_start_matches("sm_")
+                            .chars()
+                            .take_while(|c| c.is_ascii_digit())
+                            .collect();
                     s.parse::<u32>().is_ok_and(|s| s / 10 != have)
                 })
                 .collect();
             cands.sort_by_key(|a| {
-                let s: u32 = a.id.trim_start_matches("sm_").chars().take_while(|c| c.is_ascii_digit()).collect::<String>().parse().unwrap_or(0);
+                let s: u32 =
+                    a.id.trim_start_matches("sm_")
+                        .chars()
+                        .take_while(|c| c.is_ascii_digit())
+                        .collect::<String>()
+                        .parse()
+                        .unwrap_or(0);
                 let g = s / 10;
-                (if g < have { 0 } else { 1 }, if g < have { u32::MAX - s } else { s })
+                (
+                    if g < have { 0 } else { 1 },
+                    if g < have { u32::MAX - s } else { s },
+                )
             });
             if let Some(a) = cands.first() {
                 legs.push(CiLeg {
@@ -107,7 +151,11 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
                     toolchain: toolchain(a, &gpu_abs),
                     runner: format!(
                         "self-hosted runner with {}",
-                        a.reference_device.as_deref().and_then(|d| kb.device(d)).map(|d| d.name.clone()).unwrap_or_else(|| format!("a {} GPU", a.id))
+                        a.reference_device
+                            .as_deref()
+                            .and_then(|d| kb.device(d))
+                            .map(|d| d.name.clone())
+                            .unwrap_or_else(|| format!("a {} GPU", a.id))
                     ),
                     why: "coverage: at least two NVIDIA SM generations".into(),
                 });
@@ -118,9 +166,16 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
     }
 
     // One CDNA target.
-    let amd: Vec<&Target> = targets.iter().filter(|t| t.vendor() == Vendor::Amd).collect();
+    let amd: Vec<&Target> = targets
+        .iter()
+        .filter(|t| t.vendor() == Vendor::Amd)
+        .collect();
     if !amd.is_empty() && !amd.iter().any(|t| t.is_cdna()) {
-        let pick = kb.arch("gfx942").or_else(|| kb.archs.iter().find(|a| a.vendor == Vendor::Amd && !a.id.starts_with("gfx1")));
+        let pick = kb.arch("gfx942").or_else(|| {
+            kb.archs
+                .iter()
+                .find(|a| a.vendor == Vendor::Amd && !a.id.starts_with("gfx1"))
+        });
         match pick {
             Some(a) => {
                 for kind in ["compile", "run"] {
@@ -135,19 +190,30 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
                         } else {
                             format!(
                                 "self-hosted runner with {}",
-                                a.reference_device.as_deref().and_then(|d| kb.device(d)).map(|d| d.name.clone()).unwrap_or_else(|| format!("a {} GPU", a.id))
+                                a.reference_device
+                                    .as_deref()
+                                    .and_then(|d| kb.device(d))
+                                    .map(|d| d.name.clone())
+                                    .unwrap_or_else(|| format!("a {} GPU", a.id))
                             )
                         },
-                        why: "coverage: at least one CDNA (wave64) target when AMD is in scope".into(),
+                        why: "coverage: at least one CDNA (wave64) target when AMD is in scope"
+                            .into(),
                     });
                 }
             }
-            None => notes.push("no CDNA architecture in the KB: CDNA coverage cannot be named".into()),
+            None => {
+                notes.push("no CDNA architecture in the KB: CDNA coverage cannot be named".into())
+            }
         }
     }
 
     if !targets.iter().any(|t| !t.is_gpu()) {
-        let host = if cfg!(target_arch = "aarch64") { "cpu-aarch64" } else { "cpu-x86_64" };
+        let host = if cfg!(target_arch = "aarch64") {
+            "cpu-aarch64"
+        } else {
+            "cpu-x86_64"
+        };
         if let Ok(r) = kb.resolve(host) {
             legs.push(CiLeg {
                 name: format!("run-{}", r.arch.id),
@@ -165,7 +231,10 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
     // Two spec names for one architecture (`sm_90a` and `h200`) share a leg.
     let mut merged: Vec<CiLeg> = Vec::new();
     for l in legs {
-        match merged.iter_mut().find(|m| m.kind == l.kind && m.arch == l.arch) {
+        match merged
+            .iter_mut()
+            .find(|m| m.kind == l.kind && m.arch == l.arch)
+        {
             Some(m) => {
                 if m.target != l.target && !m.why.contains(&format!("`{}`", l.target)) {
                     m.why = format!("{} (also covers spec target `{}`)", m.why, l.target);

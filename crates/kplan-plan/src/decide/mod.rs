@@ -36,7 +36,8 @@ impl Target<'_> {
     /// RDNA-class AMD architecture: runs wave32 by default, wave64 selectable.
     pub fn is_rdna(&self) -> bool {
         self.arch.vendor == Vendor::Amd
-            && (self.arch.family.to_ascii_uppercase().starts_with("RDNA") || self.arch.id.starts_with("gfx1"))
+            && (self.arch.family.to_ascii_uppercase().starts_with("RDNA")
+                || self.arch.id.starts_with("gfx1"))
     }
     /// CDNA-class (datacenter, MFMA) AMD architecture.
     pub fn is_cdna(&self) -> bool {
@@ -47,7 +48,13 @@ impl Target<'_> {
         if self.arch.vendor != Vendor::Nvidia {
             return None;
         }
-        let digits: String = self.arch.id.trim_start_matches("sm_").chars().take_while(|c| c.is_ascii_digit()).collect();
+        let digits: String = self
+            .arch
+            .id
+            .trim_start_matches("sm_")
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
         digits.parse().ok()
     }
 }
@@ -58,7 +65,12 @@ pub fn resolve_targets<'kb>(spec: &Spec, kb: &'kb Kb) -> Vec<Target<'kb>> {
     spec.targets
         .iter()
         .filter_map(|n| kb.resolve(n).ok())
-        .map(|r| Target { name: r.name, arch: r.arch, device: r.device, via: r.via })
+        .map(|r| Target {
+            name: r.name,
+            arch: r.arch,
+            device: r.device,
+            via: r.via,
+        })
         .collect()
 }
 

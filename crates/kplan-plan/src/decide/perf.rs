@@ -27,10 +27,14 @@ pub fn expectations(
     let mut out = Vec::new();
     for (t, o) in targets.iter().zip(ops) {
         let imp = strategy.per_target.iter().find(|p| p.target == t.name);
-        let abs_name = imp.map(|p| p.abstraction.clone()).unwrap_or_else(|| "none".into());
+        let abs_name = imp
+            .map(|p| p.abstraction.clone())
+            .unwrap_or_else(|| "none".into());
         let group = match abs_name.as_str() {
             "cpu-fallback" => "hand-written",
-            n => abstraction_of(n).map(strategy_group).unwrap_or("hand-written"),
+            n => abstraction_of(n)
+                .map(strategy_group)
+                .unwrap_or("hand-written"),
         };
         let rl = match (o.peak_tflops, o.bandwidth_gbs) {
             (Some(p), Some(b)) => roofline(work, p, b),
@@ -39,7 +43,8 @@ pub fn expectations(
         let mut class = op_class(spec.op, rows);
         // A matrix op that is memory-bound on this target (skinny GEMM, short sequences) moves
         // bytes like a streaming kernel.
-        if rl.is_some_and(|r| r.bound == Bound::Memory) && (class == "gemm" || class == "attention") {
+        if rl.is_some_and(|r| r.bound == Bound::Memory) && (class == "gemm" || class == "attention")
+        {
             class = "streaming";
         }
         let e = eff.lookup(t.vendor().as_str(), class, group);
@@ -47,7 +52,9 @@ pub fn expectations(
             let mut ms: Vec<&kplan_kb::Measurement> = kb
                 .measurements
                 .iter()
-                .filter(|m| m.op == spec.op.as_str() && m.device == d.id && m.dtype == spec.storage.as_str())
+                .filter(|m| {
+                    m.op == spec.op.as_str() && m.device == d.id && m.dtype == spec.storage.as_str()
+                })
                 .collect();
             let shape = problem_shape(&spec.problem);
             ms.sort_by_key(|m| if m.shape == shape { 0 } else { 1 });
@@ -60,9 +67,21 @@ pub fn expectations(
                     m.kernel,
                     m.dtype,
                     d.name,
-                    if m.shape.is_empty() { "unspecified".to_string() } else { m.shape.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ") },
+                    if m.shape.is_empty() {
+                        "unspecified".to_string()
+                    } else {
+                        m.shape
+                            .iter()
+                            .map(|(k, v)| format!("{k}={v}"))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    },
                     m.date,
-                    if m.shape == shape { "" } else { " (different shape from this spec)" }
+                    if m.shape == shape {
+                        ""
+                    } else {
+                        " (different shape from this spec)"
+                    }
                 ),
                 source: m.source.clone(),
             })
@@ -71,7 +90,13 @@ pub fn expectations(
             target: t.name.clone(),
             bound: rl.map(|r| r.bound),
             roofline: rl.map(|r| r.value),
-            unit: rl.map(|r| if r.bound == Bound::Memory { "GB/s".to_string() } else { "TFLOP/s".to_string() }),
+            unit: rl.map(|r| {
+                if r.bound == Bound::Memory {
+                    "GB/s".to_string()
+                } else {
+                    "TFLOP/s".to_string()
+                }
+            }),
             expected_low: None,
             expected_high: None,
             measured,
@@ -125,14 +150,22 @@ pub fn expectations(
         }
         out.push(p);
     }
-    let best = out.iter().filter_map(|p| p.expected_time_us).fold(f64::INFINITY, f64::min);
+    let best = out
+        .iter()
+        .filter_map(|p| p.expected_time_us)
+        .fold(f64::INFINITY, f64::min);
     if best.is_finite() && best > 0.0 {
         for p in &mut out {
             p.gap_vs_fastest = p.expected_time_us.map(|t| t / best);
         }
     }
     let mut notes = Vec::new();
-    if let Some(fast) = out.iter().filter(|p| p.gap_vs_fastest == Some(1.0)).map(|p| p.target.clone()).next() {
+    if let Some(fast) = out
+        .iter()
+        .filter(|p| p.gap_vs_fastest == Some(1.0))
+        .map(|p| p.target.clone())
+        .next()
+    {
         let slow: Vec<String> = out
             .iter()
             .filter_map(|p| p.gap_vs_fastest.map(|g| (p, g)))
@@ -140,12 +173,22 @@ pub fn expectations(
             .map(|(p, g)| format!("{} {:.1}x", p.target, g))
             .collect();
         if !slow.is_empty() {
-            notes.push(format!("expected time per call relative to the fastest target ({fast}): {}", slow.join(", ")));
+            notes.push(format!(
+                "expected time per call relative to the fastest target ({fast}): {}",
+                slow.join(", ")
+            ));
         }
     }
-    let unknown: Vec<&str> = out.iter().filter(|p| p.roofline.is_none()).map(|p| p.target.as_str()).collect();
+    let unknown: Vec<&str> = out
+        .iter()
+        .filter(|p| p.roofline.is_none())
+        .map(|p| p.target.as_str())
+        .collect();
     if !unknown.is_empty() {
-        notes.push(format!("no number for {}: the KB lacks the device peak or bandwidth (unknown stays unknown)", unknown.join(", ")));
+        notes.push(format!(
+            "no number for {}: the KB lacks the device peak or bandwidth (unknown stays unknown)",
+            unknown.join(", ")
+        ));
     }
     (out, notes)
 }
@@ -168,7 +211,13 @@ fn problem_shape(p: &Problem) -> std::collections::BTreeMap<String, u64> {
             m.insert("n".into(), *n);
             m.insert("k".into(), *k);
         }
-        Problem::Attention { batch, heads, seq_q, head_dim, .. } => {
+        Problem::Attention {
+            batch,
+            heads,
+            seq_q,
+            head_dim,
+            ..
+        } => {
             m.insert("batch".into(), *batch);
             m.insert("heads".into(), *heads);
             m.insert("seq".into(), *seq_q);

@@ -19,7 +19,13 @@ pub struct SourceFinding {
     pub locations: Vec<String>,
 }
 
-pub fn register(spec: &Spec, kb: &Kb, targets: &[Target], strategy: &Strategy, findings: &[SourceFinding]) -> Vec<Risk> {
+pub fn register(
+    spec: &Spec,
+    kb: &Kb,
+    targets: &[Target],
+    strategy: &Strategy,
+    findings: &[SourceFinding],
+) -> Vec<Risk> {
     let mut risks = Vec::new();
     let gpu: Vec<&Target> = targets.iter().filter(|t| t.is_gpu()).collect();
     let names = |v: &[&Target]| v.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
@@ -37,24 +43,41 @@ pub fn register(spec: &Spec, kb: &Kb, targets: &[Target], strategy: &Strategy, f
         }
     }
     if sizes.len() > 1 {
-        let affected: Vec<&Target> = gpu.iter().copied().filter(|t| t.warp() != Some(32) || t.arch.warp_sizes.len() > 1).collect();
+        let affected: Vec<&Target> = gpu
+            .iter()
+            .copied()
+            .filter(|t| t.warp() != Some(32) || t.arch.warp_sizes.len() > 1)
+            .collect();
         let evidence: Vec<String> = gpu
             .iter()
             .map(|t| {
                 let sel = if t.arch.warp_sizes.len() > 1 {
-                    format!(" (selectable: {})", t.arch.warp_sizes.iter().map(|w| w.to_string()).collect::<Vec<_>>().join("/"))
+                    format!(
+                        " (selectable: {})",
+                        t.arch
+                            .warp_sizes
+                            .iter()
+                            .map(|w| w.to_string())
+                            .collect::<Vec<_>>()
+                            .join("/")
+                    )
                 } else {
                     String::new()
                 };
                 format!(
                     "{}: warp size {}{sel} [{}]",
                     t.name,
-                    t.warp().map(|w| w.to_string()).unwrap_or_else(|| "unknown".into()),
+                    t.warp()
+                        .map(|w| w.to_string())
+                        .unwrap_or_else(|| "unknown".into()),
                     t.arch.warp_size.source
                 )
             })
             .collect();
-        let mut srcs: Vec<String> = gpu.iter().map(|t| t.arch.warp_size.source.clone()).collect();
+        let mut srcs: Vec<String> = gpu
+            .iter()
+            .map(|t| t.arch.warp_size.source.clone())
+            .collect();
         srcs.push("LCPP-11519".into());
         srcs.sort();
         srcs.dedup();
@@ -104,11 +127,20 @@ pub fn register(spec: &Spec, kb: &Kb, targets: &[Target], strategy: &Strategy, f
     }
 
     // Shared memory / LDS budget.
-    let budgets: Vec<(&Target, u64)> =
-        gpu.iter().filter_map(|t| t.arch.shared_per_block_bytes.value.map(|b| (*t, b))).collect();
-    if let (Some(min), Some(max)) = (budgets.iter().map(|b| b.1).min(), budgets.iter().map(|b| b.1).max()) {
+    let budgets: Vec<(&Target, u64)> = gpu
+        .iter()
+        .filter_map(|t| t.arch.shared_per_block_bytes.value.map(|b| (*t, b)))
+        .collect();
+    if let (Some(min), Some(max)) = (
+        budgets.iter().map(|b| b.1).min(),
+        budgets.iter().map(|b| b.1).max(),
+    ) {
         if max as f64 > 1.5 * min as f64 {
-            let small: Vec<&Target> = budgets.iter().filter(|b| (b.1 as f64) * 1.5 < max as f64).map(|b| b.0).collect();
+            let small: Vec<&Target> = budgets
+                .iter()
+                .filter(|b| (b.1 as f64) * 1.5 < max as f64)
+                .map(|b| b.0)
+                .collect();
             risks.push(Risk {
                 id: "shared-memory-budget".into(),
                 title: format!("shared memory/LDS per block differs: {} to {}", kib(min), kib(max)),
@@ -150,8 +182,14 @@ pub fn register(spec: &Spec, kb: &Kb, targets: &[Target], strategy: &Strategy, f
                     "{}: {}{}{} [{}]",
                     t.name,
                     super::backend::avail_str(s.status),
-                    s.min_toolchain.as_ref().map(|m| format!(" (from {m})")).unwrap_or_default(),
-                    s.note.as_ref().map(|n| format!(", {n}")).unwrap_or_default(),
+                    s.min_toolchain
+                        .as_ref()
+                        .map(|m| format!(" (from {m})"))
+                        .unwrap_or_default(),
+                    s.note
+                        .as_ref()
+                        .map(|n| format!(", {n}"))
+                        .unwrap_or_default(),
                     s.source
                 ),
                 None => format!("{}: unknown (no KB entry)", t.name),
@@ -190,8 +228,17 @@ pub fn register(spec: &Spec, kb: &Kb, targets: &[Target], strategy: &Strategy, f
                 });
             }
         }
-        let non_nv: Vec<&Target> = gpu.iter().copied().filter(|t| t.vendor() != Vendor::Nvidia).collect();
-        if feat.origin == "nvidia" && !non_nv.is_empty() && !by.contains_key("no") && !by.contains_key("partial") && !by.contains_key("unknown") {
+        let non_nv: Vec<&Target> = gpu
+            .iter()
+            .copied()
+            .filter(|t| t.vendor() != Vendor::Nvidia)
+            .collect();
+        if feat.origin == "nvidia"
+            && !non_nv.is_empty()
+            && !by.contains_key("no")
+            && !by.contains_key("partial")
+            && !by.contains_key("unknown")
+        {
             risks.push(Risk {
                 id: format!("feature-{f}-nvidia-origin"),
                 title: format!("`{f}` is NVIDIA's API; other targets provide it through a translation", ),
@@ -208,19 +255,49 @@ pub fn register(spec: &Spec, kb: &Kb, targets: &[Target], strategy: &Strategy, f
 
     // fp8 encodings.
     if spec.storage == Dtype::Fp8 || spec.compute == Dtype::Fp8 {
-        let ocp: Vec<&Target> = gpu.iter().copied().filter(|t| kb.availability("fp8-ocp", &t.arch.id) == Availability::Yes).collect();
-        let fnuz: Vec<&Target> = gpu.iter().copied().filter(|t| kb.availability("fp8-fnuz", &t.arch.id) == Availability::Yes).collect();
-        let neither: Vec<&Target> = gpu.iter().copied().filter(|t| !ocp.iter().any(|o| o.name == t.name) && !fnuz.iter().any(|o| o.name == t.name)).collect();
-        let fnuz_only: Vec<&Target> = fnuz.iter().copied().filter(|t| !ocp.iter().any(|o| o.name == t.name)).collect();
-        let ocp_only: Vec<&Target> = ocp.iter().copied().filter(|t| !fnuz.iter().any(|o| o.name == t.name)).collect();
+        let ocp: Vec<&Target> = gpu
+            .iter()
+            .copied()
+            .filter(|t| kb.availability("fp8-ocp", &t.arch.id) == Availability::Yes)
+            .collect();
+        let fnuz: Vec<&Target> = gpu
+            .iter()
+            .copied()
+            .filter(|t| kb.availability("fp8-fnuz", &t.arch.id) == Availability::Yes)
+            .collect();
+        let neither: Vec<&Target> = gpu
+            .iter()
+            .copied()
+            .filter(|t| {
+                !ocp.iter().any(|o| o.name == t.name) && !fnuz.iter().any(|o| o.name == t.name)
+            })
+            .collect();
+        let fnuz_only: Vec<&Target> = fnuz
+            .iter()
+            .copied()
+            .filter(|t| !ocp.iter().any(|o| o.name == t.name))
+            .collect();
+        let ocp_only: Vec<&Target> = ocp
+            .iter()
+            .copied()
+            .filter(|t| !fnuz.iter().any(|o| o.name == t.name))
+            .collect();
         let mismatch_with_spec: Vec<&Target> = match spec.fp8_encoding {
             Some(Fp8Encoding::Ocp) => fnuz_only.clone(),
             Some(Fp8Encoding::Fnuz) => ocp_only.clone(),
             None => Vec::new(),
         };
-        if (!fnuz_only.is_empty() && !ocp.is_empty()) || !mismatch_with_spec.is_empty() || !neither.is_empty() {
+        if (!fnuz_only.is_empty() && !ocp.is_empty())
+            || !mismatch_with_spec.is_empty()
+            || !neither.is_empty()
+        {
             let mut affected = fnuz_only.clone();
-            affected.extend(mismatch_with_spec.iter().copied().filter(|t| !fnuz_only.iter().any(|o| o.name == t.name)));
+            affected.extend(
+                mismatch_with_spec
+                    .iter()
+                    .copied()
+                    .filter(|t| !fnuz_only.iter().any(|o| o.name == t.name)),
+            );
             affected.extend(neither.iter().copied());
             risks.push(Risk {
                 id: "fp8-encoding".into(),
@@ -262,26 +339,58 @@ pub fn register(spec: &Spec, kb: &Kb, targets: &[Target], strategy: &Strategy, f
             Dtype::Tf32 => "tf32-matrix",
             _ => continue,
         };
-        let miss: Vec<&Target> = gpu.iter().copied().filter(|t| kb.availability(f, &t.arch.id) == Availability::No).collect();
+        let miss: Vec<&Target> = gpu
+            .iter()
+            .copied()
+            .filter(|t| kb.availability(f, &t.arch.id) == Availability::No)
+            .collect();
         if !miss.is_empty() && !risks.iter().any(|r| r.id == format!("dtype-{f}")) {
             risks.push(Risk {
                 id: format!("dtype-{f}"),
-                title: format!("{} not supported natively on {}", d.as_str(), join_names(&names(&miss))),
+                title: format!(
+                    "{} not supported natively on {}",
+                    d.as_str(),
+                    join_names(&names(&miss))
+                ),
                 kind: "dtype".into(),
                 targets: names(&miss),
                 severity: "high".into(),
-                mitigation: format!("store {} but compute in fp32 on these targets (convert on load)", d.as_str()),
+                mitigation: format!(
+                    "store {} but compute in fp32 on these targets (convert on load)",
+                    d.as_str()
+                ),
                 fallback: kb.feature(f).and_then(|x| x.fallback.clone()),
-                evidence: miss.iter().map(|t| format!("{}: `{f}` no [{}]", t.name, kb.support(f, &t.arch.id).map(|s| s.source.as_str()).unwrap_or("-"))).collect(),
-                sources: miss.iter().filter_map(|t| kb.support(f, &t.arch.id).map(|s| s.source.clone())).collect(),
+                evidence: miss
+                    .iter()
+                    .map(|t| {
+                        format!(
+                            "{}: `{f}` no [{}]",
+                            t.name,
+                            kb.support(f, &t.arch.id)
+                                .map(|s| s.source.as_str())
+                                .unwrap_or("-")
+                        )
+                    })
+                    .collect(),
+                sources: miss
+                    .iter()
+                    .filter_map(|t| kb.support(f, &t.arch.id).map(|s| s.source.clone()))
+                    .collect(),
             });
         }
     }
 
     // Inline assembly in the spec's features.
-    for (f, vendor) in [("inline-ptx", Vendor::Nvidia), ("inline-gcn-asm", Vendor::Amd)] {
+    for (f, vendor) in [
+        ("inline-ptx", Vendor::Nvidia),
+        ("inline-gcn-asm", Vendor::Amd),
+    ] {
         if spec.features.iter().any(|x| x == f) {
-            let other: Vec<&Target> = gpu.iter().copied().filter(|t| t.vendor() != vendor).collect();
+            let other: Vec<&Target> = gpu
+                .iter()
+                .copied()
+                .filter(|t| t.vendor() != vendor)
+                .collect();
             risks.push(Risk {
                 id: format!("{f}-guard"),
                 title: format!("`{f}` ties code to one ISA"),
@@ -297,8 +406,15 @@ pub fn register(spec: &Spec, kb: &Kb, targets: &[Target], strategy: &Strategy, f
     }
 
     // Triton num_warps semantics on wave64.
-    let triton_used = strategy.per_target.iter().any(|p| p.abstraction == "triton");
-    let wave64: Vec<&Target> = gpu.iter().copied().filter(|t| t.warp() == Some(64)).collect();
+    let triton_used = strategy
+        .per_target
+        .iter()
+        .any(|p| p.abstraction == "triton");
+    let wave64: Vec<&Target> = gpu
+        .iter()
+        .copied()
+        .filter(|t| t.warp() == Some(64))
+        .collect();
     if triton_used && !wave64.is_empty() {
         risks.push(Risk {
             id: "triton-num-warps".into(),
@@ -316,7 +432,11 @@ pub fn register(spec: &Spec, kb: &Kb, targets: &[Target], strategy: &Strategy, f
     }
 
     // AMD tuning gap for memory-bound code.
-    let amd: Vec<&Target> = gpu.iter().copied().filter(|t| t.vendor() == Vendor::Amd).collect();
+    let amd: Vec<&Target> = gpu
+        .iter()
+        .copied()
+        .filter(|t| t.vendor() == Vendor::Amd)
+        .collect();
     if !amd.is_empty() && targets.iter().any(|t| t.vendor() == Vendor::Nvidia) {
         risks.push(Risk {
             id: "amd-tuning".into(),
@@ -337,16 +457,29 @@ pub fn register(spec: &Spec, kb: &Kb, targets: &[Target], strategy: &Strategy, f
     }
 
     // Intel / Apple: a third code path in another language.
-    for t in gpu.iter().filter(|t| matches!(t.vendor(), Vendor::Intel | Vendor::Apple)) {
+    for t in gpu
+        .iter()
+        .filter(|t| matches!(t.vendor(), Vendor::Intel | Vendor::Apple))
+    {
         let imp = strategy.per_target.iter().find(|p| p.target == t.name);
         let lang = imp.map(|p| p.abstraction.as_str()).unwrap_or("none");
         let mut evidence = vec![format!(
             "{}: {} warp/sub-group size {}{} [{}]",
             t.name,
             t.arch.family,
-            t.warp().map(|w| w.to_string()).unwrap_or_else(|| "unknown".into()),
+            t.warp()
+                .map(|w| w.to_string())
+                .unwrap_or_else(|| "unknown".into()),
             if t.arch.warp_sizes.len() > 1 {
-                format!(" (selectable: {})", t.arch.warp_sizes.iter().map(|w| w.to_string()).collect::<Vec<_>>().join("/"))
+                format!(
+                    " (selectable: {})",
+                    t.arch
+                        .warp_sizes
+                        .iter()
+                        .map(|w| w.to_string())
+                        .collect::<Vec<_>>()
+                        .join("/")
+                )
             } else {
                 String::new()
             },
@@ -395,12 +528,24 @@ pub fn register(spec: &Spec, kb: &Kb, targets: &[Target], strategy: &Strategy, f
     }
     for (feature, items) in by_feature {
         let count: usize = items.iter().map(|i| i.count).sum();
-        let mut locs: Vec<String> = items.iter().flat_map(|i| i.locations.iter().cloned()).collect();
+        let mut locs: Vec<String> = items
+            .iter()
+            .flat_map(|i| i.locations.iter().cloned())
+            .collect();
         locs.sort();
         locs.dedup();
-        let non_nv = || gpu.iter().filter(|t| t.vendor() != Vendor::Nvidia).map(|t| t.name.clone()).collect::<Vec<_>>();
+        let non_nv = || {
+            gpu.iter()
+                .filter(|t| t.vendor() != Vendor::Nvidia)
+                .map(|t| t.name.clone())
+                .collect::<Vec<_>>()
+        };
         let mut affected: Vec<String> = match kb.feature(feature) {
-            Some(_) => gpu.iter().filter(|t| kb.availability(feature, &t.arch.id) != Availability::Yes).map(|t| t.name.clone()).collect(),
+            Some(_) => gpu
+                .iter()
+                .filter(|t| kb.availability(feature, &t.arch.id) != Availability::Yes)
+                .map(|t| t.name.clone())
+                .collect(),
             None => non_nv(),
         };
         // Available everywhere, but written in NVIDIA's API: the translation is the risk.
@@ -409,7 +554,12 @@ pub fn register(spec: &Spec, kb: &Kb, targets: &[Target], strategy: &Strategy, f
             affected = non_nv();
         }
         let fallback = kb.feature(feature).and_then(|f| f.fallback.clone());
-        let rules: Vec<&str> = items.iter().map(|i| i.rule.as_str()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+        let rules: Vec<&str> = items
+            .iter()
+            .map(|i| i.rule.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
         let mut evidence: Vec<String> = locs.iter().take(20).cloned().collect();
         if locs.len() > 20 {
             evidence.push(format!("... and {} more locations", locs.len() - 20));

@@ -99,7 +99,11 @@ fn can_write(spec: &Spec, a: Abstraction) -> Result<(), String> {
                 Abstraction::Metal => "Metal",
                 _ => "CUDA or HIP",
             },
-            spec.expertise.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(", ")
+            spec.expertise
+                .iter()
+                .map(|e| e.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ))
     }
 }
@@ -112,7 +116,13 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
     // The targets the main abstraction must cover; under an nvidia-only verdict, NVIDIA alone.
     let core: Vec<&Target> = targets
         .iter()
-        .filter(|t| if nv_only { t.vendor() == Vendor::Nvidia } else { matches!(t.vendor(), Vendor::Nvidia | Vendor::Amd) })
+        .filter(|t| {
+            if nv_only {
+                t.vendor() == Vendor::Nvidia
+            } else {
+                matches!(t.vendor(), Vendor::Nvidia | Vendor::Amd)
+            }
+        })
         .collect();
     let has_vendor = |v: Vendor| targets.iter().any(|t| t.vendor() == v);
     let mut inputs = vec![
@@ -121,7 +131,15 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
         format!("performance = {}", spec.performance.as_str()),
         format!(
             "expertise = {}",
-            if spec.expertise.is_empty() { "(not given)".to_string() } else { spec.expertise.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(", ") }
+            if spec.expertise.is_empty() {
+                "(not given)".to_string()
+            } else {
+                spec.expertise
+                    .iter()
+                    .map(|e| e.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
         ),
     ];
 
@@ -130,31 +148,50 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
         .features
         .iter()
         .filter_map(|f| {
-            let miss: Vec<String> =
-                core.iter().filter(|t| kb.availability(f, &t.arch.id) == Availability::No).map(|t| t.name.clone()).collect();
+            let miss: Vec<String> = core
+                .iter()
+                .filter(|t| kb.availability(f, &t.arch.id) == Availability::No)
+                .map(|t| t.name.clone())
+                .collect();
             (!miss.is_empty()).then(|| (f.clone(), miss))
         })
         .collect();
     if !missing.is_empty() {
         inputs.push(format!(
             "features missing on some targets: {}",
-            missing.iter().map(|(f, t)| format!("{f} on {}", t.join("/"))).collect::<Vec<_>>().join("; ")
+            missing
+                .iter()
+                .map(|(f, t)| format!("{f} on {}", t.join("/")))
+                .collect::<Vec<_>>()
+                .join("; ")
         ));
     }
 
     let nv_hi = |c: &str, s: &str| eff.lookup("nvidia", c, s).map(|e| e.high);
     let evaluate = |a: Abstraction, respect_expertise: bool| -> Eval {
         if !spec.allowed.contains(&a) {
-            return Eval { outcome: "not-allowed", why: "not in [abstraction] allowed".into() };
+            return Eval {
+                outcome: "not-allowed",
+                why: "not in [abstraction] allowed".into(),
+            };
         }
-        let fail = |w: String| Eval { outcome: "rejected", why: w };
+        let fail = |w: String| Eval {
+            outcome: "rejected",
+            why: w,
+        };
         let meets = |w: String| -> Eval {
             if respect_expertise {
                 if let Err(e) = can_write(spec, a) {
-                    return Eval { outcome: "rejected", why: format!("{e}; {w}") };
+                    return Eval {
+                        outcome: "rejected",
+                        why: format!("{e}; {w}"),
+                    };
                 }
             }
-            Eval { outcome: "meets", why: w }
+            Eval {
+                outcome: "meets",
+                why: w,
+            }
         };
         match a {
             Abstraction::Framework => {
@@ -175,7 +212,10 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
             }
             Abstraction::VendorBlas => {
                 if spec.op != Op::Gemm {
-                    return Eval { outcome: "not-applicable", why: format!("vendor BLAS covers GEMM; the op is `{}`", spec.op.as_str()) };
+                    return Eval {
+                        outcome: "not-applicable",
+                        why: format!("vendor BLAS covers GEMM; the op is `{}`", spec.op.as_str()),
+                    };
                 }
                 if verdict.decision == Decision::UseVendorLibrary {
                     return meets("cuBLASLt on NVIDIA, hipBLASLt on AMD, oneDNN/OpenBLAS on CPU, behind one dispatch function".into());
@@ -184,27 +224,49 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
             }
             Abstraction::Triton => {
                 if core.is_empty() {
-                    return Eval { outcome: "not-applicable", why: "no NVIDIA or AMD GPU target".into() };
+                    return Eval {
+                        outcome: "not-applicable",
+                        why: "no NVIDIA or AMD GPU target".into(),
+                    };
                 }
-                let unsupported: Vec<&str> = core.iter().filter(|t| !triton_supports(t)).map(|t| t.name.as_str()).collect();
+                let unsupported: Vec<&str> = core
+                    .iter()
+                    .filter(|t| !triton_supports(t))
+                    .map(|t| t.name.as_str())
+                    .collect();
                 if !unsupported.is_empty() {
-                    return fail(format!("upstream Triton does not support {} (compute capability 8.0+ only)", join_names(&unsupported)));
+                    return fail(format!(
+                        "upstream Triton does not support {} (compute capability 8.0+ only)",
+                        join_names(&unsupported)
+                    ));
                 }
-                let blockers: Vec<&str> =
-                    spec.features.iter().map(String::as_str).filter(|f| TRITON_BLOCKERS.contains(f)).collect();
+                let blockers: Vec<&str> = spec
+                    .features
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|f| TRITON_BLOCKERS.contains(f))
+                    .collect();
                 if !blockers.is_empty() {
                     return fail(format!("Triton cannot express {}", blockers.join(", ")));
                 }
-                if spec.features.iter().any(|f| f == "inline-ptx" || f == "inline-gcn-asm") {
+                if spec
+                    .features
+                    .iter()
+                    .any(|f| f == "inline-ptx" || f == "inline-gcn-asm")
+                {
                     return fail("inline assembly is only expressible as elementwise `inline_asm_elementwise`, per vendor".into());
                 }
-                if spec.performance == PerfReq::NearPeak && spec.allowed.contains(&Abstraction::PerBackend) {
+                if spec.performance == PerfReq::NearPeak
+                    && spec.allowed.contains(&Abstraction::PerBackend)
+                {
                     for v in [Vendor::Nvidia, Vendor::Amd] {
                         if !core.iter().any(|t| t.vendor() == v) {
                             continue;
                         }
                         let tri = eff.lookup(v.as_str(), class, "triton").map(|e| e.high);
-                        let hand = eff.lookup(v.as_str(), class, "hand-written").map(|e| e.high);
+                        let hand = eff
+                            .lookup(v.as_str(), class, "hand-written")
+                            .map(|e| e.high);
                         if let (Some(tri), Some(hand)) = (tri, hand) {
                             if tri < hand * TRITON_MIN_RATIO {
                                 return fail(format!(
@@ -222,14 +284,27 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
             }
             Abstraction::HipSingleSource => {
                 if nv_only {
-                    return Eval { outcome: "not-applicable", why: "the verdict is nvidia-only: no AMD leg to share source with".into() };
+                    return Eval {
+                        outcome: "not-applicable",
+                        why: "the verdict is nvidia-only: no AMD leg to share source with".into(),
+                    };
                 }
                 if core.is_empty() {
-                    return Eval { outcome: "not-applicable", why: "no NVIDIA or AMD GPU target".into() };
+                    return Eval {
+                        outcome: "not-applicable",
+                        why: "no NVIDIA or AMD GPU target".into(),
+                    };
                 }
-                if spec.performance == PerfReq::NearPeak && spec.op.uses_matrix_units() && spec.allowed.contains(&Abstraction::PerBackend) {
-                    let mut fams: Vec<String> = core.iter().map(|t| format!("{} on {}", matrix_family(kb, t), t.name)).collect();
-                    let mut distinct: Vec<&str> = core.iter().map(|t| matrix_family(kb, t)).collect();
+                if spec.performance == PerfReq::NearPeak
+                    && spec.op.uses_matrix_units()
+                    && spec.allowed.contains(&Abstraction::PerBackend)
+                {
+                    let mut fams: Vec<String> = core
+                        .iter()
+                        .map(|t| format!("{} on {}", matrix_family(kb, t), t.name))
+                        .collect();
+                    let mut distinct: Vec<&str> =
+                        core.iter().map(|t| matrix_family(kb, t)).collect();
                     distinct.sort();
                     distinct.dedup();
                     if distinct.len() > 1 {
@@ -257,37 +332,55 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
             }
             Abstraction::Cutlass => {
                 if !has_vendor(Vendor::Nvidia) {
-                    return Eval { outcome: "not-applicable", why: "no NVIDIA target".into() };
+                    return Eval {
+                        outcome: "not-applicable",
+                        why: "no NVIDIA target".into(),
+                    };
                 }
                 if core.iter().any(|t| t.vendor() != Vendor::Nvidia) {
                     return fail("CUTLASS covers NVIDIA only; usable as the NVIDIA leg of per-backend dispatch".into());
                 }
                 if !spec.op.uses_matrix_units() {
-                    return fail(format!("CUTLASS/CuTe pays off for matrix ops; `{}` is memory-bound code", spec.op.as_str()));
+                    return fail(format!(
+                        "CUTLASS/CuTe pays off for matrix ops; `{}` is memory-bound code",
+                        spec.op.as_str()
+                    ));
                 }
                 meets("NVIDIA-only matrix kernel: CUTLASS/CuTe gives wgmma/TMA pipelines without hand-written PTX".into())
             }
             Abstraction::PerBackend => {
                 if core.is_empty() {
-                    return Eval { outcome: "not-applicable", why: "no NVIDIA or AMD GPU target".into() };
+                    return Eval {
+                        outcome: "not-applicable",
+                        why: "no NVIDIA or AMD GPU target".into(),
+                    };
                 }
                 meets("one implementation per vendor (CUDA/CUTLASS on NVIDIA, HIP/CK on AMD) behind one dispatch; highest cost, full use of each ISA".into())
             }
             Abstraction::Sycl => {
                 if !has_vendor(Vendor::Intel) {
-                    return Eval { outcome: "not-applicable", why: "no Intel target".into() };
+                    return Eval {
+                        outcome: "not-applicable",
+                        why: "no Intel target".into(),
+                    };
                 }
                 meets("SYCL (oneAPI DPC++) for the Intel GPU leg".into())
             }
             Abstraction::Opencl => {
                 if !has_vendor(Vendor::Intel) && !has_vendor(Vendor::Apple) {
-                    return Eval { outcome: "not-applicable", why: "no Intel or Apple target".into() };
+                    return Eval {
+                        outcome: "not-applicable",
+                        why: "no Intel or Apple target".into(),
+                    };
                 }
                 meets("OpenCL C for the Intel leg (Apple's OpenCL is deprecated)".into())
             }
             Abstraction::Metal => {
                 if !has_vendor(Vendor::Apple) {
-                    return Eval { outcome: "not-applicable", why: "no Apple target".into() };
+                    return Eval {
+                        outcome: "not-applicable",
+                        why: "no Apple target".into(),
+                    };
                 }
                 meets("Metal Shading Language for the Apple GPU leg".into())
             }
@@ -297,10 +390,23 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
     let core_order: Vec<Abstraction> = match verdict.decision {
         Decision::UseFramework => vec![Abstraction::Framework],
         Decision::UseVendorLibrary => vec![Abstraction::VendorBlas],
-        Decision::NvidiaOnly if spec.performance == PerfReq::NearPeak && spec.op.uses_matrix_units() => {
-            vec![Abstraction::Framework, Abstraction::VendorBlas, Abstraction::Cutlass, Abstraction::Triton, Abstraction::PerBackend]
+        Decision::NvidiaOnly
+            if spec.performance == PerfReq::NearPeak && spec.op.uses_matrix_units() =>
+        {
+            vec![
+                Abstraction::Framework,
+                Abstraction::VendorBlas,
+                Abstraction::Cutlass,
+                Abstraction::Triton,
+                Abstraction::PerBackend,
+            ]
         }
-        Decision::NvidiaOnly => vec![Abstraction::Framework, Abstraction::VendorBlas, Abstraction::Triton, Abstraction::PerBackend],
+        Decision::NvidiaOnly => vec![
+            Abstraction::Framework,
+            Abstraction::VendorBlas,
+            Abstraction::Triton,
+            Abstraction::PerBackend,
+        ],
         Decision::CustomKernel => vec![
             Abstraction::Framework,
             Abstraction::VendorBlas,
@@ -312,10 +418,21 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
     };
     let mut chosen = None;
     let mut ramp_up = None;
-    if !core.is_empty() || matches!(verdict.decision, Decision::UseFramework | Decision::UseVendorLibrary) {
-        chosen = core_order.iter().copied().find(|a| evaluate(*a, true).outcome == "meets");
+    if !core.is_empty()
+        || matches!(
+            verdict.decision,
+            Decision::UseFramework | Decision::UseVendorLibrary
+        )
+    {
+        chosen = core_order
+            .iter()
+            .copied()
+            .find(|a| evaluate(*a, true).outcome == "meets");
         if chosen.is_none() {
-            chosen = core_order.iter().copied().find(|a| evaluate(*a, false).outcome == "meets");
+            chosen = core_order
+                .iter()
+                .copied()
+                .find(|a| evaluate(*a, false).outcome == "meets");
             if let Some(a) = chosen {
                 ramp_up = can_write(spec, a).err();
             }
@@ -339,15 +456,27 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
             }
         } else if e.outcome == "meets" {
             match chosen {
-                Some(c) if core_order.contains(&a) && core_order.iter().position(|x| *x == c) < core_order.iter().position(|x| *x == a) => {
-                    format!("viable, but `{}` is a higher abstraction that also meets the requirement", c.as_str())
+                Some(c)
+                    if core_order.contains(&a)
+                        && core_order.iter().position(|x| *x == c)
+                            < core_order.iter().position(|x| *x == a) =>
+                {
+                    format!(
+                        "viable, but `{}` is a higher abstraction that also meets the requirement",
+                        c.as_str()
+                    )
                 }
                 _ => format!("viable for its targets ({})", e.why),
             }
         } else {
             e.why
         };
-        alternatives.push(Alternative { abstraction: a.as_str().into(), allowed: spec.allowed.contains(&a), outcome: outcome.into(), why });
+        alternatives.push(Alternative {
+            abstraction: a.as_str().into(),
+            allowed: spec.allowed.contains(&a),
+            outcome: outcome.into(),
+            why,
+        });
     }
 
     // Per-target implementation.
@@ -380,7 +509,13 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
         None => "no allowed abstraction covers every GPU target: widen [abstraction] allowed (see the alternatives)".into(),
     };
     Strategy {
-        chosen: chosen.map(|c| c.as_str().to_string()).unwrap_or_else(|| if core.is_empty() { "per-target".into() } else { "none".into() }),
+        chosen: chosen.map(|c| c.as_str().to_string()).unwrap_or_else(|| {
+            if core.is_empty() {
+                "per-target".into()
+            } else {
+                "none".into()
+            }
+        }),
         summary,
         per_target,
         alternatives,
@@ -398,12 +533,21 @@ fn implementation(
     let allowed = |a: Abstraction| spec.allowed.contains(&a);
     match t.vendor() {
         Vendor::Cpu => {
-            let simd = t.arch.simd_bits.as_ref().and_then(|f| f.value).map(|b| format!(" ({b}-bit SIMD)")).unwrap_or_default();
+            let simd = t
+                .arch
+                .simd_bits
+                .as_ref()
+                .and_then(|f| f.value)
+                .map(|b| format!(" ({b}-bit SIMD)"))
+                .unwrap_or_default();
             if chosen == Some(Abstraction::Framework) {
                 return ("framework".into(), "the framework's CPU path".into());
             }
             if spec.op == Op::Gemm && allowed(Abstraction::VendorBlas) {
-                return ("vendor-blas".into(), format!("CPU BLAS (oneDNN / OpenBLAS) for {}{simd}", t.arch.id));
+                return (
+                    "vendor-blas".into(),
+                    format!("CPU BLAS (oneDNN / OpenBLAS) for {}{simd}", t.arch.id),
+                );
             }
             (
                 "cpu-fallback".into(),
@@ -425,11 +569,20 @@ fn implementation(
                         "mma.sync"
                     };
                     if cut {
-                        ("cutlass".into(), format!("CUTLASS/CuTe kernel ({mma}) for {}", t.arch.id))
+                        (
+                            "cutlass".into(),
+                            format!("CUTLASS/CuTe kernel ({mma}) for {}", t.arch.id),
+                        )
                     } else if spec.op.uses_matrix_units() {
-                        ("per-backend".into(), format!("CUDA kernel using {mma} for {}", t.arch.id))
+                        (
+                            "per-backend".into(),
+                            format!("CUDA kernel using {mma} for {}", t.arch.id),
+                        )
                     } else {
-                        ("per-backend".into(), format!("CUDA kernel for {}", t.arch.id))
+                        (
+                            "per-backend".into(),
+                            format!("CUDA kernel for {}", t.arch.id),
+                        )
                     }
                 } else {
                     let mm = if kb.availability("mfma", &t.arch.id) == Availability::Yes {
@@ -440,52 +593,106 @@ fn implementation(
                         "vector ALU"
                     };
                     if spec.op.uses_matrix_units() {
-                        ("per-backend".into(), format!("HIP kernel using {mm} for {} (or Composable Kernel)", t.arch.id))
+                        (
+                            "per-backend".into(),
+                            format!(
+                                "HIP kernel using {mm} for {} (or Composable Kernel)",
+                                t.arch.id
+                            ),
+                        )
                     } else {
-                        ("per-backend".into(), format!("HIP kernel for {} (wave{})", t.arch.id, t.warp().unwrap_or(64)))
+                        (
+                            "per-backend".into(),
+                            format!(
+                                "HIP kernel for {} (wave{})",
+                                t.arch.id,
+                                t.warp().unwrap_or(64)
+                            ),
+                        )
                     }
                 }
             }
-            Some(Abstraction::Triton) => ("triton".into(), format!("Triton kernel, autotuned for {}", t.arch.id)),
+            Some(Abstraction::Triton) => (
+                "triton".into(),
+                format!("Triton kernel, autotuned for {}", t.arch.id),
+            ),
             Some(Abstraction::HipSingleSource) => (
                 "hip-single-source".into(),
                 format!(
                     "shared CUDA/HIP source built with {} for {}",
-                    if t.vendor() == Vendor::Nvidia { "nvcc" } else { "hipcc" },
+                    if t.vendor() == Vendor::Nvidia {
+                        "nvcc"
+                    } else {
+                        "hipcc"
+                    },
                     t.arch.compile_target.as_deref().unwrap_or(&t.arch.id)
                 ),
             ),
             Some(Abstraction::VendorBlas) => (
                 "vendor-blas".into(),
-                if t.vendor() == Vendor::Nvidia { "cuBLASLt".into() } else { "hipBLASLt (rocBLAS fallback)".into() },
+                if t.vendor() == Vendor::Nvidia {
+                    "cuBLASLt".into()
+                } else {
+                    "hipBLASLt (rocBLAS fallback)".into()
+                },
             ),
-            Some(Abstraction::Framework) => ("framework".into(), "the framework's built-in op".into()),
-            Some(Abstraction::Cutlass) => ("cutlass".into(), format!("CUTLASS/CuTe kernel for {}", t.arch.id)),
-            Some(other) => (other.as_str().into(), format!("{} for {}", other.as_str(), t.arch.id)),
-            None => ("none".into(), "uncovered: no allowed abstraction reaches this target".into()),
+            Some(Abstraction::Framework) => {
+                ("framework".into(), "the framework's built-in op".into())
+            }
+            Some(Abstraction::Cutlass) => (
+                "cutlass".into(),
+                format!("CUTLASS/CuTe kernel for {}", t.arch.id),
+            ),
+            Some(other) => (
+                other.as_str().into(),
+                format!("{} for {}", other.as_str(), t.arch.id),
+            ),
+            None => (
+                "none".into(),
+                "uncovered: no allowed abstraction reaches this target".into(),
+            ),
         },
         Vendor::Intel => {
             if chosen == Some(Abstraction::Framework) {
                 return ("framework".into(), "the framework's XPU path".into());
             }
             if chosen == Some(Abstraction::Triton) {
-                return ("triton".into(), "Triton through intel-xpu-backend-for-triton (out of tree)".into());
+                return (
+                    "triton".into(),
+                    "Triton through intel-xpu-backend-for-triton (out of tree)".into(),
+                );
             }
             for a in [Abstraction::Sycl, Abstraction::Opencl] {
                 if evaluate(a, false).outcome == "meets" {
-                    return (a.as_str().into(), format!("{} kernel for {} (sub-group size chosen explicitly)", a.as_str(), t.arch.id));
+                    return (
+                        a.as_str().into(),
+                        format!(
+                            "{} kernel for {} (sub-group size chosen explicitly)",
+                            a.as_str(),
+                            t.arch.id
+                        ),
+                    );
                 }
             }
-            ("none".into(), "uncovered: add `sycl` or `opencl` to [abstraction] allowed".into())
+            (
+                "none".into(),
+                "uncovered: add `sycl` or `opencl` to [abstraction] allowed".into(),
+            )
         }
         Vendor::Apple => {
             if chosen == Some(Abstraction::Framework) {
                 return ("framework".into(), "the framework's MPS path".into());
             }
             if evaluate(Abstraction::Metal, false).outcome == "meets" {
-                return ("metal".into(), format!("Metal compute kernel for {} (SIMD-group 32)", t.arch.id));
+                return (
+                    "metal".into(),
+                    format!("Metal compute kernel for {} (SIMD-group 32)", t.arch.id),
+                );
             }
-            ("none".into(), "uncovered: add `metal` to [abstraction] allowed".into())
+            (
+                "none".into(),
+                "uncovered: add `metal` to [abstraction] allowed".into(),
+            )
         }
     }
 }

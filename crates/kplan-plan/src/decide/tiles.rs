@@ -41,21 +41,40 @@ fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
     let warp = t.warp().unwrap_or(32) as u64;
     let max_threads = a.max_threads_per_block.value.unwrap_or(1024) as u64;
     let budget = a.shared_per_block_bytes.value;
-    let default_budget = a.shared_per_block_default_bytes.as_ref().and_then(|f| f.value);
+    let default_budget = a
+        .shared_per_block_default_bytes
+        .as_ref()
+        .and_then(|f| f.value);
     let s = spec.storage.bytes() as u64;
     let acc = spec.compute.bytes().max(4) as u64;
     // 16-byte vector loads
     let vec = (16 / s).max(1);
     let mut tile = BTreeMap::new();
-    let mut sources = vec![a.warp_size.source.clone(), a.max_threads_per_block.source.clone(), a.shared_per_block_bytes.source.clone()];
-    let (block, shared, regs, configuration, candidates, why): (u64, u64, u32, String, Vec<String>, String) = match (&spec.problem, spec.op) {
+    let mut sources = vec![
+        a.warp_size.source.clone(),
+        a.max_threads_per_block.source.clone(),
+        a.shared_per_block_bytes.source.clone(),
+    ];
+    let (block, shared, regs, configuration, candidates, why): (
+        u64,
+        u64,
+        u32,
+        String,
+        Vec<String>,
+        String,
+    ) = match (&spec.problem, spec.op) {
         (Problem::Rows { rows, cols }, _) => {
             let cols = *cols;
             let per_thread = vec * 4;
             let want = cols.div_ceil(per_thread);
-            let block = round_up(want.clamp(warp, max_threads), warp).min(max_threads / warp * warp);
+            let block =
+                round_up(want.clamp(warp, max_threads), warp).min(max_threads / warp * warp);
             let iters = cols.div_ceil(block * vec);
-            let rows_per_block = if cols <= warp * vec { (block / warp).max(1) } else { 1 };
+            let rows_per_block = if cols <= warp * vec {
+                (block / warp).max(1)
+            } else {
+                1
+            };
             let partials = if spec.op == Op::Softmax { 2 } else { 1 };
             let shared = (block / warp).max(1) * acc * partials;
             tile.insert("rows_per_block".into(), rows_per_block.min(*rows));
@@ -77,10 +96,23 @@ fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
                 .into_iter()
                 .map(|b| format!("BLOCK_THREADS={b}"))
                 .collect();
-            (block, shared, regs, "BLOCK_THREADS, VEC (compile-time); ROWS_PER_BLOCK chosen at launch from cols".into(), cands, why)
+            (
+                block,
+                shared,
+                regs,
+                "BLOCK_THREADS, VEC (compile-time); ROWS_PER_BLOCK chosen at launch from cols"
+                    .into(),
+                cands,
+                why,
+            )
         }
         (Problem::Gemm { m, n, .. }, _) => gemm_tile(spec, t, *m, *n, budget, &mut tile),
-        (Problem::Attention { head_dim, seq_kv, .. }, _) => {
+        (
+            Problem::Attention {
+                head_dim, seq_kv, ..
+            },
+            _,
+        ) => {
             let d = *head_dim;
             // Prefer tiles that leave room for two resident blocks (latency hiding between the
             // two GEMMs and the softmax), else the largest that fits.
@@ -122,8 +154,13 @@ fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
                 block,
                 shared,
                 128,
-                "BLOCK_M, BLOCK_N, STAGES (compile-time template/constexpr); autotuned per target".into(),
-                vec![format!("BLOCK_M=128 BLOCK_N=64"), format!("BLOCK_M=64 BLOCK_N=64"), format!("BLOCK_M=128 BLOCK_N=32")],
+                "BLOCK_M, BLOCK_N, STAGES (compile-time template/constexpr); autotuned per target"
+                    .into(),
+                vec![
+                    format!("BLOCK_M=128 BLOCK_N=64"),
+                    format!("BLOCK_M=64 BLOCK_N=64"),
+                    format!("BLOCK_M=128 BLOCK_N=32"),
+                ],
                 why,
             )
         }
@@ -131,7 +168,11 @@ fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
             // Flat: elementwise, flat reduction/scan, custom.
             let block = round_up(256.min(max_threads), warp).min(max_threads);
             let per_thread = vec * 4;
-            let shared = if matches!(spec.op, Op::Reduction | Op::Scan) { (block / warp) * acc } else { 0 };
+            let shared = if matches!(spec.op, Op::Reduction | Op::Scan) {
+                (block / warp) * acc
+            } else {
+                0
+            };
             tile.insert("elems_per_thread".into(), per_thread);
             tile.insert("elems_per_block".into(), block * per_thread);
             tile.insert("vector_elems".into(), vec);
@@ -145,14 +186,22 @@ fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
                 .filter(|b| *b % warp == 0 && *b <= max_threads)
                 .map(|b| format!("BLOCK_THREADS={b}"))
                 .collect();
-            (block, shared, 32, "BLOCK_THREADS, ELEMS_PER_THREAD (compile-time); grid from n at launch".into(), cands, why)
+            (
+                block,
+                shared,
+                32,
+                "BLOCK_THREADS, ELEMS_PER_THREAD (compile-time); grid from n at launch".into(),
+                cands,
+                why,
+            )
         }
     };
     let occ = kplan_kb::occupancy(a, block as u32, Some(regs), shared);
     let occ_note = match &occ {
-        Ok(o) if !o.unknown_limits.is_empty() => {
-            Some(format!("upper bound: {} unknown in the KB", o.unknown_limits.join(", ")))
-        }
+        Ok(o) if !o.unknown_limits.is_empty() => Some(format!(
+            "upper bound: {} unknown in the KB",
+            o.unknown_limits.join(", ")
+        )),
         Ok(_) => None,
         Err(e) => Some(e.to_string()),
     };
@@ -167,7 +216,11 @@ fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
     let mut why = why;
     if let (Some(d), Some(_)) = (default_budget, budget) {
         if shared > d {
-            why.push_str(&format!("; needs the shared-memory opt-in above {} on {}", kib(d), a.id));
+            why.push_str(&format!(
+                "; needs the shared-memory opt-in above {} on {}",
+                kib(d),
+                a.id
+            ));
         }
     }
     Tile {
@@ -191,13 +244,27 @@ fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
 
 type TileChoice = (u64, u64, u32, String, Vec<String>, String);
 
-fn gemm_tile(spec: &Spec, t: &Target, m: u64, n: u64, budget: Option<u64>, tile: &mut BTreeMap<String, u64>) -> TileChoice {
+fn gemm_tile(
+    spec: &Spec,
+    t: &Target,
+    m: u64,
+    n: u64,
+    budget: Option<u64>,
+    tile: &mut BTreeMap<String, u64>,
+) -> TileChoice {
     let warp = t.warp().unwrap_or(32) as u64;
     let max_threads = t.arch.max_threads_per_block.value.unwrap_or(1024) as u64;
     let s = spec.storage.bytes() as u64;
     // About 64 fp32 accumulators per thread keeps the C tile in registers on every vendor.
     let acc_per_thread = 64;
-    let shapes: [(u64, u64, u64); 6] = [(256, 128, 64), (128, 256, 64), (128, 128, 64), (128, 128, 32), (128, 64, 32), (64, 64, 32)];
+    let shapes: [(u64, u64, u64); 6] = [
+        (256, 128, 64),
+        (128, 256, 64),
+        (128, 128, 64),
+        (128, 128, 32),
+        (128, 64, 32),
+        (64, 64, 32),
+    ];
     let mut chosen = None;
     'outer: for (bm, bn, bk) in shapes {
         // Do not tile past the problem: skinny problems take the small shapes.
@@ -213,7 +280,11 @@ fn gemm_tile(spec: &Spec, t: &Target, m: u64, n: u64, budget: Option<u64>, tile:
         }
     }
     let (bm, bn, bk, stages, shared) = chosen.unwrap_or((64, 64, 16, 1, (64 * 16 * 2) * s));
-    let block = round_up((bm * bn / acc_per_thread).clamp(warp * 2, max_threads), warp).min(max_threads);
+    let block = round_up(
+        (bm * bn / acc_per_thread).clamp(warp * 2, max_threads),
+        warp,
+    )
+    .min(max_threads);
     tile.insert("m".into(), bm);
     tile.insert("n".into(), bn);
     tile.insert("k".into(), bk);
@@ -229,13 +300,23 @@ fn gemm_tile(spec: &Spec, t: &Target, m: u64, n: u64, budget: Option<u64>, tile:
         shared,
         if t.is_cdna() { 192 } else { 128 },
         "BLOCK_M, BLOCK_N, BLOCK_K, STAGES (template/constexpr); autotune list per target".into(),
-        vec!["128x128x64 s3".into(), "128x256x64 s3".into(), "64x64x32 s2".into(), "256x128x64 s2".into()],
+        vec![
+            "128x128x64 s3".into(),
+            "128x256x64 s3".into(),
+            "64x64x32 s2".into(),
+            "256x128x64 s2".into(),
+        ],
         why,
     )
 }
 
 fn cpu_tile(spec: &Spec, t: &Target) -> Tile {
-    let simd = t.arch.simd_bits.as_ref().and_then(|f| f.value).unwrap_or(128) as u64;
+    let simd = t
+        .arch
+        .simd_bits
+        .as_ref()
+        .and_then(|f| f.value)
+        .unwrap_or(128) as u64;
     let lanes = (simd / (8 * spec.compute.bytes().max(1) as u64)).max(1);
     let mut tile = BTreeMap::new();
     tile.insert("simd_lanes".into(), lanes);
@@ -279,10 +360,14 @@ fn cpu_tile(spec: &Spec, t: &Target) -> Tile {
         occupancy_unit: None,
         occupancy_note: Some("no occupancy model for CPUs".into()),
         registers_assumed: 0,
-        configuration: "chunk/panel sizes as runtime parameters; one OS thread per task (rayon/OpenMP)".into(),
+        configuration:
+            "chunk/panel sizes as runtime parameters; one OS thread per task (rayon/OpenMP)".into(),
         candidates: vec![],
-        why: if t.vendor() == Vendor::Cpu { why } else { String::new() },
+        why: if t.vendor() == Vendor::Cpu {
+            why
+        } else {
+            String::new()
+        },
         sources,
     }
 }
-

@@ -10,10 +10,18 @@ pub fn nvidia_only_features(spec: &Spec, kb: &Kb, targets: &[Target]) -> Vec<Str
     spec.features
         .iter()
         .filter(|f| {
-            let others: Vec<&Target> = targets.iter().filter(|t| t.is_gpu() && t.vendor() != Vendor::Nvidia).collect();
+            let others: Vec<&Target> = targets
+                .iter()
+                .filter(|t| t.is_gpu() && t.vendor() != Vendor::Nvidia)
+                .collect();
             !others.is_empty()
-                && others.iter().all(|t| kb.availability(f, &t.arch.id) == Availability::No)
-                && targets.iter().any(|t| t.vendor() == Vendor::Nvidia && kb.availability(f, &t.arch.id) == Availability::Yes)
+                && others
+                    .iter()
+                    .all(|t| kb.availability(f, &t.arch.id) == Availability::No)
+                && targets.iter().any(|t| {
+                    t.vendor() == Vendor::Nvidia
+                        && kb.availability(f, &t.arch.id) == Availability::Yes
+                })
         })
         .cloned()
         .collect()
@@ -22,13 +30,38 @@ pub fn nvidia_only_features(spec: &Spec, kb: &Kb, targets: &[Target]) -> Vec<Str
 pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
     let allowed = |a: Abstraction| spec.allowed.contains(&a);
     let gpu: Vec<&Target> = targets.iter().filter(|t| t.is_gpu()).collect();
-    let non_nv: Vec<&Target> = gpu.iter().copied().filter(|t| t.vendor() != Vendor::Nvidia).collect();
+    let non_nv: Vec<&Target> = gpu
+        .iter()
+        .copied()
+        .filter(|t| t.vendor() != Vendor::Nvidia)
+        .collect();
     let mut inputs = vec![
         format!("op = {}", spec.op.as_str()),
         format!("requirements.performance = {}", spec.performance.as_str()),
-        format!("requirements.framework_expressible = {}", spec.framework_expressible),
-        format!("GPU targets: {}", if gpu.is_empty() { "none".to_string() } else { join_names(&gpu.iter().map(|t| format!("{} ({})", t.name, t.vendor().as_str())).collect::<Vec<_>>()) }),
-        format!("allowed: {}", spec.allowed.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", ")),
+        format!(
+            "requirements.framework_expressible = {}",
+            spec.framework_expressible
+        ),
+        format!(
+            "GPU targets: {}",
+            if gpu.is_empty() {
+                "none".to_string()
+            } else {
+                join_names(
+                    &gpu.iter()
+                        .map(|t| format!("{} ({})", t.name, t.vendor().as_str()))
+                        .collect::<Vec<_>>(),
+                )
+            }
+        ),
+        format!(
+            "allowed: {}",
+            spec.allowed
+                .iter()
+                .map(|a| a.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     ];
 
     if spec.framework_expressible && allowed(Abstraction::Framework) {
@@ -44,9 +77,18 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
         // Near-peak: the framework still wins where its kernels for this class are near-peak.
         let rows = matches!(spec.problem, crate::spec::Problem::Rows { .. });
         let class = super::strategy::op_class(spec.op, rows);
-        if let Some(e) = crate::efficiency::EfficiencyTable::builtin().lookup("nvidia", class, "framework") {
-            if e.high >= super::strategy::NEAR_PEAK_FRACTION && e.low >= super::strategy::NEAR_PEAK_FRACTION - 0.1 {
-                inputs.push(format!("framework efficiency for `{class}` on NVIDIA: {:.0}-{:.0}% [{}]", e.low * 100.0, e.high * 100.0, e.sources.join(", ")));
+        if let Some(e) =
+            crate::efficiency::EfficiencyTable::builtin().lookup("nvidia", class, "framework")
+        {
+            if e.high >= super::strategy::NEAR_PEAK_FRACTION
+                && e.low >= super::strategy::NEAR_PEAK_FRACTION - 0.1
+            {
+                inputs.push(format!(
+                    "framework efficiency for `{class}` on NVIDIA: {:.0}-{:.0}% [{}]",
+                    e.low * 100.0,
+                    e.high * 100.0,
+                    e.sources.join(", ")
+                ));
                 return Verdict {
                     decision: Decision::UseFramework,
                     reason: format!(
@@ -74,13 +116,31 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
             })
             .map(|t| t.name.clone())
             .collect();
-        let exotic: Vec<&String> = spec.features.iter().filter(|f| matches!(f.as_str(), "cooperative-launch" | "dynamic-parallelism" | "inline-ptx" | "inline-gcn-asm")).collect();
+        let exotic: Vec<&String> = spec
+            .features
+            .iter()
+            .filter(|f| {
+                matches!(
+                    f.as_str(),
+                    "cooperative-launch" | "dynamic-parallelism" | "inline-ptx" | "inline-gcn-asm"
+                )
+            })
+            .collect();
         if unsupported.is_empty() && exotic.is_empty() {
-            inputs.push(format!("{} matrix support on every GPU target (KB)", spec.storage.as_str()));
+            inputs.push(format!(
+                "{} matrix support on every GPU target (KB)",
+                spec.storage.as_str()
+            ));
             let eff = crate::efficiency::EfficiencyTable::builtin();
             let band = |v: &str| {
-                eff.lookup(v, "gemm", "vendor-library")
-                    .map(|e| format!("{:.0}-{:.0}% of peak on {v} [{}]", e.low * 100.0, e.high * 100.0, e.sources.join(", ")))
+                eff.lookup(v, "gemm", "vendor-library").map(|e| {
+                    format!(
+                        "{:.0}-{:.0}% of peak on {v} [{}]",
+                        e.low * 100.0,
+                        e.high * 100.0,
+                        e.sources.join(", ")
+                    )
+                })
             };
             let bands: Vec<String> = ["nvidia", "amd"]
                 .into_iter()
@@ -99,27 +159,52 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
             };
         }
         if !unsupported.is_empty() {
-            inputs.push(format!("no {} matrix units on {}", spec.storage.as_str(), join_names(&unsupported)));
+            inputs.push(format!(
+                "no {} matrix units on {}",
+                spec.storage.as_str(),
+                join_names(&unsupported)
+            ));
         }
         if !exotic.is_empty() {
-            inputs.push(format!("features beyond a library call: {}", exotic.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")));
+            inputs.push(format!(
+                "features beyond a library call: {}",
+                exotic
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
         }
     }
     if !gpu.is_empty() && non_nv.is_empty() {
-        let cpu: Vec<&str> = targets.iter().filter(|t| !t.is_gpu()).map(|t| t.name.as_str()).collect();
+        let cpu: Vec<&str> = targets
+            .iter()
+            .filter(|t| !t.is_gpu())
+            .map(|t| t.name.as_str())
+            .collect();
         return Verdict {
             decision: Decision::NvidiaOnly,
             reason: format!(
                 "every GPU target is NVIDIA ({}): a portable GPU kernel buys nothing; write CUDA{}",
                 join_names(&gpu.iter().map(|t| t.name.as_str()).collect::<Vec<_>>()),
-                if cpu.is_empty() { String::new() } else { format!(" and keep a separate CPU fallback for {}", join_names(&cpu)) }
+                if cpu.is_empty() {
+                    String::new()
+                } else {
+                    format!(" and keep a separate CPU fallback for {}", join_names(&cpu))
+                }
             ),
             inputs,
         };
     }
     let nv_only = nvidia_only_features(spec, kb, targets);
-    if spec.performance == PerfReq::NearPeak && !nv_only.is_empty() && !allowed(Abstraction::PerBackend) {
-        inputs.push(format!("NVIDIA-only features required: {}", nv_only.join(", ")));
+    if spec.performance == PerfReq::NearPeak
+        && !nv_only.is_empty()
+        && !allowed(Abstraction::PerBackend)
+    {
+        inputs.push(format!(
+            "NVIDIA-only features required: {}",
+            nv_only.join(", ")
+        ));
         return Verdict {
             decision: Decision::NvidiaOnly,
             reason: format!(
@@ -141,7 +226,10 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
         why.push("the framework is not an allowed abstraction".to_string());
     }
     if !non_nv.is_empty() {
-        why.push(format!("non-NVIDIA GPU targets are in scope ({})", join_names(&non_nv.iter().map(|t| t.name.as_str()).collect::<Vec<_>>())));
+        why.push(format!(
+            "non-NVIDIA GPU targets are in scope ({})",
+            join_names(&non_nv.iter().map(|t| t.name.as_str()).collect::<Vec<_>>())
+        ));
     }
     if gpu.is_empty() {
         why.push("only CPU targets are named".into());
@@ -150,5 +238,9 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
         why.push("a vendor library alone does not cover it (see inputs)".into());
     }
     reason.push_str(&why.join("; "));
-    Verdict { decision: Decision::CustomKernel, reason, inputs }
+    Verdict {
+        decision: Decision::CustomKernel,
+        reason,
+        inputs,
+    }
 }

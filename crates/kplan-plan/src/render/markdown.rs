@@ -43,7 +43,9 @@ pub(crate) fn num(x: f64) -> String {
 }
 
 fn opt<T: ToString>(o: &Option<T>) -> String {
-    o.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "unknown".into())
+    o.as_ref()
+        .map(|v| v.to_string())
+        .unwrap_or_else(|| "unknown".into())
 }
 
 fn bytes(b: u64) -> String {
@@ -66,7 +68,12 @@ pub fn markdown(plan: &Plan) -> String {
     if let Some(d) = &k.description {
         let _ = writeln!(o, "{d}\n");
     }
-    let _ = writeln!(o, "**Verdict: `{}`**: {}\n", plan.verdict.decision.as_str(), plan.verdict.reason);
+    let _ = writeln!(
+        o,
+        "**Verdict: `{}`**: {}\n",
+        plan.verdict.decision.as_str(),
+        plan.verdict.reason
+    );
     let _ = writeln!(o, "Decided from: {}.\n", plan.verdict.inputs.join("; "));
     let _ = writeln!(
         o,
@@ -88,7 +95,15 @@ pub fn markdown(plan: &Plan) -> String {
     let _ = writeln!(o, "|---|---|---|---|---|---|---|---|---|---|---|");
     for b in &plan.backend_matrix {
         let warp = match (b.warp_size, b.warp_sizes.len()) {
-            (Some(w), n) if n > 1 => format!("{w} (also {})", b.warp_sizes.iter().filter(|x| **x != w).map(|x| x.to_string()).collect::<Vec<_>>().join("/")),
+            (Some(w), n) if n > 1 => format!(
+                "{w} (also {})",
+                b.warp_sizes
+                    .iter()
+                    .filter(|x| **x != w)
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            ),
             (Some(w), _) => w.to_string(),
             (None, _) => "unknown".into(),
         };
@@ -107,7 +122,9 @@ pub fn markdown(plan: &Plan) -> String {
             dev,
             warp,
             opt(&b.max_threads_per_block),
-            b.shared_per_block_bytes.map(bytes).unwrap_or_else(|| "unknown".into()),
+            b.shared_per_block_bytes
+                .map(bytes)
+                .unwrap_or_else(|| "unknown".into()),
             opt(&b.compute_units),
             b.bandwidth_gbs.map(num).unwrap_or_else(|| "unknown".into()),
             b.min_toolchain.as_deref().unwrap_or("unknown"),
@@ -118,23 +135,44 @@ pub fn markdown(plan: &Plan) -> String {
         .backend_matrix
         .iter()
         .filter(|b| b.resolved_via == "architecture" && b.device_name.is_some())
-        .map(|b| format!("`{}` -> {}", b.target, b.device_name.as_deref().unwrap_or("")))
+        .map(|b| {
+            format!(
+                "`{}` -> {}",
+                b.target,
+                b.device_name.as_deref().unwrap_or("")
+            )
+        })
         .collect();
     if !refs.is_empty() {
-        let _ = writeln!(o, "\nArchitectures use their documented reference device for per-device numbers: {}.", refs.join(", "));
+        let _ = writeln!(
+            o,
+            "\nArchitectures use their documented reference device for per-device numbers: {}.",
+            refs.join(", ")
+        );
     }
     o.push('\n');
 
     // 2
     let op = &plan.operation;
     let _ = writeln!(o, "## {}\n", HEADINGS[1]);
-    let _ = writeln!(o, "- problem: `{}`", serde_json::to_string(&op.problem).unwrap_or_default());
+    let _ = writeln!(
+        o,
+        "- problem: `{}`",
+        serde_json::to_string(&op.problem).unwrap_or_default()
+    );
     let _ = writeln!(o, "- FLOPs: {} = {}", op.flops_formula, si(op.flops));
-    let _ = writeln!(o, "- bytes (minimum DRAM traffic): {} = {}B", op.bytes_formula, si(op.bytes));
+    let _ = writeln!(
+        o,
+        "- bytes (minimum DRAM traffic): {} = {}B",
+        op.bytes_formula,
+        si(op.bytes)
+    );
     let _ = writeln!(
         o,
         "- arithmetic intensity: {} FLOP/byte",
-        op.intensity.map(num).unwrap_or_else(|| "unbounded (no bytes)".into())
+        op.intensity
+            .map(num)
+            .unwrap_or_else(|| "unbounded (no bytes)".into())
     );
     let _ = writeln!(o, "- math dtype (peak used): {}\n", op.math_dtype);
     let _ = writeln!(o, "| target | peak TFLOP/s | bandwidth GB/s | ridge point FLOP/byte | bound | note | sources |");
@@ -161,7 +199,10 @@ pub fn markdown(plan: &Plan) -> String {
         );
     }
     let _ = writeln!(o, "\nDtype support:\n");
-    let _ = writeln!(o, "| target | dtype | status | KB feature | note | source |");
+    let _ = writeln!(
+        o,
+        "| target | dtype | status | KB feature | note | source |"
+    );
     let _ = writeln!(o, "|---|---|---|---|---|---|");
     for d in &op.dtype_support {
         let _ = writeln!(
@@ -184,24 +225,51 @@ pub fn markdown(plan: &Plan) -> String {
     let _ = writeln!(o, "| target | abstraction | implementation |");
     let _ = writeln!(o, "|---|---|---|");
     for p in &s.per_target {
-        let _ = writeln!(o, "| {} | {} | {} |", p.target, p.abstraction, cell(&p.implementation));
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} |",
+            p.target,
+            p.abstraction,
+            cell(&p.implementation)
+        );
     }
-    let _ = writeln!(o, "\nAlternatives considered (highest abstraction first):\n");
+    let _ = writeln!(
+        o,
+        "\nAlternatives considered (highest abstraction first):\n"
+    );
     let _ = writeln!(o, "| abstraction | allowed | outcome | why |");
     let _ = writeln!(o, "|---|---|---|---|");
     for a in &s.alternatives {
-        let _ = writeln!(o, "| {} | {} | {} | {} |", a.abstraction, if a.allowed { "yes" } else { "no" }, a.outcome, cell(&a.why));
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} |",
+            a.abstraction,
+            if a.allowed { "yes" } else { "no" },
+            a.outcome,
+            cell(&a.why)
+        );
     }
     let _ = writeln!(o, "\nDecided from: {}.\n", s.inputs.join("; "));
 
     // 4
     let _ = writeln!(o, "## {}\n", HEADINGS[3]);
     if plan.risks.is_empty() {
-        let _ = writeln!(o, "No portability risk found for these targets and features.\n");
+        let _ = writeln!(
+            o,
+            "No portability risk found for these targets and features.\n"
+        );
     }
     for (i, r) in plan.risks.iter().enumerate() {
         let _ = writeln!(o, "### R{} `{}`: {}\n", i + 1, r.id, r.title);
-        let _ = writeln!(o, "- targets: {}", if r.targets.is_empty() { "none".to_string() } else { r.targets.join(", ") });
+        let _ = writeln!(
+            o,
+            "- targets: {}",
+            if r.targets.is_empty() {
+                "none".to_string()
+            } else {
+                r.targets.join(", ")
+            }
+        );
         let _ = writeln!(o, "- severity: {} ({})", r.severity, r.kind);
         let _ = writeln!(o, "- mitigation: {}", r.mitigation);
         if let Some(f) = &r.fallback {
@@ -227,23 +295,38 @@ pub fn markdown(plan: &Plan) -> String {
                 .lines()
                 .filter_map(|l| l.trim_start().strip_prefix("#define "))
                 .filter_map(|l| l.split(|c: char| c == '(' || c.is_whitespace()).next())
-                .filter(|n| n.starts_with("KPLAN_") && !n.starts_with("KPLAN_DETAIL_") && !n.ends_with("_H"))
+                .filter(|n| {
+                    n.starts_with("KPLAN_") && !n.starts_with("KPLAN_DETAIL_") && !n.ends_with("_H")
+                })
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
                 .collect();
-            let _ = writeln!(o, "The header, {}: {} lines.", plan.header_note, h.lines().count());
+            let _ = writeln!(
+                o,
+                "The header, {}: {} lines.",
+                plan.header_note,
+                h.lines().count()
+            );
             if !macros.is_empty() {
                 let shown: Vec<String> = macros.iter().take(40).map(|m| format!("`{m}`")).collect();
                 let _ = writeln!(
                     o,
                     "It defines {} macros{}: {}{}.",
                     macros.len(),
-                    if macros.len() > 40 { ", the first 40" } else { "" },
+                    if macros.len() > 40 {
+                        ", the first 40"
+                    } else {
+                        ""
+                    },
                     shown.join(", "),
                     if macros.len() > 40 { ", ..." } else { "" }
                 );
             }
-            let _ = writeln!(o, "\n<details><summary>Full header text</summary>\n\n```c\n{}\n```\n\n</details>\n", h.trim_end());
+            let _ = writeln!(
+                o,
+                "\n<details><summary>Full header text</summary>\n\n```c\n{}\n```\n\n</details>\n",
+                h.trim_end()
+            );
         }
         None => {
             let _ = writeln!(o, "{}\n", plan.header_note);
@@ -255,13 +338,21 @@ pub fn markdown(plan: &Plan) -> String {
     let _ = writeln!(o, "| target | block threads | tile | shared bytes (budget) | occupancy | registers assumed | why |");
     let _ = writeln!(o, "|---|---|---|---|---|---|---|");
     for t in &plan.tiles {
-        let tile = t.tile.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
+        let tile = t
+            .tile
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ");
         let occ = match (t.occupancy, t.blocks_per_sm, &t.limiter) {
             (Some(f), Some(b), Some(l)) => format!(
                 "{:.0}% ({b} blocks/{}, limited by {l}){}",
                 f * 100.0,
                 t.occupancy_unit.as_deref().unwrap_or("SM"),
-                t.occupancy_note.as_ref().map(|n| format!("; {n}")).unwrap_or_default()
+                t.occupancy_note
+                    .as_ref()
+                    .map(|n| format!("; {n}"))
+                    .unwrap_or_default()
             ),
             _ => t.occupancy_note.clone().unwrap_or_else(|| "n/a".into()),
         };
@@ -272,9 +363,15 @@ pub fn markdown(plan: &Plan) -> String {
             t.block_threads,
             tile,
             t.shared_bytes,
-            t.shared_budget_bytes.map(bytes).unwrap_or_else(|| "n/a".into()),
+            t.shared_budget_bytes
+                .map(bytes)
+                .unwrap_or_else(|| "n/a".into()),
             occ,
-            if t.registers_assumed == 0 { "n/a".to_string() } else { t.registers_assumed.to_string() },
+            if t.registers_assumed == 0 {
+                "n/a".to_string()
+            } else {
+                t.registers_assumed.to_string()
+            },
             cell(&t.why)
         );
     }
@@ -285,7 +382,11 @@ pub fn markdown(plan: &Plan) -> String {
             "- {}: {}{}",
             t.target,
             t.configuration,
-            if t.candidates.is_empty() { String::new() } else { format!("; autotune candidates: {}", t.candidates.join(", ")) }
+            if t.candidates.is_empty() {
+                String::new()
+            } else {
+                format!("; autotune candidates: {}", t.candidates.join(", "))
+            }
         );
     }
     let _ = writeln!(o, "\nOccupancy comes from the KB's occupancy model (kplan_kb::occupancy) with the registers shown as an assumption; `kplan build` reports the real register count.\n");
@@ -295,7 +396,16 @@ pub fn markdown(plan: &Plan) -> String {
     let _ = writeln!(o, "| leg | kind | target | toolchain | runner | why |");
     let _ = writeln!(o, "|---|---|---|---|---|---|");
     for l in &plan.ci.legs {
-        let _ = writeln!(o, "| {} | {} | {} | {} | {} | {} |", l.name, l.kind, l.target, cell(&l.toolchain), cell(&l.runner), cell(&l.why));
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} |",
+            l.name,
+            l.kind,
+            l.target,
+            cell(&l.toolchain),
+            cell(&l.runner),
+            cell(&l.why)
+        );
     }
     o.push('\n');
     for n in &plan.ci.notes {
@@ -309,12 +419,19 @@ pub fn markdown(plan: &Plan) -> String {
     let _ = writeln!(o, "|---|---|---|---|---|---|---|---|---|");
     for p in &plan.performance {
         let unit = p.unit.as_deref().unwrap_or("");
-        let roof = p.roofline.map(|r| format!("{} {unit}", num(r))).unwrap_or_else(|| "unknown".into());
+        let roof = p
+            .roofline
+            .map(|r| format!("{} {unit}", num(r)))
+            .unwrap_or_else(|| "unknown".into());
         let exp = match (p.expected_low, p.expected_high) {
             (Some(l), Some(h)) => format!("{}-{} {unit}", num(l), num(h)),
             _ => "unknown".into(),
         };
-        let meas = p.measured.as_ref().map(|m| format!("{} {} [{}]", num(m.value), m.unit, m.source)).unwrap_or_else(|| "not measured".into());
+        let meas = p
+            .measured
+            .as_ref()
+            .map(|m| format!("{} {} [{}]", num(m.value), m.unit, m.source))
+            .unwrap_or_else(|| "not measured".into());
         let eff = match &p.efficiency {
             Some(e) => format!(
                 "{:.0}-{:.0}% ({} {}{}): {} [{}]",
@@ -341,8 +458,12 @@ pub fn markdown(plan: &Plan) -> String {
             roof,
             exp,
             cell(&meas),
-            p.expected_time_us.map(|t| format!("{} us", num(t))).unwrap_or_else(|| "unknown".into()),
-            p.gap_vs_fastest.map(|g| format!("{:.2}x", g)).unwrap_or_else(|| "-".into()),
+            p.expected_time_us
+                .map(|t| format!("{} us", num(t)))
+                .unwrap_or_else(|| "unknown".into()),
+            p.gap_vs_fastest
+                .map(|g| format!("{:.2}x", g))
+                .unwrap_or_else(|| "-".into()),
             cell(&eff)
         );
     }
@@ -369,7 +490,13 @@ pub fn markdown(plan: &Plan) -> String {
     let _ = writeln!(o, "| item | status | evidence |");
     let _ = writeln!(o, "|---|---|---|");
     for c in &plan.checklist {
-        let _ = writeln!(o, "| {} | {} | {} |", c.item, c.status.as_str(), cell(&c.evidence));
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} |",
+            c.item,
+            c.status.as_str(),
+            cell(&c.evidence)
+        );
     }
     o.push('\n');
 
@@ -380,7 +507,10 @@ pub fn markdown(plan: &Plan) -> String {
             "- `{}`: {}{} ({})",
             s.key,
             s.title,
-            s.url.as_ref().map(|u| format!(", <{u}>")).unwrap_or_default(),
+            s.url
+                .as_ref()
+                .map(|u| format!(", <{u}>"))
+                .unwrap_or_default(),
             s.kind
         );
     }

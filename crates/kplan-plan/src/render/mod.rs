@@ -6,7 +6,8 @@ pub use markdown::markdown;
 
 /// The plan as pretty-printed JSON, newline-terminated.
 pub fn json(plan: &crate::Plan) -> String {
-    let mut s = serde_json::to_string_pretty(plan).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    let mut s =
+        serde_json::to_string_pretty(plan).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     s.push('\n');
     s
 }

@@ -29,7 +29,8 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
-    let text = std::fs::read_to_string(&args.spec).with_context(|| format!("cannot read spec {}", args.spec.display()))?;
+    let text = std::fs::read_to_string(&args.spec)
+        .with_context(|| format!("cannot read spec {}", args.spec.display()))?;
     let kb = ctx.kb();
     let spec = match kplan_plan::parse_spec(&text, kb) {
         Ok(s) => s,
@@ -46,8 +47,16 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
                 anyhow::bail!("--source {}: no such file or directory", p.display());
             }
         }
-        let inv = kplan_scan::inventory(&args.source, &spec.targets, kb)
-            .with_context(|| format!("cannot scan {}", args.source.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")))?;
+        let inv = kplan_scan::inventory(&args.source, &spec.targets, kb).with_context(|| {
+            format!(
+                "cannot scan {}",
+                args.source
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
         inputs.findings = Some(
             inv.items
                 .into_iter()
@@ -55,7 +64,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
                     feature: i.feature,
                     rule: i.rule,
                     count: i.count,
-                    locations: i.locations.iter().map(|l| format!("{}:{}:{}", l.path.display(), l.line, l.column)).collect(),
+                    locations: i
+                        .locations
+                        .iter()
+                        .map(|l| format!("{}:{}:{}", l.path.display(), l.line, l.column))
+                        .collect(),
                 })
                 .collect(),
         );
