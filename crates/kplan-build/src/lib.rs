@@ -573,3 +573,49 @@ fn build_triton(file: &Path, opts: &BuildOptions, kb: &kplan_kb::Kb) -> Vec<Targ
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_has_exactly_the_contract_fields_in_order() {
+        let mut r = TargetResult::new("gfx942");
+        r.kernels.push(KernelUsage {
+            name: "k".into(),
+            registers: Some(1),
+            sgprs: None,
+            shared_bytes: None,
+            spill_bytes: None,
+            wave_size: None,
+        });
+        r.artifacts.push(PathBuf::from("/tmp/x.o"));
+        let json = results_json(&[r]);
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v.as_object().unwrap().len(), 1);
+        let fields = [
+            "target",
+            "status",
+            "compiler",
+            "registers",
+            "sgprs",
+            "shared_bytes",
+            "spill_bytes",
+            "wave_size",
+            "occupancy",
+            "seconds",
+            "diagnostics",
+        ];
+        let obj = v["results"][0].as_object().unwrap();
+        assert_eq!(obj.len(), fields.len());
+        let mut last = 0;
+        for f in fields {
+            assert!(obj.contains_key(f), "{f}");
+            let at = json.find(&format!("\"{f}\":")).unwrap();
+            assert!(at >= last, "{f} out of order");
+            last = at;
+        }
+        assert_eq!(v["results"][0]["status"], "failed");
+        assert!(v["results"][0]["registers"].is_null());
+    }
+}
