@@ -69,6 +69,12 @@ fn parse_define(s: &str) -> anyhow::Result<(String, Option<String>)> {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
+    if args.file.is_dir() {
+        anyhow::bail!(
+            "{}: is a directory; expected one kernel source file (.cu, .hip, .cpp, .py)",
+            args.file.display()
+        );
+    }
     if !args.file.is_file() {
         anyhow::bail!("{}: no such file", args.file.display());
     }
