@@ -155,6 +155,18 @@ pub fn work(spec: &Spec) -> Work {
     }
 }
 
+/// Rounds a derived value to 4 significant digits (at least 3 decimals below 1) so that JSON
+/// shows `2915` rather than `2915.0000000000005`.
+pub fn tidy(x: f64) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return x;
+    }
+    let digits = 4 - 1 - x.abs().log10().floor() as i32;
+    let digits = digits.max(0).min(12);
+    let f = 10f64.powi(digits);
+    (x * f).round() / f
+}
+
 /// Ridge point (FLOP/byte) of a machine: peak TFLOP/s over bandwidth GB/s.
 pub fn ridge_point(peak_tflops: f64, bandwidth_gbs: f64) -> Option<f64> {
     (bandwidth_gbs > 0.0).then(|| peak_tflops * 1e12 / (bandwidth_gbs * 1e9))
@@ -217,6 +229,15 @@ mod tests {
             flops_formula: String::new(),
             bytes_formula: String::new(),
         }
+    }
+
+    #[test]
+    fn tidy_keeps_four_significant_digits() {
+        assert_eq!(tidy(2915.0000000000005), 2915.0);
+        assert_eq!(tidy(444.5160000000001), 444.5);
+        assert_eq!(tidy(0.0123456), 0.01235);
+        assert_eq!(tidy(1979.0), 1979.0);
+        assert_eq!(tidy(123456.7), 123457.0);
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
         problem: serde_json::to_value(&spec.problem).unwrap_or(serde_json::Value::Null),
         flops: w.flops,
         bytes: w.bytes,
-        intensity: w.intensity,
+        intensity: w.intensity.map(crate::analysis::tidy),
         flops_formula: w.flops_formula.clone(),
         bytes_formula: w.bytes_formula.clone(),
         math_dtype: decide::backend::math_dtype(spec).as_str().into(),

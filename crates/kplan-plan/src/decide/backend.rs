@@ -1,7 +1,7 @@
 //! Section 1 (backend matrix) and section 2 (operation analysis per target, dtype support).
 
 use super::Target;
-use crate::analysis::{ridge_point, Bound, Work};
+use crate::analysis::{ridge_point, tidy, Bound, Work};
 use crate::model::{BackendEntry, DtypeSupport, OpTarget};
 use crate::spec::{Fp8Encoding, Spec};
 use kplan_kb::{Availability, Dtype, Kb, ResolvedVia, Vendor};
@@ -194,7 +194,7 @@ pub fn op_targets(spec: &Spec, work: &Work, targets: &[Target]) -> Vec<OpTarget>
                 peak_kind: pk.as_ref().map(|p| p.1.to_string()),
                 peak_dtype: pk.as_ref().map(|p| p.2.as_str().to_string()),
                 bandwidth_gbs: bw,
-                ridge_point: ridge,
+                ridge_point: ridge.map(tidy),
                 bound,
                 note: (!notes.is_empty()).then(|| notes.join("; ")),
                 sources,

@@ -4,7 +4,7 @@
 
 use super::strategy::{op_class, strategy_group};
 use super::Target;
-use crate::analysis::{roofline, Bound, Work};
+use crate::analysis::{roofline, tidy, Bound, Work};
 use crate::efficiency::EfficiencyTable;
 use crate::model::{EfficiencyRef, Measured, OpTarget, Performance, Strategy};
 use crate::spec::{Abstraction, Problem, Spec};
@@ -156,7 +156,18 @@ pub fn expectations(
         .fold(f64::INFINITY, f64::min);
     if best.is_finite() && best > 0.0 {
         for p in &mut out {
-            p.gap_vs_fastest = p.expected_time_us.map(|t| t / best);
+            p.gap_vs_fastest = p.expected_time_us.map(|t| tidy(t / best));
+        }
+    }
+    for p in &mut out {
+        for v in [
+            &mut p.roofline,
+            &mut p.expected_low,
+            &mut p.expected_high,
+            &mut p.roofline_time_us,
+            &mut p.expected_time_us,
+        ] {
+            *v = v.map(tidy);
         }
     }
     let mut notes = Vec::new();
