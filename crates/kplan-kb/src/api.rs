@@ -5,7 +5,7 @@ use crate::model::*;
 
 impl Arch {
     /// Every warp / wavefront / sub-group size the hardware can run, smallest first
-    /// (RDNA: [32, 64]; CDNA: [64]; NVIDIA: [32]). Empty when the warp size is unknown.
+    /// (RDNA: `[32, 64]`; CDNA: `[64]`; NVIDIA: `[32]`). Empty when the warp size is unknown.
     pub fn warp_sizes(&self) -> Vec<u32> {
         let mut v = if self.warp_sizes.is_empty() {
             self.warp_size.value.into_iter().collect()
@@ -404,7 +404,7 @@ pub struct ToolchainVersion {
 }
 
 impl ToolchainVersion {
-    /// Parses "<name> <x.y[.z]>"; `None` for anything else (CPU flag sets, free text).
+    /// Parses `"<name> <x.y[.z]>"`; `None` for anything else (CPU flag sets, free text).
     pub fn parse(s: &str) -> Option<ToolchainVersion> {
         let (name, ver) = s.trim().split_once(' ')?;
         let version: Option<Vec<u32>> = ver.trim().split('.').map(|p| p.parse().ok()).collect();
