@@ -127,9 +127,9 @@ pub fn render_header(cfg: &HeaderConfig) -> String {
     s.push_str(&format!(
         "/* kplan_portability.h -- {GENERATED_MARKER}; do not edit.\n"
     ));
-    s.push_str(" *\n * One header for every platform difference a portable GPU kernel meets. Include it (after\n");
-    s.push_str(" * nothing else is needed: it includes the CUDA or HIP runtime header itself) and write the\n");
-    s.push_str(" * kernel against the KPLAN_ and kplan_ names only.\n *\n");
+    s.push_str(" *\n * One header for every platform difference a portable GPU kernel meets. Include it first; it\n");
+    s.push_str(" * includes the CUDA or HIP runtime header itself. Write the kernel against the KPLAN_ and\n");
+    s.push_str(" * kplan_ names only.\n *\n");
     let backends = cfg.backend_names();
     s.push_str(&format!(
         " * Backends: {}.\n",
