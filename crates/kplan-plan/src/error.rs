@@ -62,8 +62,15 @@ impl SpecError {
             None => self.message.clone(),
         };
         let span = self.span.clone().unwrap_or(0..0);
-        let span =
-            span.start.min(text.len())..span.end.min(text.len()).max(span.start.min(text.len()));
+        let floor = |mut i: usize| {
+            i = i.min(text.len());
+            while !text.is_char_boundary(i) {
+                i -= 1;
+            }
+            i
+        };
+        let (start, end) = (floor(span.start), floor(span.end));
+        let span = start..end.max(start);
         let mut out = String::new();
         let diag = Diagnostic::error()
             .with_message(&message)

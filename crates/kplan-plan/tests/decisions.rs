@@ -412,7 +412,9 @@ fn performance_units_follow_the_bound() {
         if x.bound == Some(Bound::Memory) {
             assert_eq!(x.unit.as_deref(), Some("GB/s"));
             let eff = x.efficiency.as_ref().unwrap();
-            assert!((x.expected_high.unwrap() / (x.roofline.unwrap() * eff.high) - 1.0).abs() < 1e-3);
+            assert!(
+                (x.expected_high.unwrap() / (x.roofline.unwrap() * eff.high) - 1.0).abs() < 1e-3
+            );
         }
     }
     let gemm = S {

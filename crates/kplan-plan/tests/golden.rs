@@ -50,8 +50,16 @@ fn example_plans_are_up_to_date() {
         }
         serde_json::from_str::<serde_json::Value>(&js).expect("valid JSON");
         // Every cited source key resolves to a titled source (KB or efficiency table).
-        let unresolved: Vec<&str> = plan.sources.iter().filter(|s| s.kind == "unknown").map(|s| s.key.as_str()).collect();
-        assert!(unresolved.is_empty(), "{stem}: unresolved source keys {unresolved:?}");
+        let unresolved: Vec<&str> = plan
+            .sources
+            .iter()
+            .filter(|s| s.kind == "unknown")
+            .map(|s| s.key.as_str())
+            .collect();
+        assert!(
+            unresolved.is_empty(),
+            "{stem}: unresolved source keys {unresolved:?}"
+        );
         for (ext, text) in [("md", md), ("json", js)] {
             let path = root().join("examples/plans").join(format!("{stem}.{ext}"));
             let old = std::fs::read_to_string(&path).unwrap_or_default();

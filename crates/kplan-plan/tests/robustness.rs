@@ -76,3 +76,37 @@ fn hostile_values_are_errors_not_panics() {
         assert!(rendered.starts_with("s.toml:"), "{rendered}");
     }
 }
+
+#[test]
+fn odd_kb_limits_and_spans_inside_characters_do_not_panic() {
+    let mut kb: Kb = Kb::builtin().clone();
+    for a in kb.archs.iter_mut() {
+        a.warp_size.value = Some(0);
+        a.max_threads_per_block.value = Some(1);
+        a.shared_per_block_bytes.value = Some(0);
+    }
+    let text = "[kernel]\nname='x'\nop='gemm'\ndtypes=['bf16']\nproblem={m=7,n=7,k=7}\n[backends]\ntargets=['sm_90a','gfx942','gfx1100','cpu']\n";
+    let spec = parse_spec(text, &kb).unwrap();
+    let p = build_plan(&spec, &kb, &PlanInputs::default());
+    let _ = markdown(&p);
+    for op in ["softmax", "elementwise", "attention"] {
+        let problem = if op == "attention" {
+            "batch=1,heads=1,seq=9,head_dim=9"
+        } else {
+            "rows=3,cols=5"
+        };
+        let problem = if op == "elementwise" { "n=5" } else { problem };
+        let t = text
+            .replace("'gemm'", &format!("'{op}'"))
+            .replace("m=7,n=7,k=7", problem);
+        let p = build_plan(&parse_spec(&t, &kb).unwrap(), &kb, &PlanInputs::default());
+        let _ = json(&p);
+    }
+    let e = kplan_plan::SpecError {
+        span: Some(1..2),
+        message: "m".into(),
+        suggestion: None,
+    };
+    let r = e.render("s.toml", "é\nx");
+    assert!(r.starts_with("s.toml:1:1"), "{r}");
+}

@@ -38,8 +38,9 @@ pub fn plan(spec: &Spec, targets: &[Target], strategy: &crate::model::Strategy) 
 
 fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
     let a = t.arch;
-    let warp = t.warp().unwrap_or(32) as u64;
-    let max_threads = a.max_threads_per_block.value.unwrap_or(1024) as u64;
+    // A user's KB may hold odd limits; keep them consistent so the arithmetic below cannot trap.
+    let warp = t.warp().unwrap_or(32).max(1) as u64;
+    let max_threads = (a.max_threads_per_block.value.unwrap_or(1024) as u64).max(warp * 2);
     let budget = a.shared_per_block_bytes.value;
     let default_budget = a
         .shared_per_block_default_bytes
@@ -252,8 +253,8 @@ fn gemm_tile(
     budget: Option<u64>,
     tile: &mut BTreeMap<String, u64>,
 ) -> TileChoice {
-    let warp = t.warp().unwrap_or(32) as u64;
-    let max_threads = t.arch.max_threads_per_block.value.unwrap_or(1024) as u64;
+    let warp = t.warp().unwrap_or(32).max(1) as u64;
+    let max_threads = (t.arch.max_threads_per_block.value.unwrap_or(1024) as u64).max(warp * 2);
     let s = spec.storage.bytes() as u64;
     // About 64 fp32 accumulators per thread keeps the C tile in registers on every vendor.
     let acc_per_thread = 64;
