@@ -24,6 +24,9 @@
 //! 1536 VGPRs per lane in wave32 with a granule of 24 (the numbers LLVM 19 uses, checked by
 //! `tests/occupancy_llvm.rs` against clang's own occupancy remarks).
 //!
+//! `tests/occupancy_cuda.rs` compiles NVIDIA's `cuda_occupancy.h` and checks this model
+//! against it for every NVIDIA architecture in the KB.
+//!
 //! A limit whose fact is unknown in the KB is skipped and named in
 //! [`Occupancy::unknown_limits`]: the estimate is then an upper bound, and says so.
 
