@@ -111,23 +111,13 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
                 .iter()
                 .filter(|a| a.vendor == Vendor::Nvidia)
                 .filter(|a| {
-                    let s: String =
-                        a.id.trim_start_matches("sm_")
-                            .chars()
-                            .take_while(|c| c.is_ascii_digit())
-                            .collect();
-                    s.parse::<u32>().is_ok_and(|s| s / 10 != have)
+                    a.compute_capability()
+                        .is_some_and(|(major, _)| major != have)
                 })
                 .collect();
             cands.sort_by_key(|a| {
-                let s: u32 =
-                    a.id.trim_start_matches("sm_")
-                        .chars()
-                        .take_while(|c| c.is_ascii_digit())
-                        .collect::<String>()
-                        .parse()
-                        .unwrap_or(0);
-                let g = s / 10;
+                let (g, minor) = a.compute_capability().unwrap_or((0, 0));
+                let s = g * 10 + minor;
                 (
                     if g < have { 0 } else { 1 },
                     if g < have { u32::MAX - s } else { s },

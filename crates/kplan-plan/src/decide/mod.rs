@@ -33,29 +33,19 @@ impl Target<'_> {
     pub fn warp(&self) -> Option<u32> {
         self.arch.warp_size.value
     }
-    /// RDNA-class AMD architecture: runs wave32 by default, wave64 selectable.
+    /// RDNA-class AMD architecture (KB family): runs wave32 by default, wave64 selectable.
     pub fn is_rdna(&self) -> bool {
-        self.arch.vendor == Vendor::Amd
-            && (self.arch.family.to_ascii_uppercase().starts_with("RDNA")
-                || self.arch.id.starts_with("gfx1"))
+        self.arch.is_rdna()
     }
-    /// CDNA-class (datacenter, MFMA) AMD architecture.
+    /// CDNA-class (datacenter, MFMA, wave64) AMD architecture (KB family).
     pub fn is_cdna(&self) -> bool {
-        self.arch.vendor == Vendor::Amd && !self.is_rdna()
+        self.arch.is_cdna()
     }
     /// NVIDIA SM number (`sm_90a` -> 90), if this is an NVIDIA architecture.
     pub fn sm(&self) -> Option<u32> {
-        if self.arch.vendor != Vendor::Nvidia {
-            return None;
-        }
-        let digits: String = self
-            .arch
-            .id
-            .trim_start_matches("sm_")
-            .chars()
-            .take_while(|c| c.is_ascii_digit())
-            .collect();
-        digits.parse().ok()
+        self.arch
+            .compute_capability()
+            .map(|(major, minor)| major * 10 + minor)
     }
 }
 
