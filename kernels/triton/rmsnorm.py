@@ -13,6 +13,7 @@ import triton
 import triton.language as tl
 
 
+# kplan: cuda:num_warps=2 hip:num_warps=1
 @triton.jit
 def rmsnorm_kernel(out_ptr, in_ptr, w_ptr, in_row_stride, out_row_stride, n_cols, eps,
                    BLOCK_SIZE: tl.constexpr = 1024):
@@ -27,6 +28,7 @@ def rmsnorm_kernel(out_ptr, in_ptr, w_ptr, in_row_stride, out_row_stride, n_cols
     tl.store(out_ptr + row * out_row_stride + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
 
 
+# kplan: cuda:num_warps=8 hip:num_warps=4
 @triton.jit
 def rmsnorm_looped_kernel(out_ptr, in_ptr, w_ptr, in_row_stride, out_row_stride, n_cols, eps,
                           BLOCK_SIZE: tl.constexpr = 4096):

@@ -14,6 +14,7 @@ import triton
 import triton.language as tl
 
 
+# kplan: cuda:num_warps=2 hip:num_warps=1
 @triton.jit
 def softmax_kernel(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK_SIZE: tl.constexpr = 1024):
     # int64 row offset: rows * stride can pass 2^31 elements on large inputs.
@@ -30,6 +31,7 @@ def softmax_kernel(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK
     tl.store(out_ptr + row * out_row_stride + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
 
 
+# kplan: cuda:num_warps=8 hip:num_warps=4
 @triton.jit
 def softmax_looped_kernel(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK_SIZE: tl.constexpr = 4096):
     row = tl.program_id(0).to(tl.int64)

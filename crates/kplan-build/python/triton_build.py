@@ -132,7 +132,7 @@ def directives_above(lines, def_line):
     while i >= 0 and lines[i].lstrip().startswith("#"):
         m = re.match(r"\s*#\s*kplan:\s*(.*)", lines[i])
         if m:
-            for key, value in re.findall(r"([A-Za-z_]\w*)\s*=\s*(\S+)", m.group(1)):
+            for key, value in re.findall(r"((?:cuda:|hip:)?[A-Za-z_]\w*)\s*=\s*(\S+)", m.group(1)):
                 out.setdefault(key, value)
         i -= 1
     return out
@@ -383,6 +383,18 @@ def error_line(exc, path):
     return line
 
 
+def backend_opts(opts, per_backend, target, from_config):
+    """Options for one target: `cuda:num_warps=8` / `hip:num_warps=4` directives win over the
+    backend-neutral ones, but not over an autotune config's own values."""
+    t = parse_target(target)
+    out = dict(opts)
+    if t is not None:
+        for key, value in per_backend.get(t.backend, {}).items():
+            if key not in from_config:
+                out[key] = value
+    return out
+
+
 def cfg_key(name, configs):
     """Constexprs worth naming in a variant's label: those an autotune config sets."""
     return any(name in cfg.kwargs for cfg in (configs or []))
@@ -416,10 +428,13 @@ def main():
                 entry["error"] = str(exc)
                 continue
             entry.update(signature=sig, constexprs={k: repr(v) for k, v in consts.items()}, origin=origin)
-            base_opts = {}
+            base_opts, per_backend = {}, {"cuda": {}, "hip": {}}
             for key in ("num_warps", "num_stages"):
                 if key in given:
                     base_opts[key] = int(given[key][0])
+                for backend in per_backend:
+                    if f"{backend}:{key}" in given:
+                        per_backend[backend][key] = int(given[f"{backend}:{key}"][0])
             variants = []
             for i, cfg in enumerate(configs or [None]):
                 opts, c = dict(base_opts), dict(consts)
@@ -431,13 +446,18 @@ def main():
                     opts.setdefault("num_stages", cfg.num_stages)
                     if cfg.maxnreg is not None:
                         opts["maxnreg"] = cfg.maxnreg
-                variants.append((label, c, opts))
-            for label, c, opts in variants[: int(req.get("max_configs", 16))]:
+                variants.append((label, c, opts, set(opts) - set(base_opts)))
+            for label, c, opts, cfg_set in variants[: int(req.get("max_configs", 16))]:
                 shown = [f"{k}={x}" for k, x in c.items() if cfg_key(k, configs)]
-                shown.append(f"num_warps={opts.get('num_warps', 4)}")
+                nw = {b: o["num_warps"] for b, o in per_backend.items() if "num_warps" in o and "num_warps" not in cfg_set}
+                if nw:
+                    shown.append("num_warps=" + "/".join(f"{b}:{v}" for b, v in nw.items()))
+                else:
+                    shown.append(f"num_warps={opts.get('num_warps', 4)}")
                 label = f"{label}: {', '.join(shown)}"
                 v = {"config": label, "constexprs": {k: repr(x) for k, x in c.items()},
-                     "results": [compile_one(fn, sig, c, t, opts) for t in req["targets"]]}
+                      "results": [compile_one(fn, sig, c, t, backend_opts(opts, per_backend, t, cfg_set))
+                                 for t in req["targets"]]}
                 entry["variants"].append(v)
     except Exception as exc:
         reply["error"] = f"{type(exc).__name__}: {exc}"

@@ -74,6 +74,22 @@ fn reference_kernels_compile_for_nvidia_and_amd() {
             assert_eq!(r.threads_per_block, Some(r.num_warps * want_wave));
             assert!(r.shared_bytes.is_some());
         }
+        // `# kplan: cuda:num_warps=8 hip:num_warps=4` above the looped kernel: what the wrapper launches.
+        let looped = report
+            .kernels
+            .iter()
+            .find(|k| k.name.ends_with("_looped_kernel"))
+            .unwrap();
+        let warps: Vec<(&str, u32)> = looped.variants[0]
+            .results
+            .iter()
+            .map(|r| (r.target.as_str(), r.num_warps))
+            .collect();
+        assert_eq!(
+            warps,
+            vec![("sm_90a", 8), ("gfx942", 4), ("gfx1100", 4)],
+            "{file}"
+        );
         // Pointers were inferred from the loads/stores, strides and lengths stayed integers.
         let k = &report.kernels[0];
         assert_eq!(k.signature["in_ptr"], "*fp32");
