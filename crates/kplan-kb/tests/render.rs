@@ -89,3 +89,42 @@ fn features_views() {
     assert_eq!(json["feature"]["support"]["gfx942"]["status"], "yes");
     assert!(json["sources"]["PTX-mma"]["title"].is_string());
 }
+
+/// Snapshots of the CLI views (`kplan targets`, `targets show`, `features`, `features show`):
+/// `UPDATE_GOLDEN=1 cargo test -p kplan-kb --test render` rewrites them.
+#[test]
+fn cli_view_snapshots() {
+    let kb = Kb::builtin();
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
+    let views: Vec<(&str, String)> = vec![
+        ("targets.txt", render::targets_human(kb)),
+        (
+            "targets-show-gfx942.txt",
+            render::target_show_human(kb, &kb.resolve("gfx942").unwrap()),
+        ),
+        (
+            "targets-show-h200.txt",
+            render::target_show_human(kb, &kb.resolve("h200").unwrap()),
+        ),
+        ("features.txt", render::features_human(kb)),
+        (
+            "features-show-fp8-matrix.txt",
+            render::feature_show_human(kb, kb.feature("fp8-matrix").unwrap()),
+        ),
+    ];
+    let update = std::env::var("UPDATE_GOLDEN").as_deref() == Ok("1");
+    let mut stale = Vec::new();
+    for (name, text) in views {
+        let path = dir.join(name);
+        if update {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, &text).unwrap();
+        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+            stale.push(name);
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "stale snapshots {stale:?}: run `UPDATE_GOLDEN=1 cargo test -p kplan-kb --test render`"
+    );
+}
