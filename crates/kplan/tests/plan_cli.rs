@@ -325,3 +325,13 @@ fn missing_source_dir_is_a_usage_error() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn help_names_every_option() {
+    let out = kplan(&["plan", "--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for s in ["<SPEC>", "--format <FORMAT>", "md:", "json:", "-o, --output <FILE>", "--source <DIR>", "docs/plan.md"] {
+        assert!(help.contains(s), "`{s}` not in help:\n{help}");
+    }
+}
