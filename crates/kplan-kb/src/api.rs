@@ -187,8 +187,9 @@ impl Device {
         self.peak_tflops.get(&dtype)
     }
 
-    /// Vector (SIMT) peak where the source gives it separately, else [`Device::peak`] for
-    /// fp32/fp64 (whose headline rate is a vector rate on most devices).
+    /// Vector (SIMT, non-matrix) peak where the source gives it separately (A100, H100, H200,
+    /// MI100, MI210, MI250X, MI300X). `None` otherwise: then [`Device::peak`]'s note says
+    /// whether the headline rate is a vector or a matrix rate.
     pub fn vector_peak(&self, dtype: Dtype) -> Option<f64> {
         self.peak_vector_tflops.get(&dtype).and_then(|f| f.value)
     }
