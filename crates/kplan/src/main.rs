@@ -13,7 +13,7 @@ mod cmd;
 #[command(name = "kplan", version, about, long_about = None)]
 struct Cli {
     /// Use the knowledge base in DIR (sources.toml, architectures.toml, devices.toml,
-    /// features.toml) instead of the built-in one.
+    /// features.toml, and optionally measurements.toml) instead of the built-in one.
     #[arg(long, global = true, value_name = "DIR")]
     kb: Option<PathBuf>,
     #[command(subcommand)]
