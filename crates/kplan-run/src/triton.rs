@@ -76,7 +76,7 @@ impl TritonVerifyRequest {
             dtypes: DType::ALL.to_vec(),
             shapes: Vec::new(),
             eps: 1e-6,
-            seed: 0x6b70_6c61_6e,
+            seed: 0x006b_706c_616e,
         }
     }
 }

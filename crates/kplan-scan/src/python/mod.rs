@@ -51,7 +51,7 @@ pub fn scan_file(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
         return Vec::new();
     }
     let mut cx = Cx::new(ctx, path, &src);
-    let checks: [(&RuleMeta, fn(&mut Cx)); 12] = [
+    let checks: [(&RuleMeta, Check); 12] = [
         (
             &rules::num_warps_wave64::META,
             rules::num_warps_wave64::check,
@@ -96,6 +96,9 @@ pub fn scan_file(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
     out.dedup_by(|a, b| a.start == b.start && a.rule == b.rule);
     out
 }
+
+/// A rule's check function.
+type Check = fn(&mut Cx);
 
 /// What every Python rule gets.
 pub struct Cx<'s, 'a, 'kb> {
