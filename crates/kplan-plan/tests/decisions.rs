@@ -760,3 +760,29 @@ allowed = ["framework", "vendor-blas", "triton", "hip-single-source", "cutlass",
     assert_eq!(p.operation.bytes, (16384.0 * 8192.0 + 16384.0) * 2.0);
     assert_eq!(p.backend_matrix.len(), 5);
 }
+
+#[test]
+fn cpu_levels_the_ci_host_cannot_run_get_their_own_runner() {
+    let p = S {
+        targets: r#""cpu-x86_64", "cpu-aarch64", "cpu-x86_64-avx512""#,
+        ..S::default()
+    }
+    .plan();
+    let leg = |name: &str| {
+        p.ci.legs
+            .iter()
+            .find(|l| l.name == name)
+            .unwrap_or_else(|| panic!("no leg {name}"))
+    };
+    assert_eq!(leg("run-cpu-x86_64-avx2").runner, "CI host");
+    assert_eq!(leg("compile-cpu-aarch64").runner, "CI host");
+    assert!(leg("compile-cpu-aarch64").toolchain.contains("cross"));
+    assert_ne!(leg("run-cpu-aarch64").runner, "CI host");
+    assert_ne!(leg("run-cpu-x86_64-avx512").runner, "CI host");
+    let warp = p
+        .checklist
+        .iter()
+        .find(|c| c.item == "warp size addressed")
+        .unwrap();
+    assert!(warp.evidence.contains("no GPU target"));
+}

@@ -71,6 +71,12 @@ pub fn review(
         .collect();
     v.push(if !unknown_warp.is_empty() {
         item("warp size addressed", Status::NeedsHuman, format!("warp size unknown in the KB for {}", join_names(&unknown_warp)))
+    } else if gpu_warps.is_empty() {
+        item(
+            "warp size addressed",
+            Status::Pass,
+            "no GPU target: warp size does not apply".into(),
+        )
     } else if !differ {
         item("warp size addressed", Status::Pass, format!("every GPU target runs warp size {}", gpu_warps.first().map(|w| w.to_string()).unwrap_or_else(|| "- (no GPU target)".into())))
     } else if plan.risks.iter().any(|r| r.id == "warp-size") {

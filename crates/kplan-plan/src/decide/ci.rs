@@ -7,6 +7,9 @@ use super::Target;
 use crate::model::{Ci, CiLeg, Strategy};
 use kplan_kb::{Kb, Vendor};
 
+/// The CPU architecture of the CI host (x86-64 with AVX2), where CPU run legs execute.
+const HOST_CPU_ARCH: &str = "cpu-x86_64-avx2";
+
 fn toolchain(t_arch: &kplan_kb::Arch, abstraction: &str) -> String {
     let min = t_arch
         .min_toolchain
@@ -80,7 +83,7 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
                 runner: format!("self-hosted runner with {}", t.device.map(|d| d.name.clone()).unwrap_or_else(|| format!("a {} GPU", t.arch.id))),
                 why: "spec target: `kplan verify` against the CPU reference and `kplan bench` against the roofline".into(),
             });
-        } else {
+        } else if t.arch.id == HOST_CPU_ARCH {
             legs.push(CiLeg {
                 name: format!("run-{}", t.arch.id),
                 kind: "run".into(),
@@ -90,6 +93,35 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
                 runner: "CI host".into(),
                 why: "CPU fallback and verification reference: builds and runs on every CI run"
                     .into(),
+            });
+        } else {
+            // The CI host is x86-64 with AVX2: other CPU levels build there and run elsewhere.
+            let cross = !t.arch.id.starts_with("cpu-x86_64");
+            legs.push(CiLeg {
+                name: format!("compile-{}", t.arch.id),
+                kind: "compile".into(),
+                target: t.name.clone(),
+                arch: t.arch.id.clone(),
+                toolchain: if cross {
+                    format!("{ts} (cross-compiled)")
+                } else {
+                    ts.clone()
+                },
+                runner: "CI host".into(),
+                why: "CPU target: the fallback must build for it on every change".into(),
+            });
+            legs.push(CiLeg {
+                name: format!("run-{}", t.arch.id),
+                kind: "run".into(),
+                target: t.name.clone(),
+                arch: t.arch.id.clone(),
+                toolchain: ts,
+                runner: if cross {
+                    format!("a {} runner (or user-mode emulation)", t.arch.family)
+                } else {
+                    format!("a runner whose CPU has {}", t.arch.family)
+                },
+                why: "CPU target: the CI host cannot execute this instruction set".into(),
             });
         }
     }
@@ -199,11 +231,8 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
     }
 
     if !targets.iter().any(|t| !t.is_gpu()) {
-        let host = if cfg!(target_arch = "aarch64") {
-            "cpu-aarch64"
-        } else {
-            "cpu-x86_64"
-        };
+        // The plan is the same on every machine: the CI host is the x86-64 one.
+        let host = HOST_CPU_ARCH;
         if let Ok(r) = kb.resolve(host) {
             legs.push(CiLeg {
                 name: format!("run-{}", r.arch.id),
