@@ -162,7 +162,7 @@ pub fn tidy(x: f64) -> f64 {
         return x;
     }
     let digits = 4 - 1 - x.abs().log10().floor() as i32;
-    let digits = digits.max(0).min(12);
+    let digits = digits.clamp(0, 12);
     let f = 10f64.powi(digits);
     (x * f).round() / f
 }
