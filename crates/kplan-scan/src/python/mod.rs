@@ -286,7 +286,8 @@ fn is_backend_check_tok(src: &PySrc, i: usize) -> bool {
     match src.kind(i) {
         Some(Kind::Name) => {
             let l = t.to_ascii_lowercase();
-            l.split('_').any(|part| part.starts_with("hip") || part == "iship")
+            l.split('_')
+                .any(|part| part.starts_with("hip") || part == "iship")
                 || l.contains("rocm")
                 || l.contains("cdna")
                 || l.contains("rdna")

@@ -20,3 +20,13 @@ def bail_out(x):
     if torch.cuda.get_device_capability(x.device) != (9, 0):
         return None
     return x
+
+
+def sm_count():
+    props = torch.cuda.get_device_properties(0)
+    return props.multi_processor_count >= 100
+
+
+def torch_is_new():
+    major, minor = (int(v) for v in torch.__version__.split(".")[:2])
+    return major >= 2

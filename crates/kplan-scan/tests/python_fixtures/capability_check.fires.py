@@ -10,3 +10,12 @@ def pick():
     if major >= 9:  # expect: triton-capability-check
         return "wgmma"
     return "mma"
+
+
+def sm_version():
+    props = torch.cuda.get_device_properties(0)
+    if props.major >= 9:  # expect: triton-capability-check
+        return "hopper"
+    major, minor = torch.cuda.get_device_capability()
+    sm = major * 10 + minor
+    return sm >= 90  # expect: triton-capability-check

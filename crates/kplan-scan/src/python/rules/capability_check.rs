@@ -41,56 +41,104 @@ fn risky(src: &crate::python::lex::PySrc, op: usize) -> bool {
 
 pub fn check(cx: &mut Cx) {
     let src = cx.src;
-    let mut derived: Vec<&str> = Vec::new();
+    let n = src.toks.len();
+    // Names holding a capability (`cap`, `major`, `sm = major * 10 + minor`) and names holding
+    // device properties (`props`, compared through `.major` / `.minor`).
+    // (name, scope): the def it was assigned in (`usize::MAX` at module level, visible everywhere)
+    let mut derived: Vec<(&str, usize)> = Vec::new();
+    let mut props: Vec<(&str, usize)> = Vec::new();
+    let scope = |i: usize| src.def_at(i).map(|d| d.name).unwrap_or(usize::MAX);
+    let visible = |list: &Vec<(&str, usize)>, i: usize| {
+        let sc = scope(i);
+        list.iter()
+            .any(|&(n, s)| n == src.s(i) && (s == usize::MAX || s == sc))
+    };
     let mut sites: Vec<(usize, usize)> = Vec::new();
-    for k in 0..src.toks.len() {
-        if !src.is_name(k, "get_device_capability") && !src.is_name(k, "get_device_capability_") {
+    let is_cmp = |i: usize| ["<", "<=", "!=", ">=", ">", "=="].contains(&src.s(i));
+    let assigned = |line: &crate::python::lex::Line, upto: usize| {
+        (line.first..upto)
+            .find(|&i| src.s(i) == "=" && src.toks[i].depth == src.toks[line.first].depth)
+    };
+    for k in 0..n {
+        let capability =
+            src.is_name(k, "get_device_capability") || src.is_name(k, "get_device_capability_");
+        let properties = src.is_name(k, "get_device_properties");
+        if !capability && !properties {
             continue;
         }
         let Some(line) = src.line_of(k) else { continue };
         if matches!(src.s(line.first), "def" | "import" | "from") {
             continue;
         }
-        // direct comparison on the same line
-        if let Some(c) = (k..line.end).find(|&i| {
-            ["<", "<=", "!=", ">=", ">", "=="].contains(&src.s(i))
-                && src.toks[i].depth <= src.toks[k].depth
-        }) {
-            if CMP.contains(&src.s(c)) && risky(src, c) {
+        // direct comparison on the same line (properties: through `.major` / `.minor`)
+        let via_major = (k..line.end).any(|i| {
+            src.s(i) == "." && (src.is_name(i + 1, "major") || src.is_name(i + 1, "minor"))
+        });
+        if let Some(c) =
+            (k..line.end).find(|&i| is_cmp(i) && src.toks[i].depth <= src.toks[k].depth)
+        {
+            if (capability || via_major) && CMP.contains(&src.s(c)) && risky(src, c) {
                 sites.push((src.dotted_start(k), c));
             }
             continue;
         }
-        // `cap = ...get_device_capability()` / `major, minor = ...`: follow the names
-        if let Some(eq) = (line.first..k)
-            .find(|&i| src.s(i) == "=" && src.toks[i].depth == src.toks[line.first].depth)
-        {
+        // `cap = ...get_device_capability()` / `major, minor = ...` / `props = ...properties()`
+        if let Some(eq) = assigned(line, k) {
             for i in line.first..eq {
                 if src.kind(i) == Some(Kind::Name) {
-                    derived.push(src.s(i));
+                    if capability || via_major {
+                        derived.push((src.s(i), scope(i)));
+                    } else {
+                        props.push((src.s(i), scope(i)));
+                    }
                 }
             }
         }
     }
-    if !derived.is_empty() {
-        for k in 0..src.toks.len() {
-            if src.kind(k) != Some(Kind::Name) || !derived.contains(&src.s(k)) {
+    // one more hop: `sm = major * 10 + minor`, `cc = props.major`
+    for _ in 0..2 {
+        for line in &src.lines {
+            let Some(eq) = assigned(line, line.end) else {
                 continue;
+            };
+            let rhs = eq + 1..line.end;
+            let uses = rhs.clone().any(|i| {
+                src.kind(i) == Some(Kind::Name)
+                    && (visible(&derived, i)
+                        || (visible(&props, i)
+                            && src.s(i + 1) == "."
+                            && (src.is_name(i + 2, "major") || src.is_name(i + 2, "minor"))))
+            }) && !rhs.clone().any(is_cmp);
+            if uses
+                && eq == line.first + 1
+                && src.kind(line.first) == Some(Kind::Name)
+                && !visible(&derived, line.first)
+            {
+                derived.push((src.s(line.first), scope(line.first)));
             }
-            // `cap >= (9, 0)`, `cap[0] >= 9`, `major >= 9`
-            let mut j = k + 1;
+        }
+    }
+    for k in 0..n {
+        if src.kind(k) != Some(Kind::Name) || src.s(k.wrapping_sub(1)) == "." {
+            continue;
+        }
+        // `cap >= (9, 0)`, `cap[0] >= 9`, `major >= 9`, `props.major >= 9`
+        let mut j = k + 1;
+        if visible(&derived, k) {
             if src.s(j) == "[" {
                 j = src.closing(j).map(|c| c + 1).unwrap_or(j);
             }
-            if CMP.contains(&src.s(j))
-                && risky(src, j)
-                && src.line_of(k).is_some_and(|l| {
-                    !(l.first..k)
-                        .any(|i| src.s(i) == "=" && src.toks[i].depth == src.toks[l.first].depth)
-                })
-            {
-                sites.push((k, j));
-            }
+        } else if visible(&props, k)
+            && src.s(j) == "."
+            && (src.is_name(j + 1, "major") || src.is_name(j + 1, "minor"))
+        {
+            j += 2;
+        } else {
+            continue;
+        }
+        let in_assignment = src.line_of(k).is_some_and(|l| assigned(l, k).is_some());
+        if CMP.contains(&src.s(j)) && risky(src, j) && !in_assignment {
+            sites.push((k, j));
         }
     }
     sites.sort_unstable();

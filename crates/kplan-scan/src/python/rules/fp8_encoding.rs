@@ -69,7 +69,9 @@ pub fn check(cx: &mut Cx) {
                 continue;
             }
             // a dtype map or selection that names both encodings covers both kinds of target
-            if (l.first..l.end).any(|i| src.kind(i) == Some(Kind::Name) && fp8_kind(src.s(i)) == Some(!ocp)) {
+            if (l.first..l.end)
+                .any(|i| src.kind(i) == Some(Kind::Name) && fp8_kind(src.s(i)) == Some(!ocp))
+            {
                 continue;
             }
         }
