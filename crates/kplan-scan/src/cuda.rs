@@ -31,9 +31,15 @@ pub struct Cx<'s, 'a, 'kb> {
     pub out: Vec<Finding>,
     /// Feature uses (the inventory), recorded whether or not a finding is emitted.
     pub uses: Vec<FeatureUse>,
+    /// Whether feature uses are being collected (inventory runs only).
+    pub collect_uses: bool,
 }
 
 impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
+    /// Whether the file's text contains `needle` anywhere (a per-rule pre-filter).
+    pub fn has(&self, needle: &str) -> bool {
+        memchr::memmem::find(self.src.text.as_bytes(), needle.as_bytes()).is_some()
+    }
     pub fn enabled(&self, meta: &RuleMeta) -> bool {
         self.ctx.rule_enabled(meta.id, self.path)
     }
@@ -58,6 +64,9 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
         self.out.push(f);
     }
     pub fn record_use(&mut self, feature: &'static str, rule: &'static str, tok: usize) {
+        if !self.collect_uses {
+            return;
+        }
         let (s, _) = self.src.span(tok);
         let (line, column) = self.src.lines.line_col(self.src.text, s);
         self.uses.push(FeatureUse { feature, rule, line, column });
@@ -232,6 +241,12 @@ pub fn scan_file(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
     run(ctx, path, text, false).0
 }
 
+/// [`scan_file`] plus the intrinsics the file shadows ([`shadowed_intrinsics`]), from one pass.
+pub fn scan_file_ex(ctx: &ScanCtx, path: &Path, text: &str) -> (Vec<Finding>, Vec<String>) {
+    let (f, _, sh) = run_full(ctx, path, text, false);
+    (f, sh)
+}
+
 /// Warp intrinsics this file redefines as function-like macros (a project shim such as
 /// `#define __shfl_xor_sync(mask, v, o, w) __shfl_xor(v, o, w)`): their mask never reaches HIP.
 pub fn shadowed_intrinsics(text: &str) -> Vec<String> {
@@ -254,11 +269,24 @@ pub fn feature_uses(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<FeatureUse> {
 }
 
 fn run(ctx: &ScanCtx, path: &Path, text: &str, inventory_only: bool) -> (Vec<Finding>, Vec<FeatureUse>) {
+    let (f, u, _) = run_full(ctx, path, text, inventory_only);
+    (f, u)
+}
+
+fn run_full(ctx: &ScanCtx, path: &Path, text: &str, inventory_only: bool) -> (Vec<Finding>, Vec<FeatureUse>, Vec<String>) {
     if prefilter().find(text).is_none() {
-        return (Vec::new(), Vec::new());
+        return (Vec::new(), Vec::new(), Vec::new());
     }
     let src = lex(text);
-    let mut cx = Cx { ctx, path, src: &src, is_header: ctx.is_header(path), out: Vec::new(), uses: Vec::new() };
+    let shadowed: Vec<String> = src
+        .defines
+        .iter()
+        .filter(|d| d.function_like)
+        .filter_map(|d| src.text.get(d.name_start as usize..d.name_end as usize))
+        .filter(|n| crate::rules::full_mask_literal::is_sync_intrinsic(n))
+        .map(str::to_string)
+        .collect();
+    let mut cx = Cx { ctx, path, src: &src, is_header: ctx.is_header(path), out: Vec::new(), uses: Vec::new(), collect_uses: inventory_only };
     crate::rules::run_all(&mut cx, inventory_only);
-    (cx.out, cx.uses)
+    (cx.out, cx.uses, shadowed)
 }

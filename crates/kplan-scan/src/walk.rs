@@ -141,8 +141,7 @@ pub fn scan_one(ctx: &ScanCtx, path: &Path, kind: FileKind) -> FileOutcome {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     };
-    let findings = scan_text(ctx, path, kind, &text);
-    let shadowed = if kind == FileKind::Cuda { crate::cuda::shadowed_intrinsics(&text) } else { Vec::new() };
+    let (findings, shadowed) = scan_text_ex(ctx, path, kind, &text);
     let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count() + usize::from(!text.is_empty() && !text.ends_with('\n'));
     FileOutcome::Scanned { lines, bytes: text.len() as u64, findings, shadowed }
 }
@@ -150,9 +149,14 @@ pub fn scan_one(ctx: &ScanCtx, path: &Path, kind: FileKind) -> FileOutcome {
 /// Scans text as if read from `path`: rules, configuration filters and `kplan: allow(...)`
 /// suppressions applied, findings sorted.
 pub fn scan_text(ctx: &ScanCtx, path: &Path, kind: FileKind, text: &str) -> Vec<Finding> {
-    let raw = match kind {
-        FileKind::Cuda => crate::cuda::scan_file(ctx, path, text),
-        FileKind::Python => crate::python::scan_file(ctx, path, text),
+    scan_text_ex(ctx, path, kind, text).0
+}
+
+/// [`scan_text`] plus the warp intrinsics the file shadows with macros.
+fn scan_text_ex(ctx: &ScanCtx, path: &Path, kind: FileKind, text: &str) -> (Vec<Finding>, Vec<String>) {
+    let (raw, shadowed) = match kind {
+        FileKind::Cuda => crate::cuda::scan_file_ex(ctx, path, text),
+        FileKind::Python => (crate::python::scan_file(ctx, path, text), Vec::new()),
     };
     let mut out: Vec<Finding> = raw
         .into_iter()
@@ -160,7 +164,7 @@ pub fn scan_text(ctx: &ScanCtx, path: &Path, kind: FileKind, text: &str) -> Vec<
         .collect();
     out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     out.dedup_by(|a, b| a.rule == b.rule && a.start == b.start && a.message == b.message);
-    out
+    (out, shadowed)
 }
 
 /// The first `code` span of a message.

@@ -63,6 +63,9 @@ fn narrow_type(cx: &Cx, name_tok: usize) -> Option<(usize, String)> {
 }
 
 pub fn check(cx: &mut Cx) {
+    if !(cx.has("__ballot") || cx.has("__activemask") || cx.has("__lanemask") || cx.has("<<")) {
+        return;
+    }
     let src = cx.src;
     let n = src.toks.len();
     let help = "keep lane masks in 64 bits (`unsigned long long` or `auto`) and use `__popcll`/`__ffsll`/`__clzll`";

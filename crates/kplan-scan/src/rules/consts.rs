@@ -28,8 +28,7 @@ impl<'a> Consts<'a> {
                 let name = src.text.get(d.name_start as usize..d.name_end as usize).unwrap_or("");
                 let (a, b) = (d.body.0 as usize, d.body.1 as usize);
                 if b > a {
-                    let tmp = Consts { names: names.clone() };
-                    if let Some(v) = tmp.eval(src, a, b - 1) {
+                    if let Some(v) = eval_with(&names, src, a, b - 1) {
                         names.push((name, v));
                     }
                 }
@@ -44,8 +43,7 @@ impl<'a> Consts<'a> {
                     continue;
                 }
                 let Some(end) = (k + 1..n.min(k + 24)).find(|&j| matches!(src.s(j), ";" | ",")) else { continue };
-                let tmp = Consts { names: names.clone() };
-                if let Some(v) = tmp.eval(src, k + 1, end - 1) {
+                if let Some(v) = eval_with(&names, src, k + 1, end - 1) {
                     names.push((src.s(k - 1), v));
                 }
             }
@@ -54,26 +52,34 @@ impl<'a> Consts<'a> {
     }
 
     pub fn get(&self, name: &str) -> Option<u64> {
-        self.names.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| *v)
+        get(&self.names, name)
     }
 
     /// Value of tokens `a..=b` as an integer expression.
     pub fn eval(&self, src: &Src, a: usize, b: usize) -> Option<u64> {
-        if b < a || b - a > 40 {
-            return None;
-        }
-        let mut p = P { c: self, src, i: a, end: b + 1, depth: 0 };
-        let v = p.sum()?;
-        if p.i == p.end {
-            Some(v)
-        } else {
-            None
-        }
+        eval_with(&self.names, src, a, b)
+    }
+}
+
+fn get(names: &[(&str, u64)], name: &str) -> Option<u64> {
+    names.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| *v)
+}
+
+fn eval_with(names: &[(&str, u64)], src: &Src, a: usize, b: usize) -> Option<u64> {
+    if b < a || b - a > 40 {
+        return None;
+    }
+    let mut p = P { c: names, src, i: a, end: b + 1, depth: 0 };
+    let v = p.sum()?;
+    if p.i == p.end {
+        Some(v)
+    } else {
+        None
     }
 }
 
 struct P<'x, 'a> {
-    c: &'x Consts<'a>,
+    c: &'x [(&'a str, u64)],
     src: &'x Src<'x>,
     i: usize,
     end: usize,
@@ -149,7 +155,7 @@ impl P<'_, '_> {
             self.src.int(self.i - 1)
         } else if self.src.kind(self.i) == Some(Tk::Ident) {
             self.i += 1;
-            self.c.get(t)
+            get(self.c, t)
         } else {
             None
         };

@@ -44,6 +44,9 @@ fn is_mask32(src: &crate::lex::Src, i: usize) -> bool {
 }
 
 pub fn check(cx: &mut Cx) {
+    if !(cx.has("0xffffffff") || cx.has("0xFFFFFFFF") || cx.has("0XFFFFFFFF") || cx.has("0xFFFFffff") || cx.has("0xffffFFFF")) {
+        return;
+    }
     let src = cx.src;
     let n = src.toks.len();
     // macros defined as 0xffffffff, unguarded

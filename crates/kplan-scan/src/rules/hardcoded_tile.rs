@@ -21,6 +21,9 @@ registers, LDS). A literal at the launch site hides the choice from per-target t
 };
 
 pub fn check(cx: &mut Cx) {
+    if !cx.has("<<<") {
+        return;
+    }
     let src = cx.src;
     for i in 0..src.toks.len() {
         if !src.is(i, "<<<") || cx.guarded(i) {

@@ -24,6 +24,9 @@ wrong results, intermittently.",
 };
 
 pub fn check(cx: &mut Cx) {
+    if !(cx.has("volatile") || cx.has("__shfl") || cx.has("__ballot") || cx.has("__any") || cx.has("__all")) {
+        return;
+    }
     let src = cx.src;
     let n = src.toks.len();
     let nv = cx.ctx.vendor_targets(Vendor::Nvidia);

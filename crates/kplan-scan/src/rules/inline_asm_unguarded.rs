@@ -86,6 +86,9 @@ pub fn asm_statements<'a>(src: &crate::lex::Src<'a>) -> Vec<(usize, usize, Strin
 }
 
 pub fn check(cx: &mut Cx) {
+    if !cx.has("asm") {
+        return;
+    }
     let src = cx.src;
     for (i, c, _tpl, kind) in asm_statements(src) {
         let (own, other_vendor, isa) = match kind {

@@ -45,6 +45,9 @@ fn bounded_by_32(cx: &Cx, name: &str, lo: usize, at: usize) -> bool {
 }
 
 pub fn check(cx: &mut Cx) {
+    if !cx.has("__shared__") {
+        return;
+    }
     let src = cx.src;
     let n = src.toks.len();
     for i in 0..n {

@@ -27,6 +27,9 @@ waves per execution unit on HIP, so the same number asks for a different occupan
 };
 
 pub fn check(cx: &mut Cx) {
+    if !(cx.has("<<<") || cx.has("__launch_bounds__")) {
+        return;
+    }
     let src = cx.src;
     let max_warp = cx.ctx.max_warp_size() as u64;
     let wide = cx.ctx.wave64_targets();

@@ -49,6 +49,11 @@ const fn inv(feature: &'static str) -> Det {
 
 /// Feature of an identifier (the token after it is given for `ns::` checks).
 fn ident_feature(w: &str, next: &str) -> Option<Det> {
+    // cheap rejection first: most identifiers start with none of these
+    let b = w.as_bytes();
+    if b.len() < 4 || !matches!(b[0], b'_' | b'S' | b'w' | b'n' | b'm' | b'c' | b'C' | b't' | b'g' | b'G' | b'U') {
+        return None;
+    }
     Some(match w {
         "wmma" if next == "::" => d("wmma", true),
         "nvcuda" if next == "::" => d("wmma", true),

@@ -35,6 +35,9 @@ fn is_shuffle_name(s: &str) -> bool {
 }
 
 pub fn check(cx: &mut Cx) {
+    if !(cx.has("shfl") || cx.has("SHFL") || cx.has("huffle") || cx.has("HUFFLE")) {
+        return;
+    }
     let src = cx.src;
     let n = src.toks.len();
     let help = "start at `warpSize / 2` (stop at `warpSize`), or pass an explicit `width` when a 32-lane sub-group is intended";

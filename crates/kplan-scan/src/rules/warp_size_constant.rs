@@ -86,6 +86,9 @@ fn used_as_width(cx: &Cx, name: &str) -> bool {
 }
 
 pub fn check(cx: &mut Cx) {
+    if !(cx.has("arp") || cx.has("ARP")) {
+        return;
+    }
     let src = cx.src;
     // #define NAME 32
     for d in &src.defines {

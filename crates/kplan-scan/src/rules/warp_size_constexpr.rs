@@ -22,6 +22,9 @@ pick it per target.",
 };
 
 pub fn check(cx: &mut Cx) {
+    if !cx.has("warpSize") {
+        return;
+    }
     let src = cx.src;
     let n = src.toks.len();
     for i in 0..n {

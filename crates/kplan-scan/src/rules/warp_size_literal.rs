@@ -21,6 +21,9 @@ silently combine the wrong lanes and results are wrong without any error.",
 };
 
 pub fn check(cx: &mut Cx) {
+    if !(cx.has("32") || cx.has("31") || cx.has(">> 5") || cx.has(">>5") || cx.has("0x1f") || cx.has("0x1F")) {
+        return;
+    }
     let src = cx.src;
     let n = src.toks.len();
     for k in 1..n.saturating_sub(1) {

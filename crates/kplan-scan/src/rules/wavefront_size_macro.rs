@@ -20,6 +20,9 @@ truth it gives wrong sizes on the host and breaks when it disappears.",
 };
 
 pub fn check(cx: &mut Cx) {
+    if !cx.has("__AMDGCN_WAVEFRONT_SIZE") {
+        return;
+    }
     if cx.is_header {
         return;
     }
