@@ -139,6 +139,9 @@ fn sources(plan: &Plan, kb: &Kb) -> Vec<SourceRef> {
     for d in &plan.operation.dtype_support {
         keys.extend(d.source.iter().cloned());
     }
+    for a in &plan.strategy.alternatives {
+        keys.extend(a.sources.iter().cloned());
+    }
     for r in &plan.risks {
         keys.extend(r.sources.iter().cloned());
     }

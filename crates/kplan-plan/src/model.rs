@@ -163,6 +163,8 @@ pub struct Alternative {
     /// chosen | rejected | not-allowed | not-applicable
     pub outcome: String,
     pub why: String,
+    /// Source keys of the KB facts and efficiency rows the evaluation read.
+    pub sources: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -476,6 +476,11 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
             allowed: spec.allowed.contains(&a),
             outcome: outcome.into(),
             why,
+            sources: if matches!(outcome, "not-allowed" | "not-applicable") {
+                Vec::new()
+            } else {
+                alternative_sources(spec, kb, &core, class, a)
+            },
         });
     }
 
@@ -695,4 +700,70 @@ fn implementation(
             )
         }
     }
+}
+
+/// The source keys behind an alternative's evaluation: the KB support entries of the features
+/// it checked, the efficiency rows it compared, the Triton support statement.
+fn alternative_sources(
+    spec: &Spec,
+    kb: &Kb,
+    core: &[&Target],
+    class: &str,
+    a: Abstraction,
+) -> Vec<String> {
+    let eff = EfficiencyTable::builtin();
+    let mut v: Vec<String> = Vec::new();
+    let vendors: Vec<&str> = {
+        let mut x: Vec<&str> = core.iter().map(|t| t.vendor().as_str()).collect();
+        x.sort();
+        x.dedup();
+        x
+    };
+    let eff_rows = |v: &mut Vec<String>, strategy: &str| {
+        for vendor in &vendors {
+            if let Some(e) = eff.lookup(vendor, class, strategy) {
+                v.extend(e.sources.iter().cloned());
+            }
+        }
+    };
+    let support = |v: &mut Vec<String>, features: &[&str]| {
+        for t in core {
+            for f in features {
+                if let Some(s) = kb.support(f, &t.arch.id) {
+                    v.push(s.source.clone());
+                }
+            }
+        }
+    };
+    let spec_features: Vec<&str> = spec.features.iter().map(String::as_str).collect();
+    match a {
+        Abstraction::Framework => eff_rows(&mut v, "framework"),
+        Abstraction::VendorBlas if spec.op == Op::Gemm => {
+            eff_rows(&mut v, "vendor-library");
+            support(&mut v, &["bf16-matrix", "fp8-matrix", "tf32-matrix"]);
+        }
+        Abstraction::Triton => {
+            v.push("TRITON-README".into());
+            if core.iter().any(|t| t.vendor() == Vendor::Intel) {
+                v.push("TRITON-XPU".into());
+            }
+            if spec.performance == PerfReq::NearPeak {
+                eff_rows(&mut v, "triton");
+                eff_rows(&mut v, "hand-written");
+            }
+        }
+        Abstraction::HipSingleSource | Abstraction::Cutlass | Abstraction::PerBackend => {
+            if spec.op.uses_matrix_units() {
+                support(
+                    &mut v,
+                    &["tcgen05", "wgmma", "mma-sync", "mfma", "rdna-wmma"],
+                );
+            }
+            support(&mut v, &spec_features);
+        }
+        _ => {}
+    }
+    v.sort();
+    v.dedup();
+    v
 }

@@ -237,16 +237,17 @@ pub fn markdown(plan: &Plan) -> String {
         o,
         "\nAlternatives considered (highest abstraction first):\n"
     );
-    let _ = writeln!(o, "| abstraction | allowed | outcome | why |");
-    let _ = writeln!(o, "|---|---|---|---|");
+    let _ = writeln!(o, "| abstraction | allowed | outcome | why | sources |");
+    let _ = writeln!(o, "|---|---|---|---|---|");
     for a in &s.alternatives {
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} |",
             a.abstraction,
             if a.allowed { "yes" } else { "no" },
             a.outcome,
-            cell(&a.why)
+            cell(&a.why),
+            a.sources.join(", ")
         );
     }
     let _ = writeln!(o, "\nDecided from: {}.\n", s.inputs.join("; "));
