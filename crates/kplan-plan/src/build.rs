@@ -139,6 +139,7 @@ fn sources(plan: &Plan, kb: &Kb) -> Vec<SourceRef> {
     for d in &plan.operation.dtype_support {
         keys.extend(d.source.iter().cloned());
     }
+    keys.extend(plan.verdict.sources.iter().cloned());
     for a in &plan.strategy.alternatives {
         keys.extend(a.sources.iter().cloned());
     }

@@ -72,6 +72,8 @@ pub struct Verdict {
     pub reason: String,
     /// The spec inputs and KB facts the decision read.
     pub inputs: Vec<String>,
+    /// Source keys of the KB facts and efficiency rows behind the decision.
+    pub sources: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

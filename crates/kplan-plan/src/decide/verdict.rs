@@ -28,6 +28,53 @@ pub fn nvidia_only_features(spec: &Spec, kb: &Kb, targets: &[Target]) -> Vec<Str
 }
 
 pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
+    let mut v = decide_inner(spec, kb, targets);
+    v.sources = sources(spec, kb, targets, v.decision);
+    v
+}
+
+/// The KB support entries and efficiency rows each kind of verdict reads.
+fn sources(spec: &Spec, kb: &Kb, targets: &[Target], d: Decision) -> Vec<String> {
+    let eff = crate::efficiency::EfficiencyTable::builtin();
+    let rows = matches!(spec.problem, crate::spec::Problem::Rows { .. });
+    let class = super::strategy::op_class(spec.op, rows);
+    let mut v: Vec<String> = Vec::new();
+    match d {
+        Decision::UseFramework => {
+            if let Some(e) = eff.lookup("nvidia", class, "framework") {
+                v.extend(e.sources.iter().cloned());
+            }
+        }
+        Decision::UseVendorLibrary => {
+            for vendor in ["nvidia", "amd"] {
+                if let Some(e) = eff.lookup(vendor, "gemm", "vendor-library") {
+                    v.extend(e.sources.iter().cloned());
+                }
+            }
+            for t in targets.iter().filter(|t| t.is_gpu()) {
+                for f in ["bf16-matrix", "fp8-matrix", "tf32-matrix"] {
+                    if let Some(s) = kb.support(f, &t.arch.id) {
+                        v.push(s.source.clone());
+                    }
+                }
+            }
+        }
+        Decision::NvidiaOnly | Decision::CustomKernel => {
+            for t in targets.iter().filter(|t| t.is_gpu()) {
+                for f in &spec.features {
+                    if let Some(s) = kb.support(f, &t.arch.id) {
+                        v.push(s.source.clone());
+                    }
+                }
+            }
+        }
+    }
+    v.sort();
+    v.dedup();
+    v
+}
+
+fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
     let allowed = |a: Abstraction| spec.allowed.contains(&a);
     let gpu: Vec<&Target> = targets.iter().filter(|t| t.is_gpu()).collect();
     let non_nv: Vec<&Target> = gpu
@@ -72,6 +119,7 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
                          a custom kernel would add code on every backend for no required gain"
                     .into(),
                 inputs,
+                sources: Vec::new(),
             };
         }
         // Near-peak: the framework still wins where its kernels for this class are near-peak.
@@ -98,6 +146,7 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
                         e.high * 100.0
                     ),
                     inputs,
+                    sources: Vec::new(),
                 };
             }
         }
@@ -156,6 +205,7 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
                     if bands.is_empty() { String::new() } else { format!(": vendor libraries reach {}", bands.join(", ")) }
                 ),
                 inputs,
+                sources: Vec::new(),
             };
         }
         if !unsupported.is_empty() {
@@ -194,6 +244,7 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
                 }
             ),
             inputs,
+            sources: Vec::new(),
         };
     }
     let nv_only = nvidia_only_features(spec, kb, targets);
@@ -214,6 +265,7 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
                 join_names(&non_nv.iter().map(|t| t.name.as_str()).collect::<Vec<_>>())
             ),
             inputs,
+            sources: Vec::new(),
         };
     }
     let mut reason = String::from("no \"do not write a portable kernel\" condition holds: ");
@@ -242,5 +294,6 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
         decision: Decision::CustomKernel,
         reason,
         inputs,
+        sources: Vec::new(),
     }
 }

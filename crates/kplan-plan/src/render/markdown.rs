@@ -74,7 +74,16 @@ pub fn markdown(plan: &Plan) -> String {
         plan.verdict.decision.as_str(),
         plan.verdict.reason
     );
-    let _ = writeln!(o, "Decided from: {}.\n", plan.verdict.inputs.join("; "));
+    let _ = writeln!(
+        o,
+        "Decided from: {}.{}\n",
+        plan.verdict.inputs.join("; "),
+        if plan.verdict.sources.is_empty() {
+            String::new()
+        } else {
+            format!(" Sources: {}.", plan.verdict.sources.join(", "))
+        }
+    );
     let _ = writeln!(
         o,
         "Spec: op `{}`, dtypes {} (storage {}, compute {}), features {}, performance `{}`, framework-expressible {}, team {}, allowed {}.\n",
