@@ -786,3 +786,17 @@ fn cpu_levels_the_ci_host_cannot_run_get_their_own_runner() {
         .unwrap();
     assert!(warp.evidence.contains("no GPU target"));
 }
+
+#[test]
+fn short_rows_get_one_warp_each() {
+    let p = S {
+        problem: "rows = 100000, cols = 96",
+        ..S::default()
+    }
+    .plan();
+    for t in p.tiles.iter().filter(|t| t.target != "cpu-x86_64") {
+        assert!(t.tile["rows_per_block"] > 1, "{}: {:?}", t.target, t.tile);
+        assert_eq!(t.shared_bytes, 0);
+        assert!(t.why.starts_with("one row per warp"), "{}", t.why);
+    }
+}

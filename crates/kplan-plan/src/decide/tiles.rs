@@ -68,24 +68,31 @@ fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
             let cols = *cols;
             let per_thread = vec * 4;
             let want = cols.div_ceil(per_thread);
-            let block =
-                round_up(want.clamp(warp, max_threads), warp).min(max_threads / warp * warp);
-            let iters = cols.div_ceil(block * vec);
-            let rows_per_block = if cols <= warp * vec {
-                (block / warp).max(1)
+            // Rows that fit one warp's vector loads: one warp per row, several rows per block,
+            // reductions stay inside the warp (no shared memory).
+            let short = cols <= warp * vec;
+            let block = if short {
+                (4 * warp).min(max_threads / warp * warp)
             } else {
-                1
+                round_up(want.clamp(warp, max_threads), warp).min(max_threads / warp * warp)
             };
+            let row_threads = if short { warp } else { block };
+            let iters = cols.div_ceil(row_threads * vec);
+            let rows_per_block = if short { (block / warp).max(1) } else { 1 };
             let partials = if spec.op == Op::Softmax { 2 } else { 1 };
-            let shared = (block / warp).max(1) * acc * partials;
+            let shared = if short {
+                0
+            } else {
+                (block / warp).max(1) * acc * partials
+            };
             tile.insert("rows_per_block".into(), rows_per_block.min(*rows));
             tile.insert("cols".into(), cols);
             tile.insert("vector_elems".into(), vec);
             tile.insert("col_iterations".into(), iters);
             let regs = if iters <= 4 { 64 } else { 40 };
             let why = format!(
-                "one row per block{}: {} threads ({} warps of {warp}) with {vec}-element (16 B) loads cover {cols} columns in {iters} pass(es){}",
-                if rows_per_block > 1 { format!(" ({rows_per_block} rows, one per warp)") } else { String::new() },
+                "{}: {} threads ({} warps of {warp}) with {vec}-element (16 B) loads cover {cols} columns in {iters} pass(es){}",
+                if rows_per_block > 1 { format!("one row per warp, {rows_per_block} rows per block") } else { "one row per block".to_string() },
                 block,
                 block / warp,
                 if iters > 4 { "; rows this long stream through registers (online/two-pass)" } else { "; the row stays in registers" }
