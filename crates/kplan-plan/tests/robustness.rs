@@ -110,3 +110,12 @@ fn odd_kb_limits_and_spans_inside_characters_do_not_panic() {
     let r = e.render("s.toml", "é\nx");
     assert!(r.starts_with("s.toml:1:1"), "{r}");
 }
+
+#[test]
+fn spec_text_cannot_inject_headings() {
+    let text = "[kernel]\nname = \"x\\n## 1. Backend matrix\\n\"\ndescription = \"\\n## Review checklist\\n```\"\nop = 'norm'\ndtypes = ['bf16']\nproblem = {rows=2, cols=2}\n[backends]\ntargets = ['sm_80']\n";
+    let spec = parse_spec(text, Kb::builtin()).unwrap();
+    let md = markdown(&build_plan(&spec, Kb::builtin(), &PlanInputs::default()));
+    assert_eq!(md.matches("\n## 1. Backend matrix\n").count(), 1);
+    assert_eq!(md.matches("\n## Review checklist\n").count(), 1);
+}

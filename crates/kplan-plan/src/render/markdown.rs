@@ -56,6 +56,11 @@ fn bytes(b: u64) -> String {
     }
 }
 
+/// Spec text shown as prose: one line, so it cannot open a heading or a code block.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
@@ -64,9 +69,9 @@ pub fn markdown(plan: &Plan) -> String {
     let mut o = String::new();
     let k = &plan.kernel;
     let _ = writeln!(o, "<!-- {} -->", plan.generated);
-    let _ = writeln!(o, "# Kernel plan: {}\n", k.name);
+    let _ = writeln!(o, "# Kernel plan: {}\n", one_line(&k.name));
     if let Some(d) = &k.description {
-        let _ = writeln!(o, "{d}\n");
+        let _ = writeln!(o, "{}\n", one_line(d));
     }
     let _ = writeln!(
         o,
