@@ -150,8 +150,29 @@ fn autotune_configs_directives_and_launch_limits() {
         .find(|k| k.name == "unresolved_kernel")
         .unwrap();
     assert!(
-        u.error.as_deref().unwrap().contains("constexpr `BLOCK`"),
+        u.error.as_deref().unwrap().contains("constexpr `MYSTERY`"),
         "{u:?}"
+    );
+    // naming conventions fill in what nobody gave, and say so
+    let g = report
+        .kernels
+        .iter()
+        .find(|k| k.name == "guessed_kernel")
+        .unwrap();
+    assert_eq!(
+        (
+            g.constexprs["BLOCK_SIZE"].as_str(),
+            g.origin["BLOCK_SIZE"].as_str()
+        ),
+        ("1024", "guessed")
+    );
+    assert_eq!(g.constexprs["HAS_BIAS"], "False");
+    assert!(
+        g.variants[0]
+            .results
+            .iter()
+            .all(|r| r.status == TargetStatus::Ok),
+        "{g:?}"
     );
     assert!(!report.ok());
 }

@@ -29,6 +29,15 @@ def directed_kernel(X, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def unresolved_kernel(X, n, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
+def unresolved_kernel(X, n, MYSTERY: tl.constexpr):
+    offs = tl.arange(0, MYSTERY)
     tl.store(X + offs, tl.load(X + offs, mask=offs < n), mask=offs < n)
+
+
+@triton.jit
+def guessed_kernel(X, B, n, BLOCK_SIZE: tl.constexpr, HAS_BIAS: tl.constexpr):
+    offs = tl.arange(0, BLOCK_SIZE)
+    x = tl.load(X + offs, mask=offs < n)
+    if HAS_BIAS:
+        x += tl.load(B + offs, mask=offs < n)
+    tl.store(X + offs, x, mask=offs < n)
