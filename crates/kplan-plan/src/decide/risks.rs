@@ -90,10 +90,19 @@ pub fn register(
             kind: "hazard".into(),
             targets: names(&affected),
             severity: "high".into(),
-            mitigation: "never write 32: take the size from the header (`KPLAN_WARP_SIZE` / `warpSize`); use 64-bit \
-                         ballot/activemask types; loop shuffle reductions from warpSize/2; make block sizes multiples of 64 \
-                         so they are whole warps everywhere; size per-warp shared buffers by blockDim/warpSize"
-                .into(),
+            mitigation: if gpu
+                .iter()
+                .all(|t| strategy.per_target.iter().any(|p| p.target == t.name && p.abstraction == "triton"))
+            {
+                "Triton keeps lanes inside tl.* operations, so kernel code has no warp size; the exposure is the launch: \
+                 never derive thread counts from 32, and tune num_warps per backend (risk `triton-num-warps`)"
+                    .to_string()
+            } else {
+                "never write 32: take the size from the header (`KPLAN_WARP_SIZE` / `warpSize`); use 64-bit \
+                 ballot/activemask types; loop shuffle reductions from warpSize/2; make block sizes multiples of 64 \
+                 so they are whole warps everywhere; size per-warp shared buffers by blockDim/warpSize"
+                    .to_string()
+            },
             fallback: None,
             evidence,
             sources: srcs,
@@ -516,7 +525,7 @@ pub fn register(
             severity: "low".into(),
             mitigation: "use the CPU path as the verification reference (`kplan verify`), run it on every CI run, and keep the accumulation order and dtype (compute in fp32) the same as the GPU kernels".into(),
             fallback: None,
-            evidence: cpu.iter().map(|t| format!("{}: {} (warp size {})", t.name, t.arch.family, t.warp().unwrap_or(1))).collect(),
+            evidence: cpu.iter().map(|t| format!("{}: {} ({} SIMD lanes per KB `warp_size`)", t.name, t.arch.family, t.warp().unwrap_or(1))).collect(),
             sources: vec![],
         });
     }
