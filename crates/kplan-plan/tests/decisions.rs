@@ -800,3 +800,31 @@ fn short_rows_get_one_warp_each() {
         assert!(t.why.starts_with("one row per warp"), "{}", t.why);
     }
 }
+
+#[test]
+fn two_names_for_one_arch_share_ci_legs_and_pass_the_ci_item() {
+    let p = S {
+        targets: r#""sm_90a", "h200", "cpu""#,
+        ..S::default()
+    }
+    .plan();
+    let ci = p
+        .checklist
+        .iter()
+        .find(|c| c.item == "CI covers every backend")
+        .unwrap();
+    assert_eq!(ci.status, Status::Pass, "{}", ci.evidence);
+    assert_eq!(
+        p.ci.legs
+            .iter()
+            .filter(|l| l.name == "compile-sm_90a")
+            .count(),
+        1
+    );
+    let nv = p
+        .checklist
+        .iter()
+        .find(|c| c.item == "risk register lists every NVIDIA-specific feature")
+        .unwrap();
+    assert_eq!(nv.status, Status::Pass);
+}
