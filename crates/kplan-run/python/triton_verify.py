@@ -227,6 +227,16 @@ def load_module(path):
     directory = os.path.dirname(os.path.abspath(path))
     if directory not in sys.path:
         sys.path.insert(0, directory)
+    # a file inside a package is imported by its package name, so relative imports resolve
+    parts = [os.path.splitext(os.path.basename(path))[0]]
+    root = directory
+    while os.path.exists(os.path.join(root, "__init__.py")):
+        parts.insert(0, os.path.basename(root))
+        root = os.path.dirname(root)
+    if len(parts) > 1 and all(p.isidentifier() for p in parts):
+        if root not in sys.path:
+            sys.path.insert(0, root)
+        return importlib.import_module(".".join(parts))
     name = "kplan_triton_" + os.path.splitext(os.path.basename(path))[0]
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)

@@ -172,7 +172,20 @@ pub fn detect_entry(path: &Path, text: &str) -> Result<(Op, String), TritonVerif
             }
         }
     }
-    let defined = |name: &str| text.lines().any(|l| l.starts_with(&format!("def {name}(")));
+    // a top-level def, a top-level assignment, or a name imported from elsewhere
+    let defined = |name: &str| {
+        text.lines().any(|l| {
+            l.starts_with(&format!("def {name}("))
+                || l.starts_with(&format!("{name} ="))
+                || (l.starts_with("from ")
+                    && l.contains(" import ")
+                    && l.split(" import ").nth(1).is_some_and(|names| {
+                        names
+                            .split(|c: char| c == ',' || c.is_whitespace() || c == '(' || c == ')')
+                            .any(|w| w == name)
+                    }))
+        })
+    };
     if op.is_none() {
         op = [Op::Softmax, Op::Rmsnorm]
             .into_iter()
@@ -482,6 +495,8 @@ mod tests {
         .unwrap();
         assert_eq!((op, e.as_str()), (Op::Rmsnorm, "fwd"));
         let (op, e) = detect_entry(p, "def softmax(x, out=None):\n    pass\n").unwrap();
+        assert_eq!((op, e.as_str()), (Op::Softmax, "softmax"));
+        let (op, e) = detect_entry(p, "from ._impl import helper, softmax\n").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((op, e.as_str()), (Op::Softmax, "softmax"));
         let err = detect_entry(p, "def helper():\n    pass\n")
             .unwrap_err()
