@@ -268,6 +268,18 @@ pub fn markdown(plan: &Plan) -> String {
 
     // 4
     let _ = writeln!(o, "## {}\n", HEADINGS[3]);
+    if matches!(
+        plan.verdict.decision,
+        Decision::UseFramework | Decision::UseVendorLibrary
+    ) && !plan.risks.is_empty()
+    {
+        let _ = writeln!(
+            o,
+            "The verdict is `{}`: no custom GPU kernel is planned. The hazards below matter for any code that \
+             still runs per backend (launch glue, tuning, the CPU fallback) and for a custom path if one is ever needed.\n",
+            plan.verdict.decision.as_str()
+        );
+    }
     if plan.risks.is_empty() {
         let _ = writeln!(
             o,
