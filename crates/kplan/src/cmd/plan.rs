@@ -7,6 +7,7 @@ use std::path::PathBuf;
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum Format {
     /// Markdown, for design reviews.
+    #[value(alias = "markdown")]
     Md,
     /// JSON (schema: docs/plan.schema.json).
     Json,
