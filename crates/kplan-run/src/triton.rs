@@ -496,7 +496,8 @@ mod tests {
         assert_eq!((op, e.as_str()), (Op::Rmsnorm, "fwd"));
         let (op, e) = detect_entry(p, "def softmax(x, out=None):\n    pass\n").unwrap();
         assert_eq!((op, e.as_str()), (Op::Softmax, "softmax"));
-        let (op, e) = detect_entry(p, "from ._impl import helper, softmax\n").unwrap_or_else(|e| panic!("{e}"));
+        let (op, e) = detect_entry(p, "from ._impl import helper, softmax\n")
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((op, e.as_str()), (Op::Softmax, "softmax"));
         let err = detect_entry(p, "def helper():\n    pass\n")
             .unwrap_err()
