@@ -150,3 +150,27 @@ fn docs_examples_fire_and_fixes_do_not() {
         assert!(hits.is_empty(), "{}: use_instead fires: {hits:?}", meta.id);
     }
 }
+
+#[test]
+fn truncated_and_mangled_files_never_panic() {
+    let ctx = ctx();
+    let mut texts: Vec<String> = Vec::new();
+    for entry in std::fs::read_dir(fixtures()).unwrap() {
+        texts.push(std::fs::read_to_string(entry.unwrap().path()).unwrap());
+    }
+    for text in &texts {
+        // every prefix (unclosed brackets, strings, defs cut mid-way) and a dedented copy
+        let cuts: Vec<usize> = text.char_indices().map(|(i, _)| i).step_by(7).collect();
+        for &c in &cuts {
+            let _ = scan_text(&ctx, Path::new("t.py"), FileKind::Python, &text[..c]);
+        }
+        let dedented: String = text
+            .lines()
+            .map(|l| l.trim_start())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let _ = scan_text(&ctx, Path::new("t.py"), FileKind::Python, &dedented);
+        let no_newlines = text.replace('\n', " ");
+        let _ = scan_text(&ctx, Path::new("t.py"), FileKind::Python, &no_newlines);
+    }
+}
