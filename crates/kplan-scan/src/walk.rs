@@ -158,9 +158,11 @@ fn scan_text_ex(ctx: &ScanCtx, path: &Path, kind: FileKind, text: &str) -> (Vec<
         FileKind::Cuda => crate::cuda::scan_file_ex(ctx, path, text),
         FileKind::Python => (crate::python::scan_file(ctx, path, text), Vec::new()),
     };
+    // suppression comments: looked for once per file, lines indexed only when present
+    let allow_lines = if memchr::memmem::find(text.as_bytes(), b"kplan:").is_some() { Some(crate::diag::LineIndex::new(text)) } else { None };
     let mut out: Vec<Finding> = raw
         .into_iter()
-        .filter(|f| ctx.rule_enabled(f.rule, path) && !suppressed(text, f))
+        .filter(|f| ctx.rule_enabled(f.rule, path) && !allow_lines.as_ref().is_some_and(|li| suppressed(text, li, f)))
         .collect();
     out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     out.dedup_by(|a, b| a.rule == b.rule && a.start == b.start && a.message == b.message);
@@ -175,22 +177,14 @@ fn first_quoted(m: &str) -> Option<&str> {
 }
 
 /// `kplan: allow(rule, ...)` (or `allow(all)`) on the finding's line or the line above.
-fn suppressed(text: &str, f: &Finding) -> bool {
-    if memchr::memmem::find(text.as_bytes(), b"kplan:").is_none() {
-        return false;
-    }
+fn suppressed(text: &str, lines: &crate::diag::LineIndex, f: &Finding) -> bool {
     let line0 = f.line.saturating_sub(1) as usize;
-    let mut lines = text.split('\n').skip(line0.saturating_sub(1));
-    let mut candidates: Vec<&str> = Vec::with_capacity(2);
-    if line0 > 0 {
-        if let Some(l) = lines.next() {
-            candidates.push(l);
-        }
-    }
-    if let Some(l) = lines.next() {
-        candidates.push(l);
-    }
-    candidates.into_iter().any(|l| allows(l, f.rule))
+    let get = |l: usize| -> &str {
+        let s = lines.line_start(l).min(text.len());
+        let e = if l + 1 < lines.line_count() { lines.line_start(l + 1).min(text.len()) } else { text.len() };
+        text.get(s..e.max(s)).unwrap_or("")
+    };
+    allows(get(line0), f.rule) || (line0 > 0 && allows(get(line0 - 1), f.rule))
 }
 
 /// Whether a source line carries `kplan: allow(...)` naming `rule`.
