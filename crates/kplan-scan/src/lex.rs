@@ -926,11 +926,9 @@ pub fn lex(text: &str) -> Src<'_> {
             let mut k = i + 1;
             while k < n {
                 let x = b[k];
-                if is_ident_byte(x) || x == b'.' {
-                    k += 1;
-                } else if (x == b'+' || x == b'-') && matches!(b[k - 1], b'e' | b'E' | b'p' | b'P') {
-                    k += 1;
-                } else if x == b'\'' && k + 1 < n && b[k + 1].is_ascii_alphanumeric() {
+                let exponent_sign = (x == b'+' || x == b'-') && matches!(b[k - 1], b'e' | b'E' | b'p' | b'P');
+                let separator = x == b'\'' && k + 1 < n && b[k + 1].is_ascii_alphanumeric();
+                if is_ident_byte(x) || x == b'.' || exponent_sign || separator {
                     k += 1;
                 } else {
                     break;

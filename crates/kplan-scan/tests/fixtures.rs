@@ -125,3 +125,18 @@ fn rule_ids_are_unique_and_kebab_case() {
         assert!(!r.what.is_empty() && !r.why.is_empty() && !r.example.is_empty() && !r.use_instead.is_empty(), "{} lacks a doc section", r.id);
     }
 }
+
+#[test]
+fn platform_branches_belong_in_the_portability_header() {
+    let kb = Kb::builtin();
+    let ctx = ScanCtx::with_targets(kb, SCOPE).unwrap();
+    let path = fixture_dir().join("platform-ifdef-in-kernel/fire.cu");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let f = scan_text(&ctx, Path::new("include/kplan.h"), FileKind::Cuda, &text);
+    assert!(f.iter().all(|f| f.rule != "platform-ifdef-in-kernel"));
+    // configured header
+    let cfg = kplan_scan::Config::parse(Path::new("kplan.toml"), "header = \"src/port.cuh\"\n", &kplan_scan::check_rule_id).unwrap();
+    let ctx = ScanCtx::new(kb, &["sm_90a".into(), "gfx942".into()], cfg).unwrap();
+    assert!(scan_text(&ctx, Path::new("src/port.cuh"), FileKind::Cuda, &text).iter().all(|f| f.rule != "platform-ifdef-in-kernel"));
+    assert!(scan_text(&ctx, Path::new("src/other.cu"), FileKind::Cuda, &text).iter().any(|f| f.rule == "platform-ifdef-in-kernel"));
+}

@@ -103,7 +103,7 @@ pub fn check(cx: &mut Cx) {
                 }
             }
         } else if (src.is(i + 1, "==") || src.is(i + 1, "!=")) && is_mask32(src, i + 2) {
-            let ballot = (is_ballot_call(w) && false) || ballot_vars.contains(&w);
+            let ballot = ballot_vars.contains(&w);
             if ballot && !cx.guarded(i) {
                 let msg = format!("ballot result `{w}` compared with the 32-bit full mask");
                 cx.report(&META, i, i + 2, msg, "compare with the mask of active lanes (`__activemask()`) or a 64-bit all-ones mask");

@@ -100,7 +100,7 @@ pub fn check(cx: &mut Cx) {
         if targets.is_empty() {
             continue;
         }
-        let end = if src.is(c + 1, ";") { c } else { c };
+        let end = c;
         match src.platform_branch(i) {
             // under a condition kplan cannot tie to a platform (a feature macro): trust it
             None if src.in_conditional(i, false) => {}

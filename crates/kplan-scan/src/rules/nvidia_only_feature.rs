@@ -77,9 +77,9 @@ fn ident_feature(w: &str, next: &str) -> Option<Det> {
                 d("wgmma", true)
             } else if w.starts_with("SM100_") && (w.contains("MMA") || w.contains("UMMA")) || w == "UMMA" && next == "::" {
                 d("tcgen05", true)
-            } else if w.starts_with("SM80_CP_ASYNC") || w.starts_with("SM80_CP_ASYNC") {
+            } else if w.starts_with("SM80_CP_ASYNC") {
                 d("async-copy", true)
-            } else if (w.starts_with("SM80_") || w.starts_with("SM75_") || w.starts_with("SM89_") || w.starts_with("SM70_")) && w.contains("MMA") == false && w.contains('x') && w.contains('_') && w.chars().nth(5).is_some_and(|c| c.is_ascii_digit()) {
+            } else if (w.starts_with("SM80_") || w.starts_with("SM75_") || w.starts_with("SM89_") || w.starts_with("SM70_")) && !w.contains("MMA") && w.contains('x') && w.contains('_') && w.chars().nth(5).is_some_and(|c| c.is_ascii_digit()) {
                 d("mma-sync", true)
             } else if w.starts_with("SM75_U32x") || w.starts_with("SM75_U16x") {
                 d("mma-sync", true)

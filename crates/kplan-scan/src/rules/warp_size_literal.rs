@@ -67,7 +67,7 @@ pub fn check(cx: &mut Cx) {
         let count_like = cx.any_ident(a, k - 1, is_block_threads_ident);
         let fire = match op {
             "%" | "&" | "%=" => device && lane_like,
-            "/" | ">>" | "/=" | ">>=" => (device && (lane_like || count_like)) || count_like,
+            "/" | ">>" | "/=" | ">>=" => (device && lane_like) || count_like,
             "*" => device && warp_like,
             "<" | ">=" => device && cx.any_ident(a, k - 1, is_thread_ident) && !lane_like_only(cx, a, k - 1),
             _ => false,
