@@ -61,9 +61,13 @@ pub fn check(cx: &mut Cx) {
     }
     let help = "on AMD the mask is 64-bit: pass `__activemask()` or a 64-bit all-ones mask (the kplan header's `KPLAN_FULL_MASK`)";
     let mut reported_macros: Vec<&str> = Vec::new();
-    // ballot results stored in variables (for comparisons)
+    // ballot results stored in variables (for comparisons); variables holding 0xffffffff
     let mut ballot_vars: Vec<&str> = Vec::new();
+    let mut mask_vars: Vec<&str> = Vec::new();
     for k in 1..n.saturating_sub(1) {
+        if src.is(k, "=") && src.kind(k - 1) == Some(Tk::Ident) && is_mask32(src, k + 1) && matches!(src.s(k + 2), ";" | ",") && !cx.guarded(k) {
+            mask_vars.push(src.s(k - 1));
+        }
         if src.is(k, "=") && src.kind(k - 1) == Some(Tk::Ident) && src.kind(k + 1) == Some(Tk::Ident) && is_ballot_call(src.s(k + 1)) {
             ballot_vars.push(src.s(k - 1));
         }
@@ -88,6 +92,9 @@ pub fn check(cx: &mut Cx) {
             }
             if a == b && is_mask32(src, a) {
                 let msg = format!("`{w}` gets the 32-bit full mask `{}`", src.s(a));
+                cx.report(&META, a, a, msg, help);
+            } else if a == b && mask_vars.contains(&src.s(a)) {
+                let msg = format!("`{w}` gets `{}`, which holds the 32-bit full mask 0xffffffff", src.s(a));
                 cx.report(&META, a, a, msg, help);
             } else if a == b && mask_macros.contains(&src.s(a)) && !reported_macros.contains(&src.s(a)) {
                 reported_macros.push(src.s(a));
