@@ -113,7 +113,7 @@ pub fn check(cx: &mut Cx) {
         if !src.is(k, "=") || src.toks[k].flags & IN_DEFINE != 0 || src.int(k + 1) != Some(32) {
             continue;
         }
-        if !matches!(src.s(k + 2), ";" | "," | "}") {
+        if !matches!(src.s(k + 2), ";" | "," | "}" | ">") {
             continue;
         }
         if src.kind(k - 1) != Some(Tk::Ident) || !warp_width_name(src.s(k - 1)) {
