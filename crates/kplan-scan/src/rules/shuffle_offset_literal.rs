@@ -82,7 +82,9 @@ pub fn check(cx: &mut Cx) {
             let mut hit = false;
             let mut k = body_start;
             while k <= body_end && k < n {
-                if src.kind(k) == Some(Tk::Ident) && is_shuffle_name(src.s(k)) && src.is(k + 1, "(") {
+                // `tile.shfl_down(v, o)`: a cooperative-groups tile's shuffle; its width is the tile's
+                let member = k > 0 && matches!(src.s(k - 1), "." | "->");
+                if src.kind(k) == Some(Tk::Ident) && is_shuffle_name(src.s(k)) && src.is(k + 1, "(") && !member {
                     let args = cx.call_args(k + 1);
                     let uses_var = args.iter().any(|&(a, b)| (a..=b).any(|t| src.is(t, var)));
                     let explicit_width = shuffle_arity(src.s(k)).is_some_and(|ar| args.len() > ar);
