@@ -28,7 +28,7 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
     let risks = decide::risks::register(spec, kb, &targets, &strategy, &findings);
     let (header, header_note) = header(&targets, &strategy);
     let tiles = decide::tiles::plan(spec, &targets, &strategy);
-    let ci = decide::ci::plan(kb, &targets, &strategy);
+    let ci = decide::ci::plan(kb, &targets, &strategy, &spec.name);
     let (performance, performance_notes) =
         decide::perf::expectations(spec, kb, &w, &targets, &per_target, &strategy);
 

@@ -225,6 +225,9 @@ pub struct CiLeg {
     pub runner: String,
     /// Why this leg exists (a spec target, or a coverage rule).
     pub why: String,
+    /// The kplan command that checks the leg, where kplan has one (`kplan build` for compile
+    /// legs); `None` for run legs, whose test is the kernel's own.
+    pub command: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -828,3 +828,46 @@ fn two_names_for_one_arch_share_ci_legs_and_pass_the_ci_item() {
         .unwrap();
     assert_eq!(nv.status, Status::Pass);
 }
+
+#[test]
+fn compile_legs_name_the_kplan_build_command_for_the_strategy() {
+    let tri = S::default().plan();
+    let leg = tri
+        .ci
+        .legs
+        .iter()
+        .find(|l| l.name == "compile-gfx942")
+        .unwrap();
+    assert_eq!(
+        leg.command.as_deref(),
+        Some("kplan build kernels/t.py --targets gfx942")
+    );
+    assert!(tri
+        .ci
+        .legs
+        .iter()
+        .filter(|l| l.kind == "run")
+        .all(|l| l.command.is_none()));
+    let hip = S {
+        expertise: r#""cuda""#,
+        ..S::default()
+    }
+    .plan();
+    let leg = hip
+        .ci
+        .legs
+        .iter()
+        .find(|l| l.name == "compile-sm_80")
+        .unwrap();
+    assert_eq!(
+        leg.command.as_deref(),
+        Some("kplan build kernels/t.cu --targets sm_80")
+    );
+    let blas = S {
+        op: "gemm",
+        problem: "m = 64, n = 64, k = 64",
+        ..S::default()
+    }
+    .plan();
+    assert!(blas.ci.legs.iter().all(|l| l.command.is_none()));
+}

@@ -39,7 +39,7 @@ fn toolchain(t_arch: &kplan_kb::Arch, abstraction: &str) -> String {
     }
 }
 
-pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
+pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy, kernel: &str) -> Ci {
     let mut legs: Vec<CiLeg> = Vec::new();
     let mut notes = Vec::new();
     let abs_of = |name: &str| {
@@ -62,6 +62,7 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
         let ts = toolchain(t.arch, &abs);
         if t.is_gpu() {
             legs.push(CiLeg {
+                command: None,
                 name: format!("compile-{}", t.arch.id),
                 kind: "compile".into(),
                 target: t.name.clone(),
@@ -75,16 +76,18 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
                 why: "spec target: the code must build for it on every change".into(),
             });
             legs.push(CiLeg {
+                command: None,
                 name: format!("run-{}", t.arch.id),
                 kind: "run".into(),
                 target: t.name.clone(),
                 arch: t.arch.id.clone(),
                 toolchain: ts,
                 runner: format!("self-hosted runner with {}", t.device.map(|d| d.name.clone()).unwrap_or_else(|| format!("a {} GPU", t.arch.id))),
-                why: "spec target: `kplan verify` against the CPU reference and `kplan bench` against the roofline".into(),
+                why: "spec target: the kernel's tests on the device, checked against the CPU reference, and its timing against the roofline (section 8)".into(),
             });
         } else if t.arch.id == HOST_CPU_ARCH {
             legs.push(CiLeg {
+                command: None,
                 name: format!("run-{}", t.arch.id),
                 kind: "run".into(),
                 target: t.name.clone(),
@@ -98,6 +101,7 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
             // The CI host is x86-64 with AVX2: other CPU levels build there and run elsewhere.
             let cross = !t.arch.id.starts_with("cpu-x86_64");
             legs.push(CiLeg {
+                command: None,
                 name: format!("compile-{}", t.arch.id),
                 kind: "compile".into(),
                 target: t.name.clone(),
@@ -111,6 +115,7 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
                 why: "CPU target: the fallback must build for it on every change".into(),
             });
             legs.push(CiLeg {
+                command: None,
                 name: format!("run-{}", t.arch.id),
                 kind: "run".into(),
                 target: t.name.clone(),
@@ -157,6 +162,7 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
             });
             if let Some(a) = cands.first() {
                 legs.push(CiLeg {
+                    command: None,
                     name: format!("compile-{}", a.id),
                     kind: "compile".into(),
                     target: a.id.clone(),
@@ -166,6 +172,7 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
                     why: "coverage: at least two NVIDIA SM generations (the spec names one)".into(),
                 });
                 legs.push(CiLeg {
+                    command: None,
                     name: format!("run-{}", a.id),
                     kind: "run".into(),
                     target: a.id.clone(),
@@ -202,6 +209,7 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
             Some(a) => {
                 for kind in ["compile", "run"] {
                     legs.push(CiLeg {
+                        command: None,
                         name: format!("{kind}-{}", a.id),
                         kind: kind.into(),
                         target: a.id.clone(),
@@ -235,6 +243,7 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
         let host = HOST_CPU_ARCH;
         if let Ok(r) = kb.resolve(host) {
             legs.push(CiLeg {
+                command: None,
                 name: format!("run-{}", r.arch.id),
                 kind: "run".into(),
                 target: host.into(),
@@ -262,7 +271,40 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy) -> Ci {
             None => merged.push(l),
         }
     }
-    let legs = merged;
+    let mut legs = merged;
+    // `kplan build` compiles CUDA/HIP single-source and Triton files for any KB target.
+    for l in legs.iter_mut().filter(|l| l.kind == "compile") {
+        let abs = strategy
+            .per_target
+            .iter()
+            .find(|p| p.target == l.target)
+            .map(|p| p.abstraction.as_str())
+            .unwrap_or(gpu_abs.as_str());
+        let ext = match abs {
+            "triton" => Some("py"),
+            "hip-single-source" | "per-backend" | "cutlass" | "cpu-fallback" => Some("cu"),
+            _ => None,
+        };
+        let gpu_or_cpu = l.arch.starts_with("sm_")
+            || l.arch.starts_with("gfx")
+            || l.arch.starts_with("cpu-x86_64");
+        if let (Some(ext), true) = (ext, gpu_or_cpu) {
+            let stem: String = kernel
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            l.command = Some(format!(
+                "kplan build kernels/{stem}.{ext} --targets {}",
+                l.arch
+            ));
+        }
+    }
     notes.push("compile legs run on every push on the CI host; run legs need the named GPUs (self-hosted runners, nightly or pre-merge)".into());
     Ci { legs, notes }
 }

@@ -523,7 +523,7 @@ pub fn register(
             kind: "hazard".into(),
             targets: cpu.iter().map(|t| t.name.clone()).collect(),
             severity: "low".into(),
-            mitigation: "use the CPU path as the verification reference (`kplan verify`), run it on every CI run, and keep the accumulation order and dtype (compute in fp32) the same as the GPU kernels".into(),
+            mitigation: "use the CPU path as the verification reference for every backend, run it on every CI run, and keep the accumulation order and dtype (compute in fp32) the same as the GPU kernels".into(),
             fallback: None,
             evidence: cpu.iter().map(|t| format!("{}: {} ({} SIMD lanes per KB `warp_size`)", t.name, t.arch.family, t.warp().unwrap_or(1))).collect(),
             sources: vec![],

@@ -420,17 +420,24 @@ pub fn markdown(plan: &Plan) -> String {
 
     // 7
     let _ = writeln!(o, "## {}\n", HEADINGS[6]);
-    let _ = writeln!(o, "| leg | kind | target | toolchain | runner | why |");
-    let _ = writeln!(o, "|---|---|---|---|---|---|");
+    let _ = writeln!(
+        o,
+        "| leg | kind | target | toolchain | runner | kplan command | why |"
+    );
+    let _ = writeln!(o, "|---|---|---|---|---|---|---|");
     for l in &plan.ci.legs {
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} |",
             l.name,
             l.kind,
             l.target,
             cell(&l.toolchain),
             cell(&l.runner),
+            l.command
+                .as_ref()
+                .map(|c| format!("`{c}`"))
+                .unwrap_or_else(|| "-".into()),
             cell(&l.why)
         );
     }
