@@ -130,6 +130,17 @@ __device__ __forceinline__ void kplan_load(const kplan_t* __restrict__ p, float 
     for (int i = 0; i < KPLAN_VEC; ++i) out[i] = kplan_to_f32(v.e[i]);
 }
 
+/* Raw (still packed) vector: rows held in registers stay in their storage type, which halves
+ * the registers a bf16 row needs; kplan_unpack converts when the values are used. */
+__device__ __forceinline__ void kplan_load_raw(const kplan_t* __restrict__ p, kplan_vec& v) {
+    v.w = *reinterpret_cast<const typename kplan_vec::words_t*>(p);
+}
+
+__device__ __forceinline__ void kplan_unpack(const kplan_vec& v, float (&out)[KPLAN_VEC]) {
+#pragma unroll
+    for (int i = 0; i < KPLAN_VEC; ++i) out[i] = kplan_to_f32(v.e[i]);
+}
+
 __device__ __forceinline__ void kplan_store(kplan_t* __restrict__ p, const float (&in)[KPLAN_VEC]) {
     kplan_vec v;
 #pragma unroll

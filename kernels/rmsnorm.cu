@@ -19,19 +19,22 @@ extern "C" __global__ void kplan_rmsnorm(const kplan_t* __restrict__ x, const kp
     const long long base = (live ? row : 0) * (long long)cols;
     const int nvec = live ? cols / KPLAN_VEC : 0;
 #if KPLAN_ITEMS > 0
-    float v[KPLAN_ITEMS][KPLAN_VEC];
-    float ss = 0.0f;
+    /* The row stays in registers in its storage type (half the registers for bf16). */
+    kplan_vec raw[KPLAN_ITEMS];
 #pragma unroll
     for (int k = 0; k < KPLAN_ITEMS; ++k) {
         const int j = t + k * KPLAN_TPR;
-        if (j < nvec) {
-            kplan_load(x + base + (long long)j * KPLAN_VEC, v[k]);
-        } else {
+        if (j < nvec) kplan_load_raw(x + base + (long long)j * KPLAN_VEC, raw[k]);
+    }
+    float ss = 0.0f;
 #pragma unroll
-            for (int i = 0; i < KPLAN_VEC; ++i) v[k][i] = 0.0f;
+    for (int k = 0; k < KPLAN_ITEMS; ++k) {
+        if (t + k * KPLAN_TPR < nvec) {
+            float v[KPLAN_VEC];
+            kplan_unpack(raw[k], v);
+#pragma unroll
+            for (int i = 0; i < KPLAN_VEC; ++i) ss += v[i] * v[i];
         }
-#pragma unroll
-        for (int i = 0; i < KPLAN_VEC; ++i) ss += v[k][i] * v[k][i];
     }
     ss = kplan_group_reduce<KPLAN_OP_SUM>(ss, scratch);
     const float inv = kplan_rsqrt(ss / (float)cols + eps);
@@ -39,11 +42,12 @@ extern "C" __global__ void kplan_rmsnorm(const kplan_t* __restrict__ x, const kp
     for (int k = 0; k < KPLAN_ITEMS; ++k) {
         const int j = t + k * KPLAN_TPR;
         if (j < nvec) {
-            float wv[KPLAN_VEC];
+            float v[KPLAN_VEC], wv[KPLAN_VEC];
+            kplan_unpack(raw[k], v);
             kplan_load(w + (long long)j * KPLAN_VEC, wv);
 #pragma unroll
-            for (int i = 0; i < KPLAN_VEC; ++i) v[k][i] = v[k][i] * inv * wv[i];
-            kplan_store(y + base + (long long)j * KPLAN_VEC, v[k]);
+            for (int i = 0; i < KPLAN_VEC; ++i) v[i] = v[i] * inv * wv[i];
+            kplan_store(y + base + (long long)j * KPLAN_VEC, v);
         }
     }
 #else

@@ -122,6 +122,9 @@ pub struct Tiles {
     pub defaults: BTreeMap<String, Defaults>,
     #[serde(default)]
     pub verify: VerifyList,
+    /// Alternatives `kplan bench --alternatives` times beside the chosen configuration.
+    #[serde(default)]
+    pub bench: VerifyList,
 }
 
 impl Tiles {
@@ -145,6 +148,39 @@ impl Tiles {
     pub fn builtin() -> Tiles {
         Tiles::parse(builtin_source("tiles.toml").unwrap_or(""), Path::new("kernels/tiles.toml"))
             .expect("the built-in kernels/tiles.toml parses (checked by a test)")
+    }
+
+    /// `[[bench.*]]` entries resolved for a shape (`vec = 0`: widest that fits).
+    pub fn bench_alternatives(&self, op: Op, dtype: DType, shape: Shape) -> Vec<Config> {
+        match shape {
+            Shape::Flat(_) if !is_rows(op) => self
+                .bench
+                .flat
+                .iter()
+                .map(|e| Config {
+                    block: e.block,
+                    vec: if e.vec == 0 { widest_vec(dtype, 16, 1 << 10) } else { e.vec },
+                    unroll: e.unroll,
+                    blocks_per_sm: e.blocks_per_sm,
+                    tpr: 0,
+                    items: 0,
+                })
+                .collect(),
+            Shape::Rows { cols, .. } if is_rows(op) => self
+                .bench
+                .rows
+                .iter()
+                .map(|e| Config {
+                    block: e.block,
+                    vec: if e.vec == 0 { widest_vec(dtype, 16, cols.max(1)) } else { e.vec },
+                    unroll: 0,
+                    blocks_per_sm: 0,
+                    tpr: e.tpr,
+                    items: e.items,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     pub fn defaults(&self, backend: Backend) -> &Defaults {
