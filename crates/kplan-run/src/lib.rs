@@ -16,6 +16,7 @@ pub mod error;
 pub mod exec;
 pub mod kernels;
 pub mod reference;
+pub mod report;
 pub mod triton;
 pub mod verify;
 
