@@ -53,6 +53,8 @@ pub struct Branch {
     pub group: u32,
     /// Whether this branch is an `#elif`/`#else` (not the first of its group).
     pub is_alternative: bool,
+    /// Byte span of the directive that opens the branch (`#if ...`, `#elif ...`, `#else`).
+    pub cond: (u32, u32),
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -589,7 +591,7 @@ pub fn lex(text: &str) -> Src<'_> {
     let mut matching: Vec<u32> = Vec::with_capacity(n / 5 + 16);
     let mut line_starts: Vec<u32> = Vec::with_capacity(n / 30 + 2);
     line_starts.push(0);
-    let mut branches = vec![Branch { parent: 0, platform: Platform::Any, dead: false, group: 0, is_alternative: false }];
+    let mut branches = vec![Branch { parent: 0, platform: Platform::Any, dead: false, group: 0, is_alternative: false, cond: (0, 0) }];
     let mut groups = vec![Group::default()];
     let mut funcs: Vec<Func> = Vec::new();
     let mut directives: Vec<Directive> = Vec::new();
@@ -730,7 +732,7 @@ pub fn lex(text: &str) -> Src<'_> {
                     last_ifndef = if name == "ifndef" { Some((cond_tokens(rest).first().copied().unwrap_or("").to_string(), g, toks.len())) } else { None };
                     let is_dead = constant == Some(false);
                     let nb = branches.len() as u32;
-                    branches.push(Branch { parent: branch, platform: plat, dead: is_dead, group: g, is_alternative: false });
+                    branches.push(Branch { parent: branch, platform: plat, dead: is_dead, group: g, is_alternative: false, cond: (dstart as u32, e as u32) });
                     directives.push(Directive { start: dstart as u32, end: e as u32, line, platform: plat, vendor_test: vendor, func: cur_func });
                     cond_stack.push(CondFrame {
                         group: g,
@@ -778,7 +780,7 @@ pub fn lex(text: &str) -> Src<'_> {
                             fr.any_taken_const = true;
                         }
                         let nb = branches.len() as u32;
-                        branches.push(Branch { parent: fr.parent_branch, platform: plat, dead: is_dead, group: fr.group, is_alternative: true });
+                        branches.push(Branch { parent: fr.parent_branch, platform: plat, dead: is_dead, group: fr.group, is_alternative: true, cond: (dstart as u32, e as u32) });
                         if name != "else" {
                             directives.push(Directive { start: dstart as u32, end: e as u32, line, platform: plat, vendor_test: vendor, func: cur_func });
                         }

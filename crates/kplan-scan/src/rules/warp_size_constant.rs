@@ -7,15 +7,19 @@ use crate::rule::{Lang, RuleMeta, Scope};
 
 pub static META: RuleMeta = RuleMeta {
     id: "warp-size-constant",
-    summary: "warp-size macro or constant fixed at 32 for every platform",
+    summary: "warp-size macro or constant fixed at 32 for every platform, or at 64 for every AMD target",
     what: "Finds `#define WARP_SIZE 32`, `constexpr int kWarpSize = 32;`, `NumThreadsPerWarp = 32` and similar \
 definitions of the warp width that are not under a platform guard. Code that uses the name is portable only if \
-the definition is.",
+the definition is. Also finds the AMD branch that fixes the width at 64 for every AMD GPU (`#ifdef \
+__HIP_PLATFORM_AMD__` / `#define WARP_SIZE 64`) when a wave32 AMD target (RDNA, gfx10/gfx11/gfx12) is in scope; a \
+branch that tests for a wave64 architecture (`__GFX9__`, `__gfx942__`, `== 64`) is fine.",
     why: "Every use of the constant inherits the 32-lane assumption. On wave64 AMD targets the lane masks, \
-reductions and per-warp buffers built from it cover half a wavefront. One finding at the definition replaces \
-hundreds at the uses.",
+reductions and per-warp buffers built from it cover half a wavefront. The mirror image bites RDNA: a width \
+fixed at 64 for every AMD build makes RDNA kernels (wave32 by default) index lanes that do not exist, launch \
+half-empty reductions and read the wrong shuffle sources. One finding at the definition replaces hundreds at the \
+uses.",
     example: "#define WARP_SIZE 32",
-    use_instead: "#if defined(__HIP_PLATFORM_AMD__)\n#define WARP_SIZE 64  // wave64 build (gfx9); use warpSize at run time for RDNA\n#else\n#define WARP_SIZE 32\n#endif",
+    use_instead: "#if defined(__HIP_PLATFORM_AMD__) && defined(__GFX9__)\n#define WARP_SIZE 64  // CDNA/GCN device code: wave64\n#elif defined(__HIP_PLATFORM_AMD__)\n#define WARP_SIZE 32  // RDNA: wave32 (host code: hipDeviceProp_t::warpSize)\n#else\n#define WARP_SIZE 32\n#endif",
     severity: Severity::Error,
     scope: Scope::Wave64,
     lang: Lang::Cuda,
@@ -85,6 +89,50 @@ fn used_as_width(cx: &Cx, name: &str) -> bool {
     false
 }
 
+/// The condition of a branch names a wave64-only architecture or width, so a 64 under it is right.
+fn wave64_condition(c: &str) -> bool {
+    let l = c.to_ascii_lowercase();
+    l.contains("gfx9") || l.contains("cdna") || l.contains("wave64") || l.contains("wavefront64") || l.contains("== 64")
+        || l.contains("==64") || l.contains("gcn")
+}
+
+/// Whether token-or-define branch `b` is an AMD-only branch whose 64 covers every AMD GPU:
+/// some enclosing branch is AMD and no enclosing `#if`/`#elif` narrows it to wave64 parts.
+fn amd_wide(cx: &Cx, mut b: u32) -> bool {
+    let src = cx.src;
+    let mut amd = false;
+    let mut guard = 0;
+    while b != 0 && guard < 10_000 {
+        let Some(br) = src.branches.get(b as usize) else { break };
+        if br.platform == crate::lex::Platform::Amd {
+            amd = true;
+        }
+        let cond = src.text.get(br.cond.0 as usize..br.cond.1 as usize).unwrap_or("");
+        let is_else = cond.trim_start_matches(['#', ' ', '\t']).starts_with("else");
+        if !is_else && wave64_condition(cond) {
+            return false;
+        }
+        b = br.parent;
+        guard += 1;
+    }
+    amd
+}
+
+fn report_amd64(cx: &mut Cx, s: usize, e: usize, name: &str) {
+    let targets: Vec<String> = cx
+        .ctx
+        .targets
+        .iter()
+        .filter(|t| t.vendor == kplan_kb::Vendor::Amd && !t.is_wave64())
+        .map(|t| t.arch.clone())
+        .collect();
+    if targets.is_empty() {
+        return;
+    }
+    let msg = format!("`{name}` is fixed at 64 for every AMD target; RDNA (wave32) runs 32-lane wavefronts");
+    cx.report_span(&META, Severity::Error, targets, s, e, msg, "test for the wave64 architectures (`__GFX9__`, or `__AMDGCN_WAVEFRONT_SIZE__ == 64` in device code) or use `warpSize`; size host launches from the device property");
+}
+
 pub fn check(cx: &mut Cx) {
     if !(cx.has("arp") || cx.has("ARP")) {
         return;
@@ -96,7 +144,16 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         let name = src.text.get(d.name_start as usize..d.name_end as usize).unwrap_or("");
-        if !warp_width_name(name) || src.int(d.body.0 as usize) != Some(32) {
+        if !warp_width_name(name) {
+            continue;
+        }
+        if src.int(d.body.0 as usize) == Some(64) {
+            if amd_wide(cx, d.branch) {
+                report_amd64(cx, d.name_start as usize, d.name_end as usize, name);
+            }
+            continue;
+        }
+        if src.int(d.body.0 as usize) != Some(32) {
             continue;
         }
         if src.branch_platform(d.branch) != crate::lex::Platform::Any || used_as_width(cx, name) {
@@ -110,7 +167,24 @@ pub fn check(cx: &mut Cx) {
     // NAME = 32 in a declaration (constexpr/const/static/enum)
     let n = src.toks.len();
     for k in 1..n.saturating_sub(2) {
-        if !src.is(k, "=") || src.toks[k].flags & IN_DEFINE != 0 || src.int(k + 1) != Some(32) {
+        if !src.is(k, "=") || src.toks[k].flags & IN_DEFINE != 0 {
+            continue;
+        }
+        let v = src.int(k + 1);
+        if v == Some(64)
+            && matches!(src.s(k + 2), ";" | "," | "}")
+            && src.kind(k - 1) == Some(Tk::Ident)
+            && warp_width_name(src.s(k - 1))
+            && k >= 2
+            && src.kind(k - 2) == Some(Tk::Ident)
+            && amd_wide(cx, src.toks[k].branch)
+        {
+            let (s0, e0) = (src.span(k - 1).0, src.span(k - 1).1);
+            let name = src.s(k - 1);
+            report_amd64(cx, s0, e0, name);
+            continue;
+        }
+        if v != Some(32) {
             continue;
         }
         if !matches!(src.s(k + 2), ";" | "," | "}" | ">") {
