@@ -158,8 +158,16 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
 
     /// Whether tokens `a..b` test which backend or AMD architecture runs: `is_hip()`,
     /// `torch.version.hip`, `.backend == "hip"`, `is_cuda`, `"gfx942" in arch`, ...
+    /// Checks that only select another vendor (`== "xpu"`, `"npu"`, `"mps"`) do not count: their
+    /// fallback branch still runs on AMD.
     pub fn has_backend_check(&self, a: usize, b: usize) -> bool {
-        (a..b.min(self.src.toks.len())).any(|i| is_backend_check_tok(self.src, i))
+        (a..b.min(self.src.toks.len())).any(|i| is_backend_check_tok(self.src, i, false))
+    }
+
+    /// Same, also counting checks for a vendor that is neither NVIDIA nor AMD (`"xpu"`): true of
+    /// the body of `if device == "xpu":`, which never runs on AMD.
+    pub fn has_vendor_check(&self, a: usize, b: usize) -> bool {
+        (a..b.min(self.src.toks.len())).any(|i| is_backend_check_tok(self.src, i, true))
     }
 
     /// Same, over the logical line holding token `i`.
@@ -188,6 +196,23 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
         let Some(line) = src.line_of(i) else {
             return false;
         };
+        // `32 if device == "xpu" else 16`: the value before a conditional that picks another
+        // vendor is that vendor's
+        let depth = src.toks[i].depth;
+        for k in i + 1..line.end {
+            if src.toks[k].depth < depth {
+                break;
+            }
+            if src.toks[k].depth == depth && src.is_name(k, "if") {
+                let e = (k + 1..line.end)
+                    .find(|&e| src.toks[e].depth == depth && src.is_name(e, "else"))
+                    .unwrap_or(line.end);
+                if self.has_vendor_check(k + 1, e) {
+                    return true;
+                }
+                break;
+            }
+        }
         let mut indent = line.indent;
         // after an `else:`/`elif`, the headers of the same chain sit at the same indentation above
         let mut chain: Option<u32> = None;
@@ -203,11 +228,19 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
                 }
                 continue;
             }
+            // reached from a later `elif`/`else` of the same chain: this condition was false, so
+            // only a check that also decides between NVIDIA and AMD says anything about AMD
+            let from_later_branch = chain == Some(l.indent);
             indent = l.indent;
+            let checks = if from_later_branch || !matches!(head, "if" | "elif") {
+                self.has_backend_check(l.first, l.end)
+            } else {
+                self.has_vendor_check(l.first, l.end)
+            };
             if matches!(
                 head,
                 "if" | "elif" | "else" | "try" | "except" | "with" | "for" | "while"
-            ) && self.has_backend_check(l.first, l.end)
+            ) && checks
             {
                 return true;
             }
@@ -281,7 +314,7 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
 }
 
 /// Names and strings that show code choosing per backend or per AMD architecture.
-fn is_backend_check_tok(src: &PySrc, i: usize) -> bool {
+fn is_backend_check_tok(src: &PySrc, i: usize, other_vendors: bool) -> bool {
     let t = src.s(i);
     match src.kind(i) {
         Some(Kind::Name) => {
@@ -307,7 +340,7 @@ fn is_backend_check_tok(src: &PySrc, i: usize) -> bool {
                 || l.contains("gfx")
                 || l.contains("rocm")
                 || l.contains("amd")
-                || matches!(word, "xpu" | "npu" | "mps")
+                || (other_vendors && matches!(word, "xpu" | "npu" | "mps"))
         }
         _ => false,
     }

@@ -30,3 +30,9 @@ def sm_count():
 def torch_is_new():
     major, minor = (int(v) for v in torch.__version__.split(".")[:2])
     return major >= 2
+
+
+def tma_available(device_type):
+    if device_type in ("xpu", "hip"):
+        return False
+    return torch.cuda.get_device_capability()[0] >= 9

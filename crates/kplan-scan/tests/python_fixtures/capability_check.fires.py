@@ -19,3 +19,10 @@ def sm_version():
     major, minor = torch.cuda.get_device_capability()
     sm = major * 10 + minor
     return sm >= 90  # expect: triton-capability-check
+
+
+def tma_available(device_type):
+    # excluding another vendor does not exclude AMD
+    if device_type == "xpu":
+        return False
+    return torch.cuda.get_device_capability()[0] >= 9  # expect: triton-capability-check

@@ -30,3 +30,42 @@ def is_hip_chain(n):
 def xpu_only(device):
     num_warps = 32 if device == "xpu" else 8
     return num_warps
+
+
+def launch_kwargs(x):
+    kwargs = {"num_warps": 4, "num_stages": 2}
+    if x.device.type == "xpu":
+        kwargs.update({"num_warps": 32, "grf_mode": "large"})
+    return kwargs
+
+
+def threads_per_warp():
+    return triton.runtime.driver.active.get_current_target().warp_size
+
+
+def fit_block_limit(configs):
+    lanes = threads_per_warp()
+    return [c for c in configs if c.num_warps * lanes <= 1024]
+
+
+ALL_CONFIGS = [
+    triton.Config({"BLOCK": 2048}, num_warps=8),
+    triton.Config({"BLOCK": 8192}, num_warps=32),
+]
+VALID_CONFIGS = fit_block_limit(ALL_CONFIGS)
+
+WARP_SWEEP = [triton.Config({}, num_warps=w) for w in [2, 4, 8, 16, 32] if w * threads_per_warp() <= 1024]
+
+
+def drop_oversized(configs, named_args, **kwargs):
+    return [c for c in configs if c.num_warps <= 1024 // threads_per_warp()]
+
+
+@triton.autotune(
+    configs=[triton.Config({}, num_warps=16), triton.Config({}, num_warps=32)],
+    key=["n"],
+    prune_configs_by={"early_config_prune": drop_oversized},
+)
+@triton.jit
+def k2(x_ptr, n):
+    pass

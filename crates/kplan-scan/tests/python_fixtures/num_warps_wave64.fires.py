@@ -30,3 +30,22 @@ def get_num_warps(BLOCK_SIZE):
     elif BLOCK_SIZE >= 8192:
         num_warps = 16
     return num_warps
+
+
+def launch_kwargs(x):
+    kwargs = {"num_warps": 4}
+    if x.device.type == "npu":
+        kwargs["num_stages"] = 2
+    else:
+        # the `else` of a check for another vendor still runs on AMD
+        kwargs.update({"num_warps": 32})  # expect: triton-num-warps-wave64
+    return kwargs
+
+
+def warps_for(device, block):
+    num_warps = 8
+    if device == "mps":
+        num_warps = 4
+    elif block >= 16384:
+        num_warps = 32  # expect: triton-num-warps-wave64
+    return num_warps

@@ -56,7 +56,9 @@ pub fn check(cx: &mut Cx) {
         {
             let d = src.toks[i].depth;
             let mut e = i + 2;
+            // the value ends at the entry's `,` or at the dict's closing bracket (one level out)
             while e + 1 < src.toks.len()
+                && src.toks[e + 1].depth >= d
                 && !(src.toks[e + 1].depth == d && matches!(src.s(e + 1), "," | "}"))
             {
                 e += 1;
@@ -64,8 +66,9 @@ pub fn check(cx: &mut Cx) {
             values.push((i + 2, e));
         }
     }
+    let pruners = pruners(src);
     for (a, b) in values {
-        if b < a || cx.guarded(a) || capped(src, a, b) {
+        if b < a || cx.guarded(a) || capped(src, a, b) || pruned(src, &pruners, a) {
             continue;
         }
         for k in a..=b {
@@ -99,6 +102,59 @@ fn is_value_position(src: &PySrc, k: usize) -> bool {
     ok_prev && ok_next
 }
 
+/// Functions that filter configs by their warp count: a body comparing `.num_warps` (or
+/// `["num_warps"]`) with a bound, as in `[c for c in configs if c.num_warps <= max_warps]`.
+fn pruners<'a>(src: &PySrc<'a>) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    for d in &src.defs {
+        let reads_warps = (d.body.0..d.body.1.min(src.toks.len())).any(|k| {
+            let warps = (src.s(k.wrapping_sub(1)) == "." && is_num_warps_name(src.s(k)))
+                || (src.kind(k) == Some(Kind::Str)
+                    && is_num_warps_name(src.s(k).trim_matches(['"', '\''])));
+            warps
+                && src.line_of(k).is_some_and(|l| {
+                    (l.first..l.end).any(|i| matches!(src.s(i), "<" | "<=" | ">" | ">="))
+                })
+        });
+        if reads_warps {
+            out.push(src.s(d.name));
+        }
+    }
+    out
+}
+
+/// The value lies in a config list that goes through a warp-count filter: `configs = [...]`
+/// later passed to a pruner (`prune(configs)`), or an autotune whose `prune_configs_by` names one.
+fn pruned(src: &PySrc, pruners: &[&str], a: usize) -> bool {
+    if pruners.is_empty() {
+        return false;
+    }
+    let Some(line) = src.line_of(a) else {
+        return false;
+    };
+    // `@triton.autotune(configs=[...], prune_configs_by={"early_config_prune": prune})`
+    let in_decorator = src.s(line.first) == "@";
+    if in_decorator {
+        return (line.first..line.end).any(|k| src.is_name(k, "prune_configs_by"))
+            && (line.first..line.end)
+                .any(|k| src.kind(k) == Some(Kind::Name) && pruners.contains(&src.s(k)));
+    }
+    // `NAME = [...]` (or `NAME: list = [...]`), then `pruner(NAME)` anywhere in the file
+    if src.kind(line.first) != Some(Kind::Name) || !matches!(src.s(line.first + 1), "=" | ":") {
+        return false;
+    }
+    let name = src.s(line.first);
+    (0..src.toks.len()).any(|k| {
+        src.kind(k) == Some(Kind::Name)
+            && pruners.contains(&src.s(k))
+            && src.s(k + 1) == "("
+            && src
+                .args(k + 1)
+                .iter()
+                .any(|&(s, e)| s == e && src.s(s) == name)
+    })
+}
+
 /// For a comprehension variable at `v`, the bracket range of `for v in [...]` on the same line.
 fn comprehension_source(src: &PySrc, v: usize) -> Option<(usize, usize)> {
     let line = src.line_of(v)?;
@@ -110,6 +166,10 @@ fn comprehension_source(src: &PySrc, v: usize) -> Option<(usize, usize)> {
             && matches!(src.s(k + 3), "[" | "(")
         {
             let close = src.closing(k + 3)?;
+            // `for w in [1, 2, 4, 8, 16, 32] if w * warp_size <= 1024`: the filter bounds it
+            if src.is_name(close + 1, "if") {
+                return None;
+            }
             return Some((k + 4, close.saturating_sub(1)));
         }
     }
