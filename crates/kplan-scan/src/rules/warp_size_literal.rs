@@ -61,7 +61,9 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         let Some(a) = cx.left_operand(k) else { continue };
-        let device = src.in_device(k);
+        // `threadIdx` exists only in device code, wherever the structure pass puts the token
+        // (a constructor's member-initialiser list sits before the body's brace)
+        let device = src.in_device(k) || cx.any_ident(a, k - 1, |s| s == "threadIdx");
         let lane_like = cx.any_ident(a, k - 1, |s| is_thread_ident(s) || is_lane_ident(s));
         let warp_like = cx.any_ident(a, k - 1, is_warp_id_ident);
         let count_like = cx.any_ident(a, k - 1, is_block_threads_ident);
