@@ -35,7 +35,7 @@ pub fn check(cx: &mut Cx) {
         // enclosing [ ] of a declaration: `T name[ ... warpSize ... ]`
         let mut k = i;
         let mut steps = 0;
-        while k > 0 && steps < 12 {
+        while k > 0 && steps < 32 {
             k -= 1;
             steps += 1;
             let t = src.s(k);
@@ -52,6 +52,18 @@ pub fn check(cx: &mut Cx) {
                     why = Some("a template argument");
                 }
                 break;
+            }
+            if t == ")" {
+                // a closed group before the use: `(a + b) * warpSize`
+                if let Some(m) = src.mate(k).filter(|&m| m < k) {
+                    k = m;
+                    continue;
+                }
+                break;
+            }
+            if t == "(" && src.mate(k).is_some_and(|m| m > i) && (k == 0 || !(src.kind(k - 1) == Some(Tk::Ident) || matches!(src.s(k - 1), ")" | "]" | ">"))) {
+                // a grouping paren around the use: `[N * (T / warpSize)]`
+                continue;
             }
             if matches!(t, ";" | "{" | "}" | ")" | "(" | "]" ) {
                 if t == "(" && k >= 1 && src.is(k - 1, "static_assert") {
