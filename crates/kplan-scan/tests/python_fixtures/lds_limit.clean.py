@@ -8,3 +8,7 @@ def stages(stage_bytes):
 
 
 BUFFER = 65536  # a byte count that is not about shared memory
+
+# a fact about the architecture it names
+GFX942_LDS_BYTES = 64 * 1024
+SM90_MAX_SMEM = 232448

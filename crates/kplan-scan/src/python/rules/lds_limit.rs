@@ -56,6 +56,17 @@ pub fn check(cx: &mut Cx) {
         if !about_smem {
             continue;
         }
+        // A constant named for one architecture (`GFX942_LDS_BYTES = 64 * 1024`) is a fact about
+        // that architecture: only the in-scope targets it names are compared with it.
+        let arch_words: Vec<String> = (line.first..line.end)
+            .filter(|&i| matches!(src.kind(i), Some(Kind::Name) | Some(Kind::Str)))
+            .map(|i| norm_arch(src.s(i)))
+            .filter(|w| names_arch(w))
+            .collect();
+        let named = |arch: &str| {
+            let a = norm_arch(arch);
+            arch_words.iter().any(|w| w.contains(&a))
+        };
         // Under a HIP branch only AMD targets matter; elsewhere every GPU target does.
         let amd_only = cx.guarded(k);
         let differing: Vec<(String, u64)> = cx
@@ -63,6 +74,7 @@ pub fn check(cx: &mut Cx) {
             .targets
             .iter()
             .filter(|t| t.vendor != Vendor::Cpu && (!amd_only || t.vendor == Vendor::Amd))
+            .filter(|t| arch_words.is_empty() || named(&t.arch))
             .filter_map(|t| {
                 t.shared_max
                     .filter(|&m| m != value)
@@ -85,4 +97,32 @@ pub fn check(cx: &mut Cx) {
         let targets = differing.into_iter().map(|(a, _)| a).collect();
         cx.report_with(&META, META.severity, targets, k, end, msg, "query the device (`triton.runtime.driver.active.utils.get_device_properties(dev)[\"max_shared_mem\"]`)");
     }
+}
+
+/// Lower case without `_` and the `a`/`f` suffix of NVIDIA arch ids: `sm_90a` -> `sm90`.
+fn norm_arch(s: &str) -> String {
+    let l: String = s
+        .to_ascii_lowercase()
+        .chars()
+        .filter(|&c| c != '_' && c != '"' && c != '\'')
+        .collect();
+    match l.strip_prefix("sm") {
+        Some(rest) if rest.len() == 3 && rest[..2].chars().all(|c| c.is_ascii_digit()) => {
+            format!("sm{}", &rest[..2])
+        }
+        _ => l,
+    }
+}
+
+/// Whether a normalised word names a GPU architecture (`gfx942`, `sm90`, `SM80_SMEM`).
+fn names_arch(w: &str) -> bool {
+    let digits_after = |p: &str| {
+        w.match_indices(p).any(|(i, _)| {
+            w[i + p.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit())
+        })
+    };
+    digits_after("gfx") || digits_after("sm")
 }
