@@ -77,6 +77,9 @@ pub fn check(cx: &mut Cx) {
         if !fire {
             continue;
         }
+        if matches!(op, "%" | "&" | "%=" | "/" | ">>" | "/=" | ">>=") && !count_like && logical_warp32(cx, k) {
+            continue;
+        }
         let what = match op {
             "%" | "&" | "%=" => "computes the lane",
             "/" | ">>" | "/=" | ">>=" if count_like && !lane_like => "counts warps",
@@ -91,4 +94,28 @@ pub fn check(cx: &mut Cx) {
 
 fn lane_like_only(cx: &Cx, a: usize, b: usize) -> bool {
     cx.any_ident(a, b, is_lane_ident) && !cx.any_ident(a, b, |s| s == "threadIdx")
+}
+
+/// The device function around token `k` shuffles only with an explicit width of 32: its lane
+/// arithmetic works on a logical 32-lane warp, which is the same on every target.
+fn logical_warp32(cx: &Cx, k: usize) -> bool {
+    let src = cx.src;
+    let Some(f) = src.func_of(k) else { return false };
+    let (open, close) = (f.open as usize, (f.close as usize).min(src.toks.len()));
+    let mut seen = false;
+    let mut i = open;
+    while i < close {
+        let w = src.s(i);
+        let l = w.to_ascii_lowercase();
+        if src.kind(i) == Some(crate::lex::Tk::Ident) && (l.contains("shfl") || l.contains("shuffle")) && src.is(i + 1, "(") {
+            let args = cx.call_args(i + 1);
+            match args.last() {
+                Some(&(a, b)) if a == b && src.int(a) == Some(32) && args.len() >= 3 => seen = true,
+                _ => return false,
+            }
+            i = src.mate(i + 1).unwrap_or(i + 1);
+        }
+        i += 1;
+    }
+    seen
 }
