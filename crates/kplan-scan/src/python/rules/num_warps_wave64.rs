@@ -83,9 +83,31 @@ pub fn check(cx: &mut Cx) {
     }
 }
 
-/// `min(..., limit)` caps the value: the code already bounds it.
+/// `min(..., limit)` caps the value: the code already bounds it. A literal bound above 16
+/// (`min(next_power_of_2(n // 256), 32)`) does not, unless another argument is itself a bound
+/// (`min(32, max_warps())`).
 fn capped(src: &PySrc, a: usize, b: usize) -> bool {
-    (a..=b).any(|k| src.is_name(k, "min") && src.s(k + 1) == "(" && src.args(k + 1).len() >= 2)
+    (a..=b).any(|k| {
+        if !(src.is_name(k, "min") && src.s(k + 1) == "(") {
+            return false;
+        }
+        let args = src.args(k + 1);
+        if args.len() < 2 {
+            return false;
+        }
+        let high_literal = args
+            .iter()
+            .any(|&(s, e)| s == e && src.int(s).is_some_and(|v| v > 16));
+        let names_bound = args.iter().any(|&(s, e)| {
+            (s..=e).any(|i| {
+                src.kind(i) == Some(Kind::Name) && {
+                    let l = src.s(i).to_ascii_lowercase();
+                    l.contains("warp") || l.contains("max") || l.contains("limit")
+                }
+            })
+        });
+        !high_literal || names_bound
+    })
 }
 
 /// A literal that is the value itself, not a threshold in a comparison or an operand.
