@@ -286,7 +286,13 @@ pub fn compare(got: &[f32], want: &[f32], tol: Tolerance) -> Comparison {
 /// Compares a reduction result: `|got - want| <= tol.abs + tol.rel * scale` (scale = sum of |x|).
 pub fn compare_sum(got: f64, want: f64, scale: f64, tol: Tolerance) -> Comparison {
     let e = (got - want).abs();
-    let bad = if want.is_nan() || got.is_nan() { !(want.is_nan() && got.is_nan()) } else { !(e <= tol.abs + tol.rel * scale) };
+    let bad = if want.is_nan() || got.is_nan() {
+        !(want.is_nan() && got.is_nan())
+    } else if got == want {
+        false
+    } else {
+        !e.is_finite() || e > tol.abs + tol.rel * scale
+    };
     Comparison {
         mismatches: bad as usize,
         max_abs_err: if e.is_finite() { e } else { 0.0 },

@@ -134,23 +134,15 @@ fn resolve_kernel(kernel: &str, kernels_dir: &Option<PathBuf>) -> anyhow::Result
 
 fn human_verify(r: &VerifyReport) -> String {
     let mut s = String::new();
-    match r.status {
-        Status::Skipped => {
-            s.push_str(&format!(
-                "{} on {}: skipped: {}\n",
-                r.kernel,
-                r.backend,
-                r.skip_reason.as_deref().unwrap_or("")
-            ));
-            return s;
-        }
-        _ => {}
+    if r.status == Status::Skipped {
+        s.push_str(&format!("{} on {}: skipped: {}\n", r.kernel, r.backend, r.skip_reason.as_deref().unwrap_or("")));
+        return s;
     }
     s.push_str(&format!("{} on {} ({})\n", r.kernel, r.backend, r.device));
     s.push_str(&format!("  configurations: {}\n", r.configs.join(", ")));
     let mut worst: Option<&kplan_run::verify::CaseResult> = None;
     for c in r.cases.iter().filter(|c| c.passed) {
-        if worst.is_none_or(|w| c.max_rel_err > w.max_rel_err && c.max_rel_err.is_finite()) {
+        if worst.map_or(true, |w| c.max_rel_err > w.max_rel_err && c.max_rel_err.is_finite()) {
             worst = Some(c);
         }
     }
@@ -328,7 +320,7 @@ pub fn bench(ctx: &Ctx, args: BenchArgs) -> anyhow::Result<u8> {
             }
             None => {
                 for (d, shape) in default_cases(op) {
-                    if dtypes.as_ref().is_none_or(|v| v.contains(&d)) {
+                    if dtypes.as_ref().map_or(true, |v| v.contains(&d)) {
                         cases.push((op, d, shape));
                     }
                 }
