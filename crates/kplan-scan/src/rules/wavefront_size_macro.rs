@@ -7,10 +7,15 @@ use crate::rule::{Lang, RuleMeta, Scope};
 pub static META: RuleMeta = RuleMeta {
     id: "wavefront-size-macro",
     summary: "`__AMDGCN_WAVEFRONT_SIZE` used as the warp width",
-    what: "Finds uses of `__AMDGCN_WAVEFRONT_SIZE` / `__AMDGCN_WAVEFRONT_SIZE__`, in code and in `#if` conditions.",
+    what: "Finds uses of `__AMDGCN_WAVEFRONT_SIZE` / `__AMDGCN_WAVEFRONT_SIZE__`, in code and in `#if` conditions, \
+and host functions that use a warp-width macro the file defines from device-only architecture macros \
+(`#if defined(__GFX9__)` / `#define WARP_SIZE 64` / `#else` / `#define WARP_SIZE 32`).",
     why: "The macro is defined only while compiling device code, so host code sizing launches or buffers from it \
 sees a different (or no) value; ROCm deprecates it in favour of `warpSize` at run time. As the only source of \
-truth it gives wrong sizes on the host and breaks when it disappears.",
+truth it gives wrong sizes on the host and breaks when it disappears. The same holds for `__GFX9__`, \
+`__gfx942__` and `__HIP_DEVICE_COMPILE__`: the host pass of a HIP compilation defines none of them, so a width \
+chosen from them is the fallback (32) in host code while kernels on MI-series GPUs run 64 lanes; launch sizes \
+and dispatch decisions made on the host then disagree with the kernels.",
     example: "#define WARP_SIZE __AMDGCN_WAVEFRONT_SIZE",
     use_instead: "// device code: warpSize at run time; host code: hipDeviceProp_t::warpSize\nint ws = prop.warpSize;",
     severity: Severity::Warning,
@@ -20,10 +25,11 @@ truth it gives wrong sizes on the host and breaks when it disappears.",
 };
 
 pub fn check(cx: &mut Cx) {
-    if !cx.has("__AMDGCN_WAVEFRONT_SIZE") {
+    if cx.is_header {
         return;
     }
-    if cx.is_header {
+    check_host_uses(cx);
+    if !cx.has("__AMDGCN_WAVEFRONT_SIZE") {
         return;
     }
     let src = cx.src;
@@ -44,5 +50,104 @@ pub fn check(cx: &mut Cx) {
                 cx.report_span(&META, sev, t, s, s + len, "`__AMDGCN_WAVEFRONT_SIZE` tested in a preprocessor condition is defined only for device code".to_string(), help);
             }
         }
+    }
+}
+
+/// An `#if` condition that only device compilation can make true.
+fn device_only_condition(c: &str) -> bool {
+    c.contains("__GFX") || c.contains("__gfx") || c.contains("__AMDGCN_WAVEFRONT_SIZE") || c.contains("__HIP_DEVICE_COMPILE__")
+}
+
+/// Warp-width macros this file defines under a device-only condition (either branch of it).
+fn device_only_widths<'a>(cx: &Cx<'_, 'a, '_>) -> Vec<&'a str> {
+    let src = cx.src;
+    let mut out: Vec<&str> = Vec::new();
+    for d in &src.defines {
+        let name = src.text.get(d.name_start as usize..d.name_end as usize).unwrap_or("");
+        let l = name.to_ascii_lowercase();
+        if !(l.contains("warp") || l.contains("wave")) || out.contains(&name) {
+            continue;
+        }
+        let mut b = d.branch;
+        let mut guard = 0;
+        let mut hit = false;
+        while b != 0 && guard < 10_000 && !hit {
+            let Some(br) = src.branches.get(b as usize) else { break };
+            // every branch of the group: an `#else` takes its meaning from the `#if`
+            for sib in src.branches.iter().filter(|x| x.group == br.group) {
+                let c = src.text.get(sib.cond.0 as usize..sib.cond.1 as usize).unwrap_or("");
+                if device_only_condition(c) {
+                    hit = true;
+                }
+            }
+            b = br.parent;
+            guard += 1;
+        }
+        if hit {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// Token `i` sits in the body of a host function: outside device code, inside braces whose
+/// opening is preceded by a parameter list.
+fn in_host_function(cx: &Cx, i: usize) -> bool {
+    let src = cx.src;
+    let Some(t) = src.toks.get(i) else { return false };
+    if t.func != 0 || t.depth == 0 || t.flags & crate::lex::IN_DEFINE != 0 {
+        return false;
+    }
+    let mut k = i;
+    let mut steps = 0;
+    while k > 0 && steps < 200_000 {
+        k -= 1;
+        steps += 1;
+        if src.is(k, "{") && src.mate(k).is_some_and(|m| m > i) {
+            let mut p = k;
+            while p > 0 && matches!(src.s(p - 1), "const" | "noexcept" | "override" | "final") {
+                p -= 1;
+            }
+            if p > 0 && src.is(p - 1, ")") {
+                // a function body, unless it is a control statement's block
+                let open = src.mate(p - 1).unwrap_or(0);
+                if open > 0 && matches!(src.s(open - 1), "if" | "for" | "while" | "switch" | "catch") {
+                    continue;
+                }
+                return true;
+            }
+            if matches!(src.s(p.saturating_sub(1)), "else" | "do" | "try" | ";" | "{" | "}") {
+                continue;
+            }
+            return false;
+        }
+    }
+    false
+}
+
+fn check_host_uses(cx: &mut Cx) {
+    if !(cx.has("__GFX") || cx.has("__gfx") || cx.has("__HIP_DEVICE_COMPILE__") || cx.has("__AMDGCN_WAVEFRONT_SIZE")) {
+        return;
+    }
+    let names: Vec<String> = device_only_widths(cx).into_iter().map(str::to_string).collect();
+    if names.is_empty() {
+        return;
+    }
+    let src = cx.src;
+    let mut reported: Vec<usize> = Vec::new();
+    for i in 0..src.toks.len() {
+        if src.kind(i) != Some(crate::lex::Tk::Ident) || !names.iter().any(|n| src.is(i, n)) {
+            continue;
+        }
+        if cx.guarded(i) || !in_host_function(cx, i) {
+            continue;
+        }
+        let line = src.line(i) as usize;
+        if reported.contains(&line) {
+            continue;
+        }
+        reported.push(line);
+        let msg = format!("`{}` is chosen from device-only architecture macros, but this host code sees only the host pass's fallback value", src.s(i));
+        cx.report(&META, i, i, msg, "on the host, query the device (`hipDeviceProp_t::warpSize`, `at::cuda::warp_size()`); keep the compile-time width for device code");
     }
 }
