@@ -330,6 +330,18 @@ fn is_backend_check_tok(src: &PySrc, i: usize, other_vendors: bool) -> bool {
                 || l == "is_nvidia"
                 || l == "get_current_target"
                 || (l == "backend" && i > 0 && src.s(i - 1) == ".")
+                // `torch.version.cuda` is None on ROCm builds
+                // (tested, not read: `torch.version.cuda.split(".")` parses a version)
+                || (l == "cuda"
+                    && i > 1
+                    && src.s(i - 1) == "."
+                    && src.is_name(i - 2, "version")
+                    && !matches!(src.s(i + 1), "." | "(" | "["))
+                // `is_MI300()`, `on_mi250x`: AMD Instinct product names
+                || l.split('_').any(|part| {
+                    part.strip_prefix("mi")
+                        .is_some_and(|r| r.len() >= 3 && r[..3].chars().all(|c| c.is_ascii_digit()))
+                })
                 || l == "warp_size" && i > 0 && src.s(i - 1) == "."
         }
         Some(Kind::Str) => {

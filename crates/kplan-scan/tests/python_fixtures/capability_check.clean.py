@@ -16,7 +16,7 @@ def pick():
 
 
 def bail_out(x):
-    # `!=` and `<` send ROCm to the fallback: the safe direction
+    # `!=` sends ROCm to the fallback: the safe direction
     if torch.cuda.get_device_capability(x.device) != (9, 0):
         return None
     return x
@@ -36,3 +36,14 @@ def tma_available(device_type):
     if device_type in ("xpu", "hip"):
         return False
     return torch.cuda.get_device_capability()[0] >= 9
+
+
+def is_hopper_or_newer():
+    # `torch.version.cuda` is None on ROCm builds
+    return torch.version.cuda is not None and torch.cuda.get_device_capability() >= (9, 0)
+
+
+def fp8_gate_with_instinct(is_MI300):
+    if not (torch.cuda.get_device_capability() >= (8, 9) or is_MI300()):
+        return None
+    return "fp8"

@@ -26,3 +26,10 @@ def tma_available(device_type):
     if device_type == "xpu":
         return False
     return torch.cuda.get_device_capability()[0] >= 9  # expect: triton-capability-check
+
+
+def fp8_gate():
+    # false on ROCm (gfx90a reports (9, 0)), so the fp8 path below runs there
+    if torch.cuda.get_device_capability() < (8, 9):  # expect: triton-capability-check
+        return None
+    return "fp8"

@@ -21,9 +21,10 @@ MI300/MI350 too, and NVIDIA-only code paths run on AMD, where they fail to compi
     features: &[],
 };
 
-/// Comparisons that can turn an NVIDIA-only path on. `<`, `<=` and `!=` on ROCm send the code to
-/// its fallback, which is the safe direction.
-const CMP: &[&str] = &[">=", ">", "=="];
+/// Comparisons that can turn an NVIDIA-only path on. `<` and `<=` are the negation of `>=`/`>`:
+/// `if cap < (9, 0): return fallback()` is false on ROCm (gfx942 reports (9, 4)), so AMD runs the
+/// code after it. `!=` on ROCm sends the code to its fallback, which is the safe direction.
+const CMP: &[&str] = &[">=", ">", "==", "<", "<="];
 
 /// `== 9`, `== (9, 0)`, `== (11, 0)`: equality matters only with a major that AMD GPUs report
 /// (gfx9 -> 9, gfx10 -> 10, gfx11 -> 11, gfx12 -> 12).
