@@ -96,9 +96,10 @@ fn wave64_condition(c: &str) -> bool {
         || l.contains("==64") || l.contains("gcn")
 }
 
-/// Whether token-or-define branch `b` is an AMD-only branch whose 64 covers every AMD GPU:
-/// some enclosing branch is AMD and no enclosing `#if`/`#elif` narrows it to wave64 parts.
-fn amd_wide(cx: &Cx, mut b: u32) -> bool {
+/// Where a width fixed at 64 under branch `b` is wrong: `None` when a wave64-only condition
+/// encloses it; `Some(true)` inside an AMD branch (RDNA, wave32, is hurt); `Some(false)` with no
+/// platform guard at all (every 32-lane target is hurt).
+fn width64_scope(cx: &Cx, mut b: u32) -> Option<bool> {
     let src = cx.src;
     let mut amd = false;
     let mut guard = 0;
@@ -106,31 +107,58 @@ fn amd_wide(cx: &Cx, mut b: u32) -> bool {
         let Some(br) = src.branches.get(b as usize) else { break };
         if br.platform == crate::lex::Platform::Amd {
             amd = true;
+        } else if br.platform == crate::lex::Platform::Nvidia && !amd {
+            // an NVIDIA-only branch (a wrong but harmless 64 there is not this rule's business)
+            let cond = src.text.get(br.cond.0 as usize..br.cond.1 as usize).unwrap_or("");
+            if !cond.trim_start_matches(['#', ' ', '\t']).starts_with("else") {
+                return None;
+            }
         }
         let cond = src.text.get(br.cond.0 as usize..br.cond.1 as usize).unwrap_or("");
         let is_else = cond.trim_start_matches(['#', ' ', '\t']).starts_with("else");
         if !is_else && wave64_condition(cond) {
-            return false;
+            return None;
         }
         b = br.parent;
         guard += 1;
     }
-    amd
+    if amd {
+        return Some(true);
+    }
+    Some(false)
 }
 
-fn report_amd64(cx: &mut Cx, s: usize, e: usize, name: &str) {
+/// The file is HIP-only source: a `.hip` file, or one that includes the HIP runtime header.
+fn hip_only_file(cx: &Cx) -> bool {
+    cx.path.extension().is_some_and(|e| e == "hip") || cx.has("hip/hip_runtime.h")
+}
+
+fn report_64(cx: &mut Cx, s: usize, e: usize, name: &str, in_amd_branch: bool) {
+    let amd_only = in_amd_branch || hip_only_file(cx);
     let targets: Vec<String> = cx
         .ctx
         .targets
         .iter()
-        .filter(|t| t.vendor == kplan_kb::Vendor::Amd && !t.is_wave64())
+        // the 64 was written for AMD: it bites the wave32 AMD targets in scope (an NVIDIA-only
+        // scope keeps every warp-size rule silent)
+        .filter(|t| !t.is_wave64() && t.vendor == kplan_kb::Vendor::Amd)
         .map(|t| t.arch.clone())
         .collect();
     if targets.is_empty() {
         return;
     }
-    let msg = format!("`{name}` is fixed at 64 for every AMD target; RDNA (wave32) runs 32-lane wavefronts");
+    let msg = if amd_only {
+        format!("`{name}` is fixed at 64 for every AMD target; RDNA (wave32) runs 32-lane wavefronts")
+    } else {
+        format!("`{name}` is fixed at 64 for every platform; only wave64 AMD targets have 64 lanes (RDNA and NVIDIA have 32)")
+    };
     cx.report_span(&META, Severity::Error, targets, s, e, msg, "test for the wave64 architectures (`__GFX9__`, or `__AMDGCN_WAVEFRONT_SIZE__ == 64` in device code) or use `warpSize`; size host launches from the device property");
+}
+
+/// A 64 for a name that is an upper bound (`MAX_WARP_SIZE`) is right everywhere.
+fn bound_name(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    l.contains("max") || l.contains("upper") || l.contains("limit")
 }
 
 pub fn check(cx: &mut Cx) {
@@ -148,8 +176,8 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         if src.int(d.body.0 as usize) == Some(64) {
-            if amd_wide(cx, d.branch) {
-                report_amd64(cx, d.name_start as usize, d.name_end as usize, name);
+            if let Some(amd) = width64_scope(cx, d.branch).filter(|_| !bound_name(name)) {
+                report_64(cx, d.name_start as usize, d.name_end as usize, name, amd);
             }
             continue;
         }
@@ -177,11 +205,13 @@ pub fn check(cx: &mut Cx) {
             && warp_width_name(src.s(k - 1))
             && k >= 2
             && src.kind(k - 2) == Some(Tk::Ident)
-            && amd_wide(cx, src.toks[k].branch)
+            && !bound_name(src.s(k - 1))
         {
-            let (s0, e0) = (src.span(k - 1).0, src.span(k - 1).1);
-            let name = src.s(k - 1);
-            report_amd64(cx, s0, e0, name);
+            if let Some(amd) = width64_scope(cx, src.toks[k].branch) {
+                let (s0, e0) = src.span(k - 1);
+                let name = src.s(k - 1);
+                report_64(cx, s0, e0, name, amd);
+            }
             continue;
         }
         if v != Some(32) {
