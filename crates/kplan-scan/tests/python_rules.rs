@@ -174,3 +174,25 @@ fn truncated_and_mangled_files_never_panic() {
         let _ = scan_text(&ctx, Path::new("t.py"), FileKind::Python, &no_newlines);
     }
 }
+
+#[test]
+fn files_named_for_a_cpu_or_other_backend_are_not_gpu_code() {
+    let ctx = ctx();
+    let path = fixtures().join("fp8_encoding.fires.py");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!found(&ctx, Path::new("quant/kernels.py"), &text).is_empty());
+    for other in [
+        "inductor_passes/x86.py",
+        "fx_passes/concat_linear_fusion_cpu.py",
+        "codegen/cpp_sdpa_template.py",
+        "ops/xpu/kernels.py",
+    ] {
+        assert_eq!(
+            found(&ctx, Path::new(other), &text),
+            BTreeSet::new(),
+            "{other}"
+        );
+    }
+    // folders above the file's own are not read: a checkout under `/home/cpu/` still scans
+    assert!(!found(&ctx, Path::new("/home/cpu/src/quant/kernels.py"), &text).is_empty());
+}

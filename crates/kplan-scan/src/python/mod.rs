@@ -46,6 +46,9 @@ pub fn scan_file(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
     if !TRIGGERS.iter().any(|t| text.contains(t)) {
         return Vec::new();
     }
+    if other_backend_path(path) {
+        return Vec::new();
+    }
     let src = lex::lex(text);
     if nvidia_only(&src) {
         return Vec::new();
@@ -356,6 +359,23 @@ fn is_backend_check_tok(src: &PySrc, i: usize, other_vendors: bool) -> bool {
         }
         _ => false,
     }
+}
+
+/// Files (or their folder) named for a backend that is not a GPU kplan targets (`x86.py`,
+/// `fusion_cpu.py`, `cpp_template.py`, `xpu/kernels.py`): their code never runs on AMD or NVIDIA
+/// GPUs. Only the file name and its parent folder are read, not the folders above them.
+fn other_backend_path(path: &Path) -> bool {
+    let mut tail = path.components().rev().take(2);
+    tail.any(|c| {
+        let name = c.as_os_str().to_string_lossy().to_ascii_lowercase();
+        let stem = name.strip_suffix(".py").unwrap_or(&name);
+        stem.split(['_', '-', '.']).any(|w| {
+            matches!(
+                w,
+                "cpu" | "x86" | "aarch64" | "cpp" | "xpu" | "npu" | "mps" | "tpu"
+            )
+        })
+    })
 }
 
 /// Files written against NVIDIA-only Python DSLs (CUTLASS CuTe DSL) never run on AMD: the
