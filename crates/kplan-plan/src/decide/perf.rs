@@ -57,7 +57,30 @@ pub fn expectations(
                 })
                 .collect();
             let shape = problem_shape(&spec.problem);
-            ms.sort_by_key(|m| if m.shape == shape { 0 } else { 1 });
+            // Prefer what this plan would ship (same strategy family), then the closest shape.
+            let family = match group {
+                "triton" => "triton",
+                "framework" => "torch",
+                "vendor-library" => "blas",
+                _ => "kplan-cuda",
+            };
+            let distance = |m: &kplan_kb::Measurement| -> u64 {
+                let mut d = 0.0f64;
+                for (k, v) in &shape {
+                    match m.shape.get(k) {
+                        Some(mv) => d += ((*mv as f64).max(1.0) / (*v as f64).max(1.0)).ln().abs(),
+                        None => d += 50.0,
+                    }
+                }
+                (d * 1000.0) as u64
+            };
+            ms.sort_by_key(|m| {
+                (
+                    u8::from(!m.implementation.contains(family)),
+                    distance(m),
+                    m.id.clone(),
+                )
+            });
             ms.first().map(|m| Measured {
                 value: m.achieved,
                 unit: m.unit.clone(),
@@ -77,10 +100,11 @@ pub fn expectations(
                             .join(" ")
                     },
                     m.date,
-                    if m.shape == shape {
-                        ""
-                    } else {
-                        " (different shape from this spec)"
+                    match (m.shape == shape, m.implementation.contains(family)) {
+                        (true, true) => "",
+                        (true, false) => " (another implementation than this plan's strategy)",
+                        (false, true) => " (closest measured shape; not this spec's)",
+                        (false, false) => " (another implementation and shape than this plan's)",
                     }
                 ),
                 source: m.source.clone(),
