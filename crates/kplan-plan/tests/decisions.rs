@@ -871,3 +871,31 @@ fn compile_legs_name_the_kplan_build_command_for_the_strategy() {
     .plan();
     assert!(blas.ci.legs.iter().all(|l| l.command.is_none()));
 }
+
+#[test]
+fn measured_prefers_the_strategy_implementation_family() {
+    let base = S {
+        op: "norm",
+        problem: "rows = 8192, cols = 4096",
+        targets: r#""h200", "mi300x""#,
+        ..S::default()
+    };
+    let tri = base.plan();
+    let m = tri.performance[0]
+        .measured
+        .as_ref()
+        .expect("the KB holds H200 rmsnorm measurements");
+    assert!(m.what.starts_with("kplan-triton"), "{}", m.what);
+    let cuda = S {
+        expertise: r#""cuda""#,
+        ..base
+    }
+    .plan();
+    assert_eq!(cuda.strategy.chosen, "hip-single-source");
+    let m = cuda.performance[0].measured.as_ref().unwrap();
+    assert!(m.what.starts_with("kplan-cuda"), "{}", m.what);
+    assert!(
+        cuda.performance[1].measured.is_none(),
+        "no MI300X measurement in the KB"
+    );
+}
