@@ -316,6 +316,11 @@ pub fn classify_macro(name: &str) -> Platform {
         return Platform::Amd;
     }
     let upper = name.to_ascii_uppercase();
+    // switches of the HIP headers (`HIP_DISABLE_WARP_SYNC_BUILTINS`, `HIP_ENABLE_...`) are
+    // options, not a platform test: both platforms can see them defined or not
+    if upper.starts_with("HIP_DISABLE_") || upper.starts_with("HIP_ENABLE_") || upper.starts_with("__HIP_DISABLE_") || upper.starts_with("__HIP_ENABLE_") {
+        return Platform::Any;
+    }
     if upper.contains("ROCM") || upper.split('_').any(|c| c == "HIP" || c == "AMDGPU" || c == "AMDGCN" || c == "AMD") {
         if upper.contains("NVIDIA") || upper.contains("NVCC") {
             return Platform::Nvidia;

@@ -98,7 +98,14 @@ pub fn check(cx: &mut Cx) {
                 cx.report(&META, a, a, msg, help);
             } else if a == b && mask_macros.contains(&src.s(a)) && !reported_macros.contains(&src.s(a)) {
                 reported_macros.push(src.s(a));
-                let d = src.defines.iter().find(|d| src.text.get(d.name_start as usize..d.name_end as usize) == Some(src.s(a)));
+                // the definition that is the 32-bit mask (a name may also have a 64-bit one)
+                let d = src.defines.iter().find(|d| {
+                    src.text.get(d.name_start as usize..d.name_end as usize) == Some(src.s(a))
+                        && !d.function_like
+                        && d.body.1 == d.body.0 + 1
+                        && is_mask32(src, d.body.0 as usize)
+                        && src.branch_platform(d.branch) == Platform::Any
+                });
                 let msg = format!("`{}` is the 32-bit full mask 0xffffffff and is passed to `{w}`", src.s(a));
                 match d {
                     Some(d) => {
