@@ -327,7 +327,7 @@ fn is_backend_check_tok(src: &PySrc, i: usize, other_vendors: bool) -> bool {
                 || l.contains("rocm")
                 || l.contains("cdna")
                 || l.contains("rdna")
-                || l.starts_with("gfx")
+                || l.split('_').any(|part| part.starts_with("gfx"))
                 || l == "is_cuda"
                 || l == "is_amd"
                 || l == "is_nvidia"
@@ -363,7 +363,9 @@ fn is_backend_check_tok(src: &PySrc, i: usize, other_vendors: bool) -> bool {
 
 /// Files (or their folder) named for a backend that is not a GPU kplan targets (`x86.py`,
 /// `fusion_cpu.py`, `cpp_template.py`, `xpu/kernels.py`): their code never runs on AMD or NVIDIA
-/// GPUs. Only the file name and its parent folder are read, not the folders above them.
+/// GPUs. Files kept per architecture (`gfx950/attention.py`, `mla_gfx1250.py`, `sm100/gemm.py`)
+/// are written for that one GPU on purpose. Only the file name and its parent folder are read,
+/// not the folders above them.
 fn other_backend_path(path: &Path) -> bool {
     let mut tail = path.components().rev().take(2);
     tail.any(|c| {
@@ -373,7 +375,7 @@ fn other_backend_path(path: &Path) -> bool {
             matches!(
                 w,
                 "cpu" | "x86" | "aarch64" | "cpp" | "xpu" | "npu" | "mps" | "tpu"
-            )
+            ) || names_one_arch(w)
         })
     })
 }
@@ -394,4 +396,17 @@ fn nvidia_only(src: &PySrc) -> bool {
 pub fn is_num_warps_name(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
     l == "num_warps" || l == "nwarps" || l == "n_warps" || l.ends_with("_num_warps") || l == "warps"
+}
+
+/// `gfx950`, `gfx1250`, `sm90`, `sm100a`: a word that is one GPU architecture's id.
+fn names_one_arch(w: &str) -> bool {
+    let digits = |r: &str| {
+        let r = r.strip_suffix(['a', 'f']).unwrap_or(r);
+        r.len() >= 2 && r.chars().all(|c| c.is_ascii_digit())
+    };
+    w.strip_prefix("gfx").is_some_and(|r| {
+        r.len() >= 3
+            && r.chars().all(|c| c.is_ascii_hexdigit())
+            && r.starts_with(|c: char| c.is_ascii_digit())
+    }) || w.strip_prefix("sm").is_some_and(digits)
 }

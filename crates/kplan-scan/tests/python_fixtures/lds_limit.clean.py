@@ -12,3 +12,4 @@ BUFFER = 65536  # a byte count that is not about shared memory
 # a fact about the architecture it names
 GFX942_LDS_BYTES = 64 * 1024
 SM90_MAX_SMEM = 232448
+LDS_CAP_BYTES = {"gfx942": 65536, "gfx950": 163840}

@@ -55,8 +55,26 @@ pub fn only(cx: &Cx, ocp: bool) -> Vec<String> {
         .collect()
 }
 
+/// Names of microscaling (OCP MX) code: `mxfp8_quant`, `quantize_mx`, `mx_tensor`.
+fn is_mx_name(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    l.contains("mxfp")
+        || l.contains("microscal")
+        || l.split(['_', '-', '.'])
+            .any(|w| w == "mx" || w == "mxf8" || w == "mxf4")
+}
+
 pub fn check(cx: &mut Cx) {
     let src = cx.src;
+    let mx_file = cx
+        .path
+        .file_name()
+        .is_some_and(|n| is_mx_name(&n.to_string_lossy()))
+        || cx
+            .path
+            .parent()
+            .and_then(|p| p.file_name())
+            .is_some_and(|n| is_mx_name(&n.to_string_lossy()));
     let mut seen: Vec<(usize, &str)> = Vec::new();
     for k in 0..src.toks.len() {
         if src.kind(k) != Some(Kind::Name) {
@@ -77,6 +95,11 @@ pub fn check(cx: &mut Cx) {
         }
         // dtype selection that branches on the backend or architecture anywhere in the function
         if cx.guarded(k) || cx.scope_has_backend_check(k) {
+            continue;
+        }
+        // OCP microscaling (MXFP8/MXFP4) element types are OCP fp8 by definition; there is no
+        // FNUZ variant to choose
+        if ocp && (mx_file || src.def_at(k).is_some_and(|d| is_mx_name(src.s(d.name)))) {
             continue;
         }
         // the targets that lack this encoding but have the other one

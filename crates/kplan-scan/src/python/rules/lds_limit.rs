@@ -58,11 +58,19 @@ pub fn check(cx: &mut Cx) {
         }
         // A constant named for one architecture (`GFX942_LDS_BYTES = 64 * 1024`) is a fact about
         // that architecture: only the in-scope targets it names are compared with it.
-        let arch_words: Vec<String> = (line.first..line.end)
-            .filter(|&i| matches!(src.kind(i), Some(Kind::Name) | Some(Kind::Str)))
-            .map(|i| norm_arch(src.s(i)))
-            .filter(|w| names_arch(w))
-            .collect();
+        // In a per-architecture table (`{"gfx942": 65536, "gfx950": 163840}`) the entry's key
+        // names the architecture its value is for.
+        let key = (k >= 2 && src.s(k - 1) == ":" && src.kind(k - 2) == Some(Kind::Str))
+            .then(|| norm_arch(src.s(k - 2)))
+            .filter(|w| names_arch(w));
+        let arch_words: Vec<String> = match key {
+            Some(w) => vec![w],
+            None => (line.first..line.end)
+                .filter(|&i| matches!(src.kind(i), Some(Kind::Name) | Some(Kind::Str)))
+                .map(|i| norm_arch(src.s(i)))
+                .filter(|w| names_arch(w))
+                .collect(),
+        };
         let named = |arch: &str| {
             let a = norm_arch(arch);
             arch_words.iter().any(|w| w.contains(&a))
