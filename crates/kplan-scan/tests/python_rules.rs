@@ -188,6 +188,7 @@ fn files_named_for_a_cpu_another_backend_or_one_arch_are_not_scanned() {
         "ops/xpu/kernels.py",
         // written for one architecture on purpose
         "gluon_kernels/gfx1250/attention.py",
+        "gluon_kernels/gfx950/attention/decode.py",
         "kernels/gemm_sm100.py",
     ] {
         assert_eq!(

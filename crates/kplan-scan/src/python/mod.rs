@@ -367,17 +367,24 @@ fn is_backend_check_tok(src: &PySrc, i: usize, other_vendors: bool) -> bool {
 /// are written for that one GPU on purpose. Only the file name and its parent folder are read,
 /// not the folders above them.
 fn other_backend_path(path: &Path) -> bool {
-    let mut tail = path.components().rev().take(2);
-    tail.any(|c| {
-        let name = c.as_os_str().to_string_lossy().to_ascii_lowercase();
-        let stem = name.strip_suffix(".py").unwrap_or(&name);
-        stem.split(['_', '-', '.']).any(|w| {
-            matches!(
-                w,
-                "cpu" | "x86" | "aarch64" | "cpp" | "xpu" | "npu" | "mps" | "tpu"
-            ) || names_one_arch(w)
+    // file name and parent for backends; up to two folders up for architectures
+    // (`gluon/gfx1250/attention/mla.py`)
+    path.components()
+        .rev()
+        .take(3)
+        .enumerate()
+        .any(|(depth, c)| {
+            let name = c.as_os_str().to_string_lossy().to_ascii_lowercase();
+            let stem = name.strip_suffix(".py").unwrap_or(&name);
+            stem.split(['_', '-', '.']).any(|w| {
+                (depth < 2
+                    && matches!(
+                        w,
+                        "cpu" | "x86" | "aarch64" | "cpp" | "xpu" | "npu" | "mps" | "tpu"
+                    ))
+                    || names_one_arch(w)
+            })
         })
-    })
 }
 
 /// Files written against NVIDIA-only Python DSLs (CUTLASS CuTe DSL) never run on AMD: the

@@ -56,7 +56,7 @@ pub fn only(cx: &Cx, ocp: bool) -> Vec<String> {
 }
 
 /// Names of microscaling (OCP MX) code: `mxfp8_quant`, `quantize_mx`, `mx_tensor`.
-fn is_mx_name(s: &str) -> bool {
+pub fn is_mx_name(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
     l.contains("mxfp")
         || l.contains("microscal")
@@ -64,17 +64,17 @@ fn is_mx_name(s: &str) -> bool {
             .any(|w| w == "mx" || w == "mxf8" || w == "mxf4")
 }
 
+/// The file, or its folder, is microscaling code (`fused_mxfp8_quant.py`, `mx_formats/`).
+pub fn mx_path(path: &std::path::Path) -> bool {
+    path.components()
+        .rev()
+        .take(2)
+        .any(|c| is_mx_name(&c.as_os_str().to_string_lossy()))
+}
+
 pub fn check(cx: &mut Cx) {
     let src = cx.src;
-    let mx_file = cx
-        .path
-        .file_name()
-        .is_some_and(|n| is_mx_name(&n.to_string_lossy()))
-        || cx
-            .path
-            .parent()
-            .and_then(|p| p.file_name())
-            .is_some_and(|n| is_mx_name(&n.to_string_lossy()));
+    let mx_file = mx_path(cx.path);
     let mut seen: Vec<(usize, &str)> = Vec::new();
     for k in 0..src.toks.len() {
         if src.kind(k) != Some(Kind::Name) {

@@ -1,6 +1,6 @@
 //! `triton-fp8-max-constant`: 448 (e4m3fn max) or 240 (e4m3fnuz max) hard-coded as the fp8 range.
 
-use super::fp8_encoding::only;
+use super::fp8_encoding::{is_mx_name, mx_path, only};
 use crate::diag::Severity;
 use crate::python::lex::Kind;
 use crate::python::Cx;
@@ -28,6 +28,7 @@ pub fn check(cx: &mut Cx) {
         return;
     }
     let src = cx.src;
+    let mx_file = mx_path(cx.path);
     for k in 0..src.toks.len() {
         let Some(v) = src.number(k) else { continue };
         let ocp = if v == 448.0 {
@@ -51,6 +52,10 @@ pub fn check(cx: &mut Cx) {
         let about_range = names(&["fp8", "float8", "e4m3", "finfo"])
             || (float_like && names(&["max", "clamp", "clip", "scale", "amax", "sat", "range"]));
         if !about_range || cx.guarded(k) || cx.scope_has_backend_check(k) {
+            continue;
+        }
+        // 448 is the element maximum of OCP microscaling (MXFP8) code, which has no FNUZ form
+        if ocp && (mx_file || src.def_at(k).is_some_and(|d| is_mx_name(src.s(d.name)))) {
             continue;
         }
         let targets = only(cx, !ocp);
