@@ -12,7 +12,8 @@ pub static META: RuleMeta = RuleMeta {
     summary: "ballot or active-mask result narrowed to 32 bits",
     what: "Finds `__ballot_sync`/`__ballot`/`__activemask()` results stored in `unsigned`, `int`, `uint32_t` \
 or cast to them, `__popc`/`__ffs`/`__clz`/`__brev` applied to a ballot, and lane bits built in 32 bits \
-(`1u << lane`).",
+(`1u << lane`). A project's own wrappers named like the intrinsics (`activemask()`, `ballot(pred)`, \
+`lanemask_lt()`) count as ballots: on HIP they return the wrapped intrinsic's 64-bit mask.",
     why: "On a 64-lane wavefront a ballot is a 64-bit lane mask. Keeping it in 32 bits drops lanes 32-63: \
 counts come out too small and `__ffs` misses the first active lane in the upper half.",
     example: "unsigned mask = __ballot_sync(0xffffffff, pred);\nint n = __popc(mask);",
@@ -62,8 +63,18 @@ fn narrow_type(cx: &Cx, name_tok: usize) -> Option<(usize, String)> {
     }
 }
 
+/// A project's portable wrapper of the vote intrinsics (`activemask()`, `ballot(pred)`,
+/// `lanemask_lt()`): on HIP it returns the 64-bit mask of the intrinsic it wraps.
+fn is_ballot_wrapper(s: &str) -> bool {
+    let l = s.trim_start_matches('_').to_ascii_lowercase();
+    matches!(
+        l.as_str(),
+        "activemask" | "active_mask" | "ballot" | "warp_ballot" | "warpballot" | "ballot_sync" | "lanemask_lt" | "lanemask_le" | "lanemask_gt" | "lanemask_ge"
+    ) && !is_ballot_call(s)
+}
+
 pub fn check(cx: &mut Cx) {
-    if !(cx.has("__ballot") || cx.has("__activemask") || cx.has("__lanemask") || cx.has("<<")) {
+    if !(cx.has("__ballot") || cx.has("__activemask") || cx.has("__lanemask") || cx.has("<<") || cx.has("allot") || cx.has("ctivemask") || cx.has("ctive_mask") || cx.has("lanemask")) {
         return;
     }
     let src = cx.src;
@@ -71,7 +82,11 @@ pub fn check(cx: &mut Cx) {
     let help = "keep lane masks in 64 bits (`unsigned long long` or `auto`) and use `__popcll`/`__ffsll`/`__clzll`";
     let mut ballot_vars: Vec<&str> = Vec::new();
     for i in 0..n {
-        if src.kind(i) != Some(Tk::Ident) || !is_ballot_call(src.s(i)) || !src.is(i + 1, "(") || cx.guarded(i) {
+        if src.kind(i) != Some(Tk::Ident) || !src.is(i + 1, "(") || cx.guarded(i) {
+            continue;
+        }
+        let wrapper = is_ballot_wrapper(src.s(i)) && !(i > 0 && matches!(src.s(i - 1), "." | "->"));
+        if !is_ballot_call(src.s(i)) && !wrapper {
             continue;
         }
         let call = src.s(i);
