@@ -31,3 +31,8 @@ def chip_count(chips):
 def quantize_mxfp8(x):
     # OCP MX element type: there is no FNUZ microscaling format
     return x.to(torch.float8_e4m3fn)
+
+
+def nvfp4_block_scales(amax):
+    # NVFP4 block scales are OCP e4m3 by the format's definition
+    return (amax / 6.0).to(torch.float8_e4m3fn)

@@ -55,10 +55,13 @@ pub fn only(cx: &Cx, ocp: bool) -> Vec<String> {
         .collect()
 }
 
-/// Names of microscaling (OCP MX) code: `mxfp8_quant`, `quantize_mx`, `mx_tensor`.
+/// Names of block-scaled (microscaling) format code: OCP MX (`mxfp8_quant`, `quantize_mx`,
+/// `mx_tensor`) and NVFP4 (`nvfp4_quantize`), whose fp8 element or scale type is OCP e4m3 by
+/// definition.
 pub fn is_mx_name(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
     l.contains("mxfp")
+        || l.contains("nvfp4")
         || l.contains("microscal")
         || l.split(['_', '-', '.'])
             .any(|w| w == "mx" || w == "mxf8" || w == "mxf4")
@@ -97,7 +100,7 @@ pub fn check(cx: &mut Cx) {
         if cx.guarded(k) || cx.scope_has_backend_check(k) {
             continue;
         }
-        // OCP microscaling (MXFP8/MXFP4) element types are OCP fp8 by definition; there is no
+        // block-scaled formats (OCP MXFP8/MXFP4, NVFP4) use OCP fp8 by definition; there is no
         // FNUZ variant to choose
         if ocp && (mx_file || src.def_at(k).is_some_and(|d| is_mx_name(src.s(d.name)))) {
             continue;
