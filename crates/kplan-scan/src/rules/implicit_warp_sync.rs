@@ -31,7 +31,7 @@ pub fn check(cx: &mut Cx) {
     let n = src.toks.len();
     let nv = cx.ctx.vendor_targets(Vendor::Nvidia);
     // .hip files and files including the HIP runtime get HIP's wrappers for the unmasked forms
-    let is_hip = cx.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("hip")) || src.text.contains("hip/hip_runtime");
+    let is_hip = cx.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("hip")) || src.text.contains("hip/hip_runtime") || in_hip_dir(cx.path);
     if !nv.is_empty() && !is_hip {
         for i in 0..n {
             let w = src.s(i);
@@ -73,5 +73,33 @@ pub fn check(cx: &mut Cx) {
             let msg = format!("warp-synchronous reduction through volatile shared memory (`{}`) relies on lockstep execution", cx.snippet(start, k + 4));
             cx.report_with(&META, Severity::Warning, gpu.clone(), start, k + 4, msg, "reduce in registers with `__shfl_down_sync` over `warpSize` lanes, or put `__syncwarp()` between the steps");
         }
+    }
+}
+
+/// The file sits in a HIP-only part of the tree: a directory named `hip`, `*-hip`, `*_hip`,
+/// `hip-*` or `hip_*` (a HIP port kept next to its CUDA original), or a file named `*_hip.*`.
+fn in_hip_dir(path: &std::path::Path) -> bool {
+    let hip_name = |s: &str| {
+        let l = s.to_ascii_lowercase();
+        l == "hip" || l.ends_with("-hip") || l.ends_with("_hip") || l.starts_with("hip-") || l.starts_with("hip_")
+    };
+    let dirs = path.parent().map(|p| p.components().any(|c| c.as_os_str().to_str().is_some_and(hip_name))).unwrap_or(false);
+    let stem = path.file_stem().and_then(|s| s.to_str()).is_some_and(|s| s.to_ascii_lowercase().ends_with("_hip"));
+    dirs || stem
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_hip_dir;
+    use std::path::Path;
+
+    #[test]
+    fn hip_ports_are_recognised_by_directory_or_file_name() {
+        assert!(in_hip_dir(Path::new("src/local-ht-hip/src/kernel.hpp")));
+        assert!(in_hip_dir(Path::new("csrc/hip/reduce.cuh")));
+        assert!(in_hip_dir(Path::new("kernels/softmax_hip.h")));
+        assert!(!in_hip_dir(Path::new("src/local-ht-cuda/src/kernel.hpp")));
+        assert!(!in_hip_dir(Path::new("src/chip/shfl.cuh")));
+        assert!(!in_hip_dir(Path::new("hip.cu")));
     }
 }
