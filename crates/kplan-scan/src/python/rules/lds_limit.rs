@@ -11,10 +11,15 @@ pub const META: RuleMeta = RuleMeta {
     summary: "shared memory / LDS capacity hard-coded (64 KiB, 160 KiB, 227 KiB, ...) where targets differ",
     what: "Finds per-block shared-memory capacities written as literals (65536, `64 * 1024`, 163840, `160 * 1024`, \
 232448, `227 * 1024`, 101376, 166912, 49152) on lines about shared memory (`smem`, `shared`, `lds`), when a target \
-in scope has a different capacity.",
+in scope has a different capacity. Constants named for one architecture (`GFX942_LDS_BYTES`) and per-architecture \
+tables are compared with that architecture only. Also finds fixed GEMM tile configs (a dict literal or a launch's \
+keywords with literal `BLOCK_SIZE_M/N/K` and `num_stages`, outside `triton.Config` and outside per-backend code) whose \
+operand tiles cannot fit an AMD target's LDS, by a lower-bound estimate: max(num_stages - 1, 1) buffers of the A and B \
+tiles, 1 byte per element in files that use fp8, 2 otherwise.",
     why: "The capacity differs by GPU: 64 KiB of LDS on gfx942 and RDNA3, 160 KiB on gfx950, 227 KiB on H100/H200, \
-99 KiB on consumer NVIDIA parts. Tile sizes or `num_stages` derived from a hard-coded limit either fail to launch \
-(out of resources) or leave most of the memory unused on the other GPUs.",
+99 KiB on consumer NVIDIA parts. Tile sizes or `num_stages` derived from a hard-coded limit, or tuned on a GPU with \
+more shared memory, either fail to launch on the smaller one (`OutOfResources: shared memory`) or leave most of the \
+memory unused on the larger ones. Autotune candidates are exempt: the autotuner drops configs that do not fit.",
     example: "MAX_SMEM = 232448  # H100\nnum_stages = MAX_SMEM // stage_bytes",
     use_instead: "props = triton.runtime.driver.active.utils.get_device_properties(torch.cuda.current_device())\nnum_stages = props[\"max_shared_mem\"] // stage_bytes",
     severity: Severity::Warning,
@@ -26,6 +31,119 @@ in scope has a different capacity.",
 const LIMITS: &[u64] = &[49152, 65536, 98304, 101376, 163840, 166912, 232448, 233472];
 
 pub fn check(cx: &mut Cx) {
+    check_capacities(cx);
+    check_tile_configs(cx);
+}
+
+/// Which GEMM tile dimension a constexpr name sets: `BLOCK_SIZE_M`, `BLOCK_M`, `BM`, `TILE_K`.
+fn tile_dim(name: &str) -> Option<char> {
+    let u = name.trim_matches(['"', '\'']).to_ascii_uppercase();
+    for d in ['M', 'N', 'K'] {
+        let hit = [
+            format!("BLOCK_SIZE_{d}"),
+            format!("BLOCK_{d}"),
+            format!("B{d}"),
+            format!("TILE_{d}"),
+            format!("TILE_SIZE_{d}"),
+        ]
+        .contains(&u);
+        if hit {
+            return Some(d);
+        }
+    }
+    None
+}
+
+/// A fixed GEMM tile config (a dict literal or a kernel launch's keywords, not an autotune
+/// `triton.Config`, whose out-of-resource entries the autotuner drops) whose operand tiles
+/// cannot fit an AMD target's LDS. The estimate is a lower bound: (num_stages - 1) LDS buffers
+/// (at least one; Triton's AMD stream pipeliner keeps one stage in registers) of the A and B
+/// tiles, at 1 byte per element in files that use fp8 and 2 bytes otherwise.
+fn check_tile_configs(cx: &mut Cx) {
+    let src = cx.src;
+    let bytes: u64 = if cx.fp8_context { 1 } else { 2 };
+    for open in 0..src.toks.len() {
+        let is_dict = src.s(open) == "{";
+        let is_launch = src.s(open) == "("
+            && src.s(open.wrapping_sub(1)) == "]"
+            && !src.is_name(open.wrapping_sub(2), "Config");
+        if !is_dict && !is_launch {
+            continue;
+        }
+        // skip `triton.Config({...}, ...)`: the dict is an autotune candidate
+        if is_dict
+            && src.s(open.wrapping_sub(1)) == "("
+            && src.is_name(open.wrapping_sub(2), "Config")
+        {
+            continue;
+        }
+        let Some(close) = src.closing(open) else {
+            continue;
+        };
+        let d = src.toks[open].depth + 1;
+        let (mut m, mut n, mut k, mut stages) = (None, None, None, None);
+        let mut stages_at = open;
+        for i in open + 1..close {
+            if src.toks[i].depth != d || !matches!(src.s(i + 1), ":" | "=") {
+                continue;
+            }
+            let Some(v) = src.int(i + 2).filter(|v| *v > 0) else {
+                continue;
+            };
+            if !matches!(src.s(i + 3), "," | "}" | ")") {
+                continue;
+            }
+            let key = src.s(i).trim_matches(['"', '\'']);
+            match tile_dim(key) {
+                Some('M') => m = Some(v as u64),
+                Some('N') => n = Some(v as u64),
+                Some('K') => k = Some(v as u64),
+                _ if key == "num_stages" => {
+                    stages = Some(v as u64);
+                    stages_at = i;
+                }
+                _ => {}
+            }
+        }
+        let (Some(m), Some(n), Some(k), Some(stages)) = (m, n, k, stages) else {
+            continue;
+        };
+        // a function that picks configs per backend has an AMD entry of its own
+        if cx.guarded(open) || cx.scope_has_backend_check(open) {
+            continue;
+        }
+        let need = stages.saturating_sub(1).max(1) * (m * k + k * n) * bytes;
+        let over: Vec<(String, u64)> = cx
+            .ctx
+            .targets
+            .iter()
+            .filter(|t| t.vendor == Vendor::Amd)
+            .filter_map(|t| {
+                t.shared_max
+                    .filter(|&c| need > c)
+                    .map(|c| (t.arch.clone(), c))
+            })
+            .collect();
+        if over.is_empty() {
+            continue;
+        }
+        let list: Vec<String> = over
+            .iter()
+            .map(|(a, c)| format!("{a} has {} KiB", c / 1024))
+            .collect();
+        let msg = format!(
+            "tiles {m}x{k} and {k}x{n} with num_stages={stages} need at least {} KiB of LDS ({} byte elements); {}",
+            need / 1024,
+            bytes,
+            list.join(", ")
+        );
+        let targets = over.into_iter().map(|(a, _)| a).collect();
+        let end = (stages_at + 2).min(close);
+        cx.report_with(&META, META.severity, targets, stages_at, end, msg, "lower num_stages (AMD: 2 for one GEMM, 1 for fused GEMMs) or the block sizes on AMD, or let `triton.autotune` drop configs that do not fit");
+    }
+}
+
+fn check_capacities(cx: &mut Cx) {
     let src = cx.src;
     for k in 0..src.toks.len() {
         if src.kind(k) != Some(Kind::Number) {
