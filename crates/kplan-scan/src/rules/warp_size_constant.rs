@@ -93,7 +93,15 @@ fn used_as_width(cx: &Cx, name: &str) -> bool {
 fn wave64_condition(c: &str) -> bool {
     let l = c.to_ascii_lowercase();
     l.contains("gfx9") || l.contains("cdna") || l.contains("wave64") || l.contains("wavefront64") || l.contains("== 64")
-        || l.contains("==64") || l.contains("gcn")
+        || l.contains("==64") || l.contains("gcn") || l.contains("wavefront_size") || l.contains("wave_size")
+}
+
+/// The condition picks out wave32 parts (`__AMDGCN_WAVEFRONT_SIZE == 32`, RDNA architectures):
+/// the branches after it in the same `#if` group are the wave64 ones.
+fn wave32_condition(c: &str) -> bool {
+    let l = c.to_ascii_lowercase();
+    l.contains("== 32") || l.contains("==32") || l.contains("wave32") || l.contains("gfx10") || l.contains("gfx11")
+        || l.contains("gfx12") || l.contains("rdna")
 }
 
 /// Where a width fixed at 64 under branch `b` is wrong: `None` when a wave64-only condition
@@ -117,6 +125,14 @@ fn width64_scope(cx: &Cx, mut b: u32) -> Option<bool> {
         let cond = src.text.get(br.cond.0 as usize..br.cond.1 as usize).unwrap_or("");
         let is_else = cond.trim_start_matches(['#', ' ', '\t']).starts_with("else");
         if !is_else && wave64_condition(cond) {
+            return None;
+        }
+        // an earlier branch of the same group took the wave32 parts
+        if br.is_alternative
+            && src.branches.iter().take(b as usize).any(|x| {
+                x.group == br.group && wave32_condition(src.text.get(x.cond.0 as usize..x.cond.1 as usize).unwrap_or(""))
+            })
+        {
             return None;
         }
         b = br.parent;
