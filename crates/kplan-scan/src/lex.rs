@@ -577,6 +577,41 @@ struct CondFrame {
     seen: Platform,
     any_taken_const: bool,
     parent_branch: u32,
+    /// An `#if`/`#elif` so far was a disjunction with an AMD term (`CUDA_VERSION < 9000 ||
+    /// defined(USE_ROCM)`): the `#else` does not run on AMD.
+    else_not_amd: bool,
+}
+
+/// `cond` (the text after `#if`) is a disjunction one of whose top-level terms is a plain AMD
+/// platform test: the branch is where AMD goes, together with some other case.
+pub fn amd_disjunct(cond: &str) -> bool {
+    amd_disjunct_with(cond, &[])
+}
+
+fn amd_disjunct_with(cond: &str, local: &[(String, Platform)]) -> bool {
+    let toks = cond_tokens(cond);
+    let mut depth = 0i32;
+    let mut parts: Vec<Vec<&str>> = vec![Vec::new()];
+    for t in toks {
+        match t {
+            "(" => depth += 1,
+            ")" => depth -= 1,
+            "||" if depth == 0 => {
+                parts.push(Vec::new());
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(p) = parts.last_mut() {
+            p.push(t);
+        }
+    }
+    // a plain test: `defined(X)`, `defined X` or `X` with X an AMD platform macro, nothing else
+    parts.len() > 1
+        && parts.iter().any(|p| {
+            let words: Vec<&&str> = p.iter().filter(|t| !matches!(**t, "(" | ")" | "defined")).collect();
+            words.len() == 1 && classify_local(words[0], local) == Platform::Amd
+        })
 }
 
 struct FnState {
@@ -746,6 +781,7 @@ pub fn lex(text: &str) -> Src<'_> {
                         seen: plat,
                         any_taken_const: constant == Some(true),
                         parent_branch: branch,
+                        else_not_amd: name == "if" && amd_disjunct_with(rest, &local_macros),
                     });
                     branch = nb;
                 }
@@ -767,11 +803,15 @@ pub fn lex(text: &str) -> Src<'_> {
                             let p = classify_local(m, &local_macros);
                             (if name == "elifndef" { match p { Platform::Amd => Platform::Nvidia, Platform::Nvidia => Platform::Amd, x => x } } else { p }, p != Platform::Any, None)
                         };
+                        if name == "elif" && amd_disjunct_with(rest, &local_macros) {
+                            fr.else_not_amd = true;
+                        }
                         if plat == Platform::Any {
                             // the branch runs where earlier platform branches did not
                             plat = match fr.seen {
                                 Platform::Amd => Platform::Nvidia,
                                 Platform::Nvidia => Platform::Amd,
+                                Platform::Any if name == "else" && fr.else_not_amd => Platform::Nvidia,
                                 Platform::Any => Platform::Any,
                             };
                         } else if fr.seen != Platform::Any && fr.seen != plat {

@@ -38,6 +38,7 @@ pub fn check(cx: &mut Cx) {
             if matches!(w, "__shfl" | "__shfl_up" | "__shfl_down" | "__shfl_xor" | "__ballot" | "__any" | "__all")
                 && src.is(i + 1, "(")
                 && src.platform(i) != Platform::Amd
+                && !in_amd_disjunct(src, i)
                 && !(i > 0 && matches!(src.s(i - 1), "." | "->" | "::"))
             {
                 let msg = format!("`{w}` without a mask relies on implicit warp synchronization and is unavailable for sm_70 and newer");
@@ -76,6 +77,75 @@ pub fn check(cx: &mut Cx) {
     }
 }
 
+/// Token `i` sits in a branch for AMD and pre-Volta toolkits only (`#if CUDA_VERSION < 9000 ||
+/// defined(USE_ROCM)`), or, at any level, a pre-Volta toolkit branch: the unmasked form is
+/// the one those compilers have.
+fn in_amd_disjunct(src: &crate::lex::Src, i: usize) -> bool {
+    let Some(t) = src.toks.get(i) else { return false };
+    let mut b = t.branch;
+    let mut innermost = true;
+    let mut guard = 0;
+    while b != 0 && guard < 10_000 {
+        let Some(br) = src.branches.get(b as usize) else { break };
+        let cond = src.text.get(br.cond.0 as usize..br.cond.1 as usize).unwrap_or("");
+        let body = cond.trim_start_matches(['#', ' ', '\t']);
+        if !body.starts_with("else") {
+            let body = body.trim_start_matches("elif").trim_start_matches("if");
+            if pre_volta_toolkit(body) && !body.contains("||") {
+                return true;
+            }
+            if innermost && crate::lex::amd_disjunct(body) && split_or(body).iter().all(|d| pre_volta_toolkit(d) || crate::lex::amd_disjunct(&format!("{d} || 0"))) {
+                return true;
+            }
+        }
+        innermost = false;
+        b = br.parent;
+        guard += 1;
+    }
+    false
+}
+
+/// Top-level `||` terms of a condition.
+fn split_or(c: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    let b = c.as_bytes();
+    let mut k = 0;
+    while k < b.len() {
+        match b[k] {
+            b'(' => depth += 1,
+            b')' => depth -= 1,
+            b'|' if depth == 0 && b.get(k + 1) == Some(&b'|') => {
+                out.push(&c[start..k]);
+                start = k + 2;
+                k += 1;
+            }
+            _ => {}
+        }
+        k += 1;
+    }
+    out.push(&c[start..]);
+    out
+}
+
+/// `CUDA_VERSION < 9000` (or `CUDART_VERSION`, `__CUDACC_VER_MAJOR__ < 9`): a toolkit that has
+/// no `*_sync` intrinsics and cannot target sm_70, so the unmasked form is the only one there.
+fn pre_volta_toolkit(cond: &str) -> bool {
+    let c: String = cond.chars().filter(|c| !c.is_whitespace()).collect();
+    for (key, limit) in [("CUDA_VERSION<", 9000u64), ("CUDART_VERSION<", 9000), ("__CUDACC_VER_MAJOR__<", 9)] {
+        let mut from = 0;
+        while let Some(p) = c[from..].find(key) {
+            let at = from + p + key.len();
+            let digits: String = c[at..].chars().take_while(|d| d.is_ascii_digit()).collect();
+            if digits.parse::<u64>().is_ok_and(|v| v <= limit) && !c[..from + p].ends_with('!') {
+                return true;
+            }
+            from = at;
+        }
+    }
+    false
+}
+
 /// The file sits in a HIP-only part of the tree: a directory named `hip`, `*-hip`, `*_hip`,
 /// `hip-*` or `hip_*` (a HIP port kept next to its CUDA original), or a file named `*_hip.*`.
 fn in_hip_dir(path: &std::path::Path) -> bool {
@@ -101,5 +171,25 @@ mod tests {
         assert!(!in_hip_dir(Path::new("src/local-ht-cuda/src/kernel.hpp")));
         assert!(!in_hip_dir(Path::new("src/chip/shfl.cuh")));
         assert!(!in_hip_dir(Path::new("hip.cu")));
+    }
+
+    #[test]
+    fn pre_volta_toolkit_branches() {
+        assert!(super::pre_volta_toolkit("#if CUDA_VERSION < 9000"));
+        assert!(super::pre_volta_toolkit("#if defined(X) && __CUDACC_VER_MAJOR__ < 9"));
+        assert!(!super::pre_volta_toolkit("#if CUDA_VERSION < 12000"));
+        assert!(!super::pre_volta_toolkit("#if CUDA_VERSION >= 9000"));
+    }
+
+    #[test]
+    fn amd_or_pre_volta_branches_only() {
+        let check = |text: &str| {
+            let src = crate::lex::lex(text);
+            let i = (0..src.toks.len()).find(|&i| src.is(i, "__any")).unwrap();
+            super::in_amd_disjunct(&src, i)
+        };
+        assert!(check("#if CUDA_VERSION < 9000 || defined(USE_ROCM)\nx = __any(p);\n#endif\n"));
+        assert!(!check("#if defined(__CUDACC__) || defined(__HIPCC__)\nx = __any(p);\n#endif\n"));
+        assert!(!check("#if (__CUDA_ARCH__ >= 300) || (defined(__HIP_PLATFORM_AMD__) && HIP_VERSION >= 502)\nx = __any(p);\n#endif\n"));
     }
 }
