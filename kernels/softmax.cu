@@ -22,47 +22,43 @@ extern "C" __global__ void kplan_softmax(const kplan_t* __restrict__ x, kplan_t*
     const int nvec = live ? cols / KPLAN_VEC : 0;
     const float neg_inf = KPLAN_NEG_INF;
 #if KPLAN_ITEMS > 0
-    /* The row stays in registers in its storage type; exp is recomputed in the write pass
-     * rather than kept in fp32 registers (more rows resident per SM). */
-    kplan_vec raw[KPLAN_ITEMS];
+    /* The row in fp32 registers; exp computed once and kept (measured faster on an H200 than
+     * keeping the packed input and recomputing exp: bench/results/). */
+    float v[KPLAN_ITEMS][KPLAN_VEC];
 #pragma unroll
     for (int k = 0; k < KPLAN_ITEMS; ++k) {
         const int j = t + k * KPLAN_TPR;
-        if (j < nvec) kplan_load_raw(x + base + (long long)j * KPLAN_VEC, raw[k]);
+        if (j < nvec) {
+            kplan_load(x + base + (long long)j * KPLAN_VEC, v[k]);
+        } else {
+#pragma unroll
+            for (int i = 0; i < KPLAN_VEC; ++i) v[k][i] = neg_inf;
+        }
     }
     float m = neg_inf;
 #pragma unroll
-    for (int k = 0; k < KPLAN_ITEMS; ++k) {
-        if (t + k * KPLAN_TPR < nvec) {
-            float v[KPLAN_VEC];
-            kplan_unpack(raw[k], v);
+    for (int k = 0; k < KPLAN_ITEMS; ++k)
 #pragma unroll
-            for (int i = 0; i < KPLAN_VEC; ++i) m = kplan_fmax(m, v[i]);
-        }
-    }
+        for (int i = 0; i < KPLAN_VEC; ++i) m = kplan_fmax(m, v[k][i]);
     m = kplan_group_reduce<KPLAN_OP_MAX>(m, scratch);
     const float ms = m == neg_inf ? 0.0f : m;
     float s = 0.0f;
 #pragma unroll
-    for (int k = 0; k < KPLAN_ITEMS; ++k) {
-        if (t + k * KPLAN_TPR < nvec) {
-            float v[KPLAN_VEC];
-            kplan_unpack(raw[k], v);
+    for (int k = 0; k < KPLAN_ITEMS; ++k)
 #pragma unroll
-            for (int i = 0; i < KPLAN_VEC; ++i) s += kplan_exp2((v[i] - ms) * KPLAN_LOG2E);
+        for (int i = 0; i < KPLAN_VEC; ++i) {
+            v[k][i] = kplan_exp2((v[k][i] - ms) * KPLAN_LOG2E);
+            s += v[k][i];
         }
-    }
     s = kplan_group_reduce<KPLAN_OP_SUM>(s, scratch);
     const float inv = s == 0.0f ? 0.0f : 1.0f / s;
 #pragma unroll
     for (int k = 0; k < KPLAN_ITEMS; ++k) {
         const int j = t + k * KPLAN_TPR;
         if (j < nvec) {
-            float v[KPLAN_VEC];
-            kplan_unpack(raw[k], v);
 #pragma unroll
-            for (int i = 0; i < KPLAN_VEC; ++i) v[i] = kplan_exp2((v[i] - ms) * KPLAN_LOG2E) * inv;
-            kplan_store(y + base + (long long)j * KPLAN_VEC, v);
+            for (int i = 0; i < KPLAN_VEC; ++i) v[k][i] *= inv;
+            kplan_store(y + base + (long long)j * KPLAN_VEC, v[k]);
         }
     }
 #else

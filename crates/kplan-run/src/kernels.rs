@@ -78,6 +78,9 @@ pub struct RowsRule {
     pub max_tpr: u32,
     pub short_row_block: u32,
     pub vec_bytes: u32,
+    /// Threads per row for rows too long for the registers (streaming); default max_tpr.
+    #[serde(default)]
+    pub stream_tpr: Option<u32>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -349,7 +352,7 @@ pub fn choose(tiles: &Tiles, backend: Backend, op: Op, dtype: DType, shape: Shap
                 Some(t) => (t, r.items),
                 None => match fit(r.max_items) {
                     Some(t) => (t, r.max_items),
-                    None => (r.max_tpr, 0),
+                    None => (r.stream_tpr.unwrap_or(r.max_tpr), 0),
                 },
             };
             // A row group narrower than a warp still reduces with shuffles; wider groups span
@@ -551,11 +554,13 @@ mod tests {
     #[test]
     fn cuda_defaults_keep_bench_rows_in_registers() {
         let t = Tiles::builtin();
-        for cols in [1024usize, 4096, 16384, 32768] {
+        for cols in [1024usize, 4096, 16384] {
             let c = choose(&t, Backend::Cuda, Op::Softmax, DType::Bf16, Shape::Rows { rows: 8192, cols }, 32);
             assert!(c.items > 0, "{cols}: {c:?}");
             assert_eq!(c.vec, 8);
         }
+        let c = choose(&t, Backend::Cuda, Op::Softmax, DType::Bf16, Shape::Rows { rows: 8192, cols: 32768 }, 32);
+        assert_eq!((c.items, c.tpr, c.block), (0, 1024, 1024), "{c:?}");
     }
 
     #[test]
