@@ -413,10 +413,6 @@ impl KernelSources {
         let mut files: BTreeMap<String, String> =
             SOURCES.iter().map(|(n, s)| (n.to_string(), s.to_string())).collect();
         files.insert(HEADER_NAME.to_string(), header);
-        // NVRTC has no CUDA runtime header and needs none (its built-ins cover the device API);
-        // an empty stand-in keeps a header that includes it compiling under NVRTC. The host and
-        // HIP compilers never see this directory's copy (their own paths come first).
-        files.insert("cuda_runtime.h".to_string(), "/* empty: NVRTC provides the device built-ins */\n".to_string());
         KernelSources { files, origin: "built-in".into() }
     }
 

@@ -1,6 +1,16 @@
 #if KPLAN_BACKEND_CUDA
 /* ---------------------------------------------------------------- CUDA (NVIDIA) backend */
+/* NVRTC compiles device code only and ships no runtime header: the host parts are left out there. */
+#if !defined(__CUDACC_RTC__)
 #include <cuda_runtime.h>
+#endif
+/* Byte copy for the shuffle helpers of wide types: nvcc has __builtin_memcpy, NVRTC only the
+ * device memcpy it declares itself. */
+#if defined(__CUDACC_RTC__)
+#  define KPLAN_DETAIL_MEMCPY memcpy
+#else
+#  define KPLAN_DETAIL_MEMCPY __builtin_memcpy
+#endif
 
 /* KPLAN_WARP_SIZE: lanes per warp as a compile-time constant. CUDA: 32 on every NVIDIA
  * architecture (CUDA's `warpSize` is a run-time variable, so it is not used). */
@@ -112,12 +122,12 @@ struct words {
 template <typename T>
 __device__ __forceinline__ void to_words(const T& v, int* w) {
     for (int i = 0; i < words<T>::n; ++i) w[i] = 0;
-    __builtin_memcpy(w, &v, sizeof(T));
+    KPLAN_DETAIL_MEMCPY(w, &v, sizeof(T));
 }
 template <typename T>
 __device__ __forceinline__ T from_words(const int* w) {
     T v;
-    __builtin_memcpy(&v, w, sizeof(T));
+    KPLAN_DETAIL_MEMCPY(&v, w, sizeof(T));
     return v;
 }
 } /* namespace kplan_detail */
@@ -163,9 +173,11 @@ __device__ __forceinline__ T kplan_shfl_xor(T v, int mask, int width = KPLAN_WAR
 /* kplan_warp_size(device): host-side run-time query of a device's warp size (what launch-size
  * arithmetic on the host must use). CUDA: cudaDeviceGetAttribute(cudaDevAttrWarpSize); returns 0
  * when the query fails. */
+#if !defined(__CUDACC_RTC__)
 static inline __host__ int kplan_warp_size(int device) {
     int v = 0;
     if (cudaDeviceGetAttribute(&v, cudaDevAttrWarpSize, device) != cudaSuccess) return 0;
     return v;
 }
+#endif
 #endif /* KPLAN_BACKEND_CUDA */
