@@ -302,10 +302,12 @@ pub fn classify_macro(name: &str) -> Platform {
     match name {
         "__HIP_PLATFORM_NVIDIA__" | "__HIP_PLATFORM_NVCC__" | "__CUDA_ARCH__" | "__NVCC__" | "__NVCOMPILER" | "CUDA_VERSION"
         | "CUDART_VERSION" | "__CUDACC_VER_MAJOR__" | "__CUDACC_VER_MINOR__" | "__CUDA_ARCH_LIST__" | "__CUDA_ARCH_SPECIFIC__"
-        | "__CUDA_ARCH_FAMILY_SPECIFIC__" | "__CUDACC_RTC__" => return Platform::Nvidia,
+        | "__CUDA_ARCH_FAMILY_SPECIFIC__" | "__CUDACC_RTC__"
+        // the kplan portability header's own backend switches (always defined, 0 or 1)
+        | "KPLAN_BACKEND_CUDA" => return Platform::Nvidia,
         "__HIP_PLATFORM_AMD__" | "__HIP_PLATFORM_HCC__" | "__HIPCC__" | "__HIP__" | "__HIP_DEVICE_COMPILE__" | "__AMDGCN__"
         | "__AMDGPU__" | "__AMDGCN_WAVEFRONT_SIZE" | "__AMDGCN_WAVEFRONT_SIZE__" | "USE_ROCM" | "USE_HIP" | "__HIPCC_RTC__"
-        | "HIP_VERSION" | "ROCM_VERSION" => return Platform::Amd,
+        | "HIP_VERSION" | "ROCM_VERSION" | "KPLAN_BACKEND_HIP" => return Platform::Amd,
         _ => {}
     }
     if name.starts_with("__CUDA_ARCH_FEAT_") || name.starts_with("CUTLASS_ARCH_") || name.starts_with("CUTE_ARCH_") {

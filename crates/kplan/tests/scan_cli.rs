@@ -271,3 +271,18 @@ fn output_file_is_written_whole() {
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(v["files_scanned"], 2);
 }
+
+/// kplan's own portable code — the generated header and the reference kernels — has nothing to
+/// report for the widest scope kplan knows (NVIDIA, AMD wave64 and wave32, the host).
+#[test]
+fn generated_header_and_reference_kernels_scan_clean() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let o = kplan(
+        &["scan", "--targets", "sm_80,sm_90a,gfx90a,gfx942,gfx950,gfx1100,gfx1201,cpu-x86_64", "--format", "json", "--fail-on", "note", "include", "kernels"],
+        Some(&root),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["findings"], serde_json::json!([]), "{}", stdout(&o));
+    assert!(v["files_scanned"].as_u64().unwrap() >= 5, "{}", stdout(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
