@@ -899,3 +899,51 @@ fn measured_prefers_the_strategy_implementation_family() {
         "no MI300X measurement in the KB"
     );
 }
+
+#[test]
+fn small_byte_counts_keep_the_space_before_the_unit() {
+    // Below 1 kB `si` has no prefix: the Markdown must read "8.00 B", not "8.00B".
+    let p = S {
+        op: "elementwise",
+        dtypes: r#""fp32""#,
+        problem: "n = 1",
+        ..S::default()
+    }
+    .plan();
+    let md = markdown(&p);
+    assert!(md.contains("x 4 B = 8.00 B\n"), "{md}");
+    let big = S::default().plan();
+    assert!(markdown(&big).contains(" MB\n"), "large counts keep the prefix glued to the unit");
+}
+
+#[test]
+fn compute_bound_streaming_op_gets_no_bandwidth_efficiency() {
+    // A custom op at 1000 FLOP/byte is compute-bound on every GPU; the streaming efficiency
+    // bands are fractions of bandwidth and must not be applied to a FLOP/s roofline.
+    let p = S {
+        op: "custom",
+        dtypes: r#""fp32""#,
+        problem: "flops = 1e12, bytes = 1e9",
+        targets: r#""sm_90a", "gfx942""#,
+        ..S::default()
+    }
+    .plan();
+    for perf in &p.performance {
+        assert_eq!(perf.bound, Some(Bound::Compute), "{}", perf.target);
+        assert!(perf.roofline.is_some(), "{}", perf.target);
+        assert_eq!(perf.expected_low, None, "{}", perf.target);
+        assert_eq!(perf.expected_high, None, "{}", perf.target);
+        let note = perf.note.as_deref().unwrap_or("");
+        assert!(note.contains("compute-bound"), "{note}");
+    }
+    // The same op memory-bound keeps its streaming band.
+    let m = S {
+        op: "custom",
+        dtypes: r#""fp32""#,
+        problem: "flops = 1e9, bytes = 1e9",
+        targets: r#""sm_90a", "gfx942""#,
+        ..S::default()
+    }
+    .plan();
+    assert!(m.performance.iter().all(|p| p.expected_low.is_some()));
+}

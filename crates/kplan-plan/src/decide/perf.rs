@@ -47,7 +47,16 @@ pub fn expectations(
         {
             class = "streaming";
         }
-        let e = eff.lookup(t.vendor().as_str(), class, group);
+        // The streaming and row bands are fractions of bandwidth, measured on memory-bound
+        // kernels; a non-matrix op that is compute-bound here (high-intensity custom or
+        // elementwise work) has no sourced FLOP/s efficiency, so its range stays unknown.
+        let bandwidth_band_on_compute = rl.is_some_and(|r| r.bound == Bound::Compute)
+            && (class == "streaming" || class == "row");
+        let e = if bandwidth_band_on_compute {
+            None
+        } else {
+            eff.lookup(t.vendor().as_str(), class, group)
+        };
         let measured = t.device.and_then(|d| {
             let mut ms: Vec<&kplan_kb::Measurement> = kb
                 .measurements
@@ -162,14 +171,24 @@ pub fn expectations(
                 }
             }
             (Some(r), None) => {
-                p.note = Some(format!(
-                    "roofline {:.0} {} known; expected range unknown: no sourced efficiency for {} `{}` on {}",
-                    r.value,
-                    if r.bound == Bound::Memory { "GB/s" } else { "TFLOP/s" },
-                    class,
-                    group,
-                    t.vendor().as_str()
-                ))
+                p.note = Some(if bandwidth_band_on_compute {
+                    format!(
+                        "roofline {:.0} TFLOP/s known; expected range unknown: the op is compute-bound on {} and the sourced {} `{}` efficiency is a fraction of bandwidth, not of FLOP/s",
+                        r.value,
+                        t.name,
+                        class,
+                        group
+                    )
+                } else {
+                    format!(
+                        "roofline {:.0} {} known; expected range unknown: no sourced efficiency for {} `{}` on {}",
+                        r.value,
+                        if r.bound == Bound::Memory { "GB/s" } else { "TFLOP/s" },
+                        class,
+                        group,
+                        t.vendor().as_str()
+                    )
+                })
             }
         }
         out.push(p);

@@ -24,6 +24,16 @@ pub(crate) fn si(x: f64) -> String {
     format!("{}{p}", num(v)).trim_end().to_string()
 }
 
+/// `si` followed by a unit, with the space kept when there is no prefix: "8.00 B", "50.3 MB".
+pub(crate) fn si_unit(x: f64, unit: &str) -> String {
+    let s = si(x);
+    if s.ends_with(|c: char| c.is_ascii_digit()) {
+        format!("{s} {unit}")
+    } else {
+        format!("{s}{unit}")
+    }
+}
+
 /// 3 significant figures, no exponent.
 pub(crate) fn num(x: f64) -> String {
     let a = x.abs();
@@ -177,9 +187,9 @@ pub fn markdown(plan: &Plan) -> String {
     let _ = writeln!(o, "- FLOPs: {} = {}", op.flops_formula, si(op.flops));
     let _ = writeln!(
         o,
-        "- bytes (minimum DRAM traffic): {} = {}B",
+        "- bytes (minimum DRAM traffic): {} = {}",
         op.bytes_formula,
-        si(op.bytes)
+        si_unit(op.bytes, "B")
     );
     let _ = writeln!(
         o,
