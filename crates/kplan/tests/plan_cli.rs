@@ -335,3 +335,20 @@ fn help_names_every_option() {
         assert!(help.contains(s), "`{s}` not in help:\n{help}");
     }
 }
+
+#[test]
+fn binary_spec_is_located_and_writes_nothing() {
+    let d = scratch("binary");
+    let spec = d.join("bad.toml");
+    let mut bytes = b"[kernel]\nname = \"x\"\nop = \"".to_vec();
+    bytes.extend_from_slice(&[0xff, 0xfe, 0x00, 0x81]);
+    std::fs::write(&spec, &bytes).unwrap();
+    let out_path = d.join("plan.md");
+    let out = kplan(&["plan", spec.to_str().unwrap(), "-o", out_path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!out_path.exists());
+    let prefix = format!("{}:3:7: error: ", spec.display());
+    assert!(err.starts_with(&prefix), "`{err}` should start with `{prefix}`");
+    assert!(err.contains("UTF-8"), "{err}");
+}

@@ -30,8 +30,23 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
-    let text = std::fs::read_to_string(&args.spec)
+    let raw = std::fs::read(&args.spec)
         .with_context(|| format!("cannot read spec {}", args.spec.display()))?;
+    let text = match String::from_utf8(raw) {
+        Ok(t) => t,
+        Err(e) => {
+            // Binary or mis-encoded input: locate the first bad byte like any other spec error.
+            let bytes = e.as_bytes();
+            let at = e.utf8_error().valid_up_to();
+            let (line, col) = line_col(&bytes[..at]);
+            eprintln!(
+                "{}:{line}:{col}: error: invalid UTF-8 (byte 0x{:02x}), expected a UTF-8 TOML kernel spec",
+                args.spec.display(),
+                bytes[at]
+            );
+            return Ok(EXIT_USAGE);
+        }
+    };
     let kb = ctx.kb();
     let spec = match kplan_plan::parse_spec(&text, kb) {
         Ok(s) => s,
@@ -81,4 +96,12 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
     };
     write_output(args.output.as_deref(), &out)?;
     Ok(0)
+}
+
+/// 1-based line and column (in characters) just after `valid`, which is valid UTF-8.
+fn line_col(valid: &[u8]) -> (usize, usize) {
+    let text = std::str::from_utf8(valid).unwrap_or("");
+    let line = text.matches('\n').count() + 1;
+    let col = text.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    (line, col)
 }
