@@ -9,4 +9,4 @@ bash scripts/install-test-deps.sh
 source scripts/test-env.sh
 echo "toolchains: KPLAN_NVCC=${KPLAN_NVCC:-none} KPLAN_HIP_CLANG=${KPLAN_HIP_CLANG:-none} KPLAN_PYTHON=${KPLAN_PYTHON:-none}"
 export KPLAN_REQUIRE_TOOLCHAINS=1
-cargo test --workspace --locked "$@"
+cargo test --workspace --locked --no-fail-fast "$@"
