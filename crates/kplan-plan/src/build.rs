@@ -26,9 +26,25 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
     let strategy = decide::strategy::decide(spec, kb, &targets, &verdict);
     let findings = inputs.findings.clone().unwrap_or_default();
     let risks = decide::risks::register(spec, kb, &targets, &strategy, &findings);
-    let (header, header_note) = header(&targets, &strategy);
     let tiles = decide::tiles::plan(spec, &targets, &strategy);
     let ci = decide::ci::plan(kb, &targets, &strategy, &spec.name);
+    // The CI coverage legs (a CDNA target, a second NVIDIA generation) compile the same code, so
+    // the header must admit their architectures too, or its scope guard stops those builds.
+    let coverage: Vec<&kplan_kb::Arch> = {
+        let mut v: Vec<&kplan_kb::Arch> = Vec::new();
+        for leg in &ci.legs {
+            if let Some(a) = kb.arch(&leg.arch) {
+                if matches!(a.vendor, Vendor::Nvidia | Vendor::Amd)
+                    && !targets.iter().any(|t| t.arch.id == a.id)
+                    && !v.iter().any(|x| x.id == a.id)
+                {
+                    v.push(a);
+                }
+            }
+        }
+        v
+    };
+    let (header, header_note) = header(&targets, &coverage, &strategy);
     let (performance, performance_notes) =
         decide::perf::expectations(spec, kb, &w, &targets, &per_target, &strategy);
 
@@ -89,8 +105,12 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
     plan
 }
 
-fn header(targets: &[Target], strategy: &Strategy) -> (Option<String>, String) {
-    let archs: Vec<&kplan_kb::Arch> = targets
+fn header(
+    targets: &[Target],
+    coverage: &[&kplan_kb::Arch],
+    strategy: &Strategy,
+) -> (Option<String>, String) {
+    let mut archs: Vec<&kplan_kb::Arch> = targets
         .iter()
         .filter(|t| matches!(t.vendor(), Vendor::Nvidia | Vendor::Amd | Vendor::Cpu))
         .map(|t| t.arch)
@@ -98,6 +118,7 @@ fn header(targets: &[Target], strategy: &Strategy) -> (Option<String>, String) {
     if archs.is_empty() {
         return (None, "no NVIDIA, AMD or CPU target: the portability header does not apply (Intel/Apple legs use their own languages)".into());
     }
+    archs.extend(coverage.iter().copied());
     let cfg = kplan_gen::HeaderConfig::from_archs(&archs);
     let text = kplan_gen::render_header(&cfg);
     let cxx = strategy
@@ -111,18 +132,31 @@ fn header(targets: &[Target], strategy: &Strategy) -> (Option<String>, String) {
         })
         .map(|p| p.target.clone())
         .collect::<Vec<_>>();
+    let cov = if coverage.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (with {} for the CI coverage legs, section 7)",
+            coverage.iter().map(|a| a.id.as_str()).collect::<Vec<_>>().join(", ")
+        )
+    };
     let note = if cxx.is_empty() {
         format!(
-            "generated for {} ({}); the chosen strategy writes no CUDA/HIP/C++ kernel code, so the header is only needed for launch glue and tests",
+            "generated for {}{cov} ({}); the chosen strategy writes no CUDA/HIP/C++ kernel code, so the header is only needed for launch glue and tests",
             cfg.targets.join(", "),
             cfg.backend_names().join(", ")
         )
     } else {
         format!(
-            "generated for {} ({}); include it in every CUDA/HIP/C++ source of {} (`kplan header` writes the same file)",
+            "generated for {}{cov} ({}); include it in every CUDA/HIP/C++ source of {} ({} writes the same file)",
             cfg.targets.join(", "),
             cfg.backend_names().join(", "),
-            cxx.join(", ")
+            cxx.join(", "),
+            if coverage.is_empty() {
+                "`kplan header`".to_string()
+            } else {
+                format!("`kplan header --targets {}`", cfg.targets.join(","))
+            }
         )
     };
     (Some(text), note)

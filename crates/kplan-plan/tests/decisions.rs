@@ -947,3 +947,53 @@ fn compute_bound_streaming_op_gets_no_bandwidth_efficiency() {
     .plan();
     assert!(m.performance.iter().all(|p| p.expected_low.is_some()));
 }
+
+#[test]
+fn header_admits_the_ci_coverage_architectures() {
+    // RDNA + NVIDIA with a single-source strategy: CI adds a CDNA (wave64) compile leg, which
+    // builds the same code with the same header; the header's scope guard must admit it.
+    let p = S {
+        op: "reduction",
+        dtypes: r#""fp32""#,
+        problem: "n = 100000000",
+        targets: r#""gfx1201", "sm_120""#,
+        perf: "reasonable",
+        expertise: r#""cuda", "hip""#,
+        allowed: Some(r#""hip-single-source", "per-backend""#),
+        ..S::default()
+    }
+    .plan();
+    let cdna: Vec<&str> = p
+        .ci
+        .legs
+        .iter()
+        .filter(|l| l.kind == "compile" && l.why.contains("CDNA"))
+        .map(|l| l.arch.as_str())
+        .collect();
+    assert!(!cdna.is_empty(), "expected a CDNA coverage compile leg");
+    let header = p.header.as_deref().expect("header");
+    assert!(
+        header.contains("#define KPLAN_DETAIL_SCOPE_WAVE64 1"),
+        "header scope excludes the CDNA coverage leg"
+    );
+    for a in cdna {
+        assert!(p.header_note.contains(a), "{}", p.header_note);
+    }
+}
+
+#[test]
+fn warp_size_title_does_not_claim_a_difference_between_wave32_targets() {
+    // gfx1100 and gfx1201 both default to wave32 (wave64 selectable): the risk stays, but its
+    // title must not say the targets differ.
+    let p = S {
+        targets: r#""gfx1100", "gfx1201""#,
+        ..S::default()
+    }
+    .plan();
+    let r = p.risks.iter().find(|r| r.id == "warp-size").expect("warp-size risk");
+    assert!(!r.title.contains("differs across targets"), "{}", r.title);
+    assert!(r.title.contains("selectable (32/64)"), "{}", r.title);
+    let mixed = S::default().plan();
+    let r = mixed.risks.iter().find(|r| r.id == "warp-size").unwrap();
+    assert!(r.title.contains("differs across targets (32 vs 64)"), "{}", r.title);
+}

@@ -83,10 +83,21 @@ pub fn register(
         srcs.dedup();
         risks.push(Risk {
             id: "warp-size".into(),
-            title: format!(
-                "warp/wavefront size differs across targets ({})",
-                sizes.keys().map(|w| w.to_string()).collect::<Vec<_>>().join(" vs ")
-            ),
+            title: {
+                let all = sizes.keys().map(|w| w.to_string()).collect::<Vec<_>>();
+                let defaults: std::collections::BTreeSet<u32> =
+                    gpu.iter().filter_map(|t| t.warp()).collect();
+                if defaults.len() == 1 {
+                    // Every target defaults to the same size; the others are a compile mode.
+                    format!(
+                        "warp/wavefront size is {} on every target by default but selectable ({})",
+                        defaults.iter().next().copied().unwrap_or(0),
+                        all.join("/")
+                    )
+                } else {
+                    format!("warp/wavefront size differs across targets ({})", all.join(" vs "))
+                }
+            },
             kind: "hazard".into(),
             targets: names(&affected),
             severity: "high".into(),
