@@ -20,14 +20,20 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
     let targets = decide::resolve_targets(spec, kb);
     let w = work(spec);
     let verdict = decide::verdict::decide(spec, kb, &targets);
-    let backend_matrix = decide::backend::backend_matrix(&targets);
+    let backend_matrix = decide::backend::backend_matrix(spec, kb, &targets);
     let per_target = decide::backend::op_targets(spec, &w, &targets);
     let dtype_support = decide::backend::dtype_support(spec, kb, &targets);
     let strategy = decide::strategy::decide(spec, kb, &targets, &verdict);
     let findings = inputs.findings.clone().unwrap_or_default();
     let risks = decide::risks::register(spec, kb, &targets, &strategy, &findings);
     let tiles = decide::tiles::plan(spec, &targets, &strategy);
-    let ci = decide::ci::plan(kb, &targets, &strategy, &spec.name);
+    let ci = decide::ci::plan(
+        kb,
+        &targets,
+        &strategy,
+        &spec.name,
+        &decide::backend::required_features(spec),
+    );
     // The CI coverage legs (a CDNA target, a second NVIDIA generation) compile the same code, so
     // the header must admit their architectures too, or its scope guard stops those builds.
     let coverage: Vec<&kplan_kb::Arch> = {

@@ -997,3 +997,39 @@ fn warp_size_title_does_not_claim_a_difference_between_wave32_targets() {
     let r = mixed.risks.iter().find(|r| r.id == "warp-size").unwrap();
     assert!(r.title.contains("differs across targets (32 vs 64)"), "{}", r.title);
 }
+
+#[test]
+fn min_toolchain_includes_the_features_the_spec_needs() {
+    // fp8 MMA on sm_89/sm_90a needs a newer CUDA than the architectures themselves (KB feature
+    // entry); the backend matrix and the CI legs must ask for the newer one.
+    let kb = Kb::builtin();
+    let p = S {
+        op: "gemm",
+        dtypes: r#""fp8", "fp32""#,
+        problem: "m = 4096, n = 4096, k = 4096",
+        targets: r#""sm_89", "sm_90a", "gfx942""#,
+        ..S::default()
+    }
+    .plan();
+    for b in &p.backend_matrix {
+        let arch = kb.arch(&b.arch).unwrap();
+        let want = kb.min_toolchain_with(arch, &["fp8-matrix"]);
+        assert_eq!(b.min_toolchain, want, "{}", b.target);
+        if want != arch.min_toolchain.value {
+            let leg = p
+                .ci
+                .legs
+                .iter()
+                .find(|l| l.kind == "compile" && l.target == b.target)
+                .unwrap();
+            let w = want.clone().unwrap();
+            assert!(leg.toolchain.contains(&w), "{}: {}", b.target, leg.toolchain);
+        }
+    }
+    let sm89 = p.backend_matrix.iter().find(|b| b.target == "sm_89").unwrap();
+    assert_ne!(
+        sm89.min_toolchain,
+        kb.arch("sm_89").unwrap().min_toolchain.value,
+        "the KB's fp8-matrix entry for sm_89 should raise the minimum"
+    );
+}

@@ -6,17 +6,55 @@ use crate::model::{BackendEntry, DtypeSupport, OpTarget};
 use crate::spec::{Fp8Encoding, Spec};
 use kplan_kb::{Availability, Dtype, Kb, ResolvedVia, Vendor};
 
-pub fn backend_matrix(targets: &[Target]) -> Vec<BackendEntry> {
+/// The KB features the spec needs: its `features` plus the features its dtypes need for this op
+/// (e.g. `fp8-matrix` for an fp8 GEMM). Their per-architecture minimum toolchains raise the
+/// architecture's own minimum.
+pub fn required_features(spec: &Spec) -> Vec<String> {
+    let mut v: Vec<String> = spec.features.clone();
+    for d in [spec.storage, spec.compute] {
+        for f in dtype_features(spec, d) {
+            if !v.iter().any(|x| x == f) {
+                v.push(f.to_string());
+            }
+        }
+    }
+    v
+}
+
+/// The minimum toolchain for `arch` given the required features, and the KB source of the
+/// feature entry that raised it above the architecture's own minimum (if one did).
+pub fn min_toolchain(
+    kb: &Kb,
+    arch: &kplan_kb::Arch,
+    features: &[String],
+) -> (Option<String>, Option<String>) {
+    let ids: Vec<&str> = features.iter().map(|s| s.as_str()).collect();
+    let min = kb.min_toolchain_with(arch, &ids);
+    if min.is_none() || min.as_deref() == arch.min_toolchain.value.as_deref() {
+        return (min, None);
+    }
+    let src = ids.iter().find_map(|f| {
+        kb.support(f, &arch.id)
+            .filter(|s| s.min_toolchain.as_deref() == min.as_deref())
+            .map(|s| s.source.clone())
+    });
+    (min, src)
+}
+
+pub fn backend_matrix(spec: &Spec, kb: &Kb, targets: &[Target]) -> Vec<BackendEntry> {
+    let features = required_features(spec);
     targets
         .iter()
         .map(|t| {
             let a = t.arch;
+            let (min_toolchain, raised_by) = min_toolchain(kb, a, &features);
             let mut sources = vec![
                 a.warp_size.source.clone(),
                 a.max_threads_per_block.source.clone(),
                 a.shared_per_block_bytes.source.clone(),
                 a.min_toolchain.source.clone(),
             ];
+            sources.extend(raised_by);
             if let Some(d) = t.device {
                 sources.push(d.compute_units.source.clone());
                 sources.push(d.bandwidth_gbs.source.clone());
@@ -44,7 +82,7 @@ pub fn backend_matrix(targets: &[Target]) -> Vec<BackendEntry> {
                 shared_per_block_bytes: a.shared_per_block_bytes.value,
                 compute_units: t.device.and_then(|d| d.compute_units.value),
                 bandwidth_gbs: t.device.and_then(|d| d.bandwidth_gbs.value),
-                min_toolchain: a.min_toolchain.value.clone(),
+                min_toolchain,
                 compile_target: a.compile_target.clone(),
                 sources,
             }

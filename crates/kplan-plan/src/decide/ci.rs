@@ -10,11 +10,9 @@ use kplan_kb::{Kb, Vendor};
 /// The CPU architecture of the CI host (x86-64 with AVX2), where CPU run legs execute.
 const HOST_CPU_ARCH: &str = "cpu-x86_64-avx2";
 
-fn toolchain(t_arch: &kplan_kb::Arch, abstraction: &str) -> String {
-    let min = t_arch
-        .min_toolchain
-        .value
-        .clone()
+fn toolchain(kb: &Kb, t_arch: &kplan_kb::Arch, abstraction: &str, features: &[String]) -> String {
+    let min = super::backend::min_toolchain(kb, t_arch, features)
+        .0
         .unwrap_or_else(|| "version unknown".into());
     let target = t_arch
         .compile_target
@@ -39,7 +37,13 @@ fn toolchain(t_arch: &kplan_kb::Arch, abstraction: &str) -> String {
     }
 }
 
-pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy, kernel: &str) -> Ci {
+pub fn plan(
+    kb: &Kb,
+    targets: &[Target],
+    strategy: &Strategy,
+    kernel: &str,
+    features: &[String],
+) -> Ci {
     let mut legs: Vec<CiLeg> = Vec::new();
     let mut notes = Vec::new();
     let abs_of = |name: &str| {
@@ -59,7 +63,7 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy, kernel: &str) -> C
 
     for t in targets {
         let abs = abs_of(&t.name);
-        let ts = toolchain(t.arch, &abs);
+        let ts = toolchain(kb, t.arch, &abs, features);
         if t.is_gpu() {
             legs.push(CiLeg {
                 command: None,
@@ -167,7 +171,7 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy, kernel: &str) -> C
                     kind: "compile".into(),
                     target: a.id.clone(),
                     arch: a.id.clone(),
-                    toolchain: toolchain(a, &gpu_abs),
+                    toolchain: toolchain(kb, a, &gpu_abs, features),
                     runner: "CI host (no GPU)".into(),
                     why: "coverage: at least two NVIDIA SM generations (the spec names one)".into(),
                 });
@@ -177,7 +181,7 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy, kernel: &str) -> C
                     kind: "run".into(),
                     target: a.id.clone(),
                     arch: a.id.clone(),
-                    toolchain: toolchain(a, &gpu_abs),
+                    toolchain: toolchain(kb, a, &gpu_abs, features),
                     runner: format!(
                         "self-hosted runner with {}",
                         a.reference_device
@@ -214,7 +218,7 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy, kernel: &str) -> C
                         kind: kind.into(),
                         target: a.id.clone(),
                         arch: a.id.clone(),
-                        toolchain: toolchain(a, &gpu_abs),
+                        toolchain: toolchain(kb, a, &gpu_abs, features),
                         runner: if kind == "compile" {
                             "CI host (no GPU)".into()
                         } else {
@@ -248,7 +252,7 @@ pub fn plan(kb: &Kb, targets: &[Target], strategy: &Strategy, kernel: &str) -> C
                 kind: "run".into(),
                 target: host.into(),
                 arch: r.arch.id.clone(),
-                toolchain: toolchain(r.arch, "cpu-fallback"),
+                toolchain: toolchain(kb, r.arch, "cpu-fallback", features),
                 runner: "CI host".into(),
                 why: "coverage: the CPU reference runs on the CI host even though the spec names no CPU target".into(),
             });
