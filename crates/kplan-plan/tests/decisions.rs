@@ -1033,3 +1033,17 @@ fn min_toolchain_includes_the_features_the_spec_needs() {
         "the KB's fp8-matrix entry for sm_89 should raise the minimum"
     );
 }
+
+#[test]
+fn nvidia_only_verdict_does_not_prescribe_cuda_when_the_strategy_is_triton() {
+    let p = S {
+        perf: "reasonable",
+        targets: r#""sm_80", "cpu-aarch64""#,
+        ..S::default()
+    }
+    .plan();
+    assert_eq!(p.verdict.decision, Decision::NvidiaOnly);
+    assert_eq!(p.strategy.chosen, "triton");
+    assert!(!p.verdict.reason.contains("write CUDA"), "{}", p.verdict.reason);
+    assert!(p.verdict.reason.contains("section 3"), "{}", p.verdict.reason);
+}

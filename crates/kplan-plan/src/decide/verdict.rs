@@ -235,7 +235,7 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
         return Verdict {
             decision: Decision::NvidiaOnly,
             reason: format!(
-                "every GPU target is NVIDIA ({}): a portable GPU kernel buys nothing; write CUDA{}",
+                "every GPU target is NVIDIA ({}): a portable GPU kernel buys nothing; write it for NVIDIA only, at the abstraction chosen in section 3{}",
                 join_names(&gpu.iter().map(|t| t.name.as_str()).collect::<Vec<_>>()),
                 if cpu.is_empty() {
                     String::new()
