@@ -31,7 +31,8 @@ pub fn default_flops_per_element(op: Op) -> f64 {
 }
 
 /// Work of the spec's operation. Bytes are the minimum traffic: every input read once, every
-/// output written once, in the storage dtype.
+/// output written once, in the storage dtype (outputs in the output dtype, the third entry of
+/// `dtypes`, when the spec gives one).
 pub fn work(spec: &Spec) -> Work {
     let s = spec.storage.bytes() as f64;
     let fpe = spec
@@ -142,6 +143,15 @@ pub fn work(spec: &Spec) -> Work {
             "given by the spec".into(),
         ),
     };
+    // Outputs written in a dtype other than the storage dtype (the spec's third dtype).
+    let o = spec.output.bytes() as f64;
+    let (bytes, bf) = match output_elements(spec) {
+        Some((elems, what)) if o != s => (
+            bytes + elems * (o - s),
+            format!("{bf}, but the output ({what}) in {} at {o} B", spec.output.as_str()),
+        ),
+        _ => (bytes, bf),
+    };
     Work {
         flops,
         bytes,
@@ -153,6 +163,37 @@ pub fn work(spec: &Spec) -> Work {
         flops_formula: ff,
         bytes_formula: bf,
     }
+}
+
+/// Elements the operation writes, and how the bytes formula names them; `None` for a custom op
+/// (its bytes are given).
+fn output_elements(spec: &Spec) -> Option<(f64, &'static str)> {
+    Some(match (&spec.problem, spec.op) {
+        (Problem::Flat { n }, Op::Elementwise) => {
+            (spec.knobs.outputs as f64 * *n as f64, "outputs x n")
+        }
+        (Problem::Flat { n }, Op::Scan) => (*n as f64, "n"),
+        (Problem::Flat { .. }, _) => (1.0, "1"),
+        (Problem::Rows { rows, .. }, Op::Reduction) => (*rows as f64, "rows"),
+        (Problem::Rows { rows, cols }, _) => (*rows as f64 * *cols as f64, "rows x cols"),
+        (Problem::Gemm { batch, m, n, .. }, _) => {
+            (*batch as f64 * *m as f64 * *n as f64, "batch x m x n")
+        }
+        (
+            Problem::Attention {
+                batch,
+                heads,
+                seq_q,
+                head_dim,
+                ..
+            },
+            _,
+        ) => (
+            *batch as f64 * *heads as f64 * *seq_q as f64 * *head_dim as f64,
+            "O: batch x heads x seq_q x head_dim",
+        ),
+        (Problem::Custom { .. }, _) => return None,
+    })
 }
 
 /// Rounds a derived value to 4 significant digits (at least 3 decimals below 1) so that JSON

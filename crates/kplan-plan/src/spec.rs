@@ -279,6 +279,8 @@ pub struct Spec {
     pub storage: Dtype,
     /// Compute/accumulate dtype: the second entry, or the storage dtype.
     pub compute: Dtype,
+    /// Output dtype: the third entry, or the storage dtype.
+    pub output: Dtype,
     pub fp8_encoding: Option<Fp8Encoding>,
     pub problem: Problem,
     pub knobs: OpKnobs,
@@ -410,6 +412,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     }
     let storage = parsed[0];
     let compute = parsed.get(1).copied().unwrap_or(storage);
+    let output = parsed.get(2).copied().unwrap_or(storage);
 
     let (problem, knobs) = parse_problem(op, k.problem.as_ref(), span_of(&k.op))?;
 
@@ -562,6 +565,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
             .collect(),
         storage,
         compute,
+        output,
         fp8_encoding: encoding,
         problem,
         knobs,

@@ -1047,3 +1047,29 @@ fn nvidia_only_verdict_does_not_prescribe_cuda_when_the_strategy_is_triton() {
     assert!(!p.verdict.reason.contains("write CUDA"), "{}", p.verdict.reason);
     assert!(p.verdict.reason.contains("section 3"), "{}", p.verdict.reason);
 }
+
+#[test]
+fn output_dtype_sets_the_bytes_of_the_output() {
+    // fp8 GEMM writing bf16: A and B at 1 B, C at 2 B.
+    let p = S {
+        op: "gemm",
+        dtypes: r#""fp8", "fp32", "bf16""#,
+        problem: "m = 1024, n = 2048, k = 512",
+        targets: r#""sm_90a", "gfx950""#,
+        ..S::default()
+    }
+    .plan();
+    let want = (1024.0 * 512.0 + 512.0 * 2048.0) * 1.0 + 1024.0 * 2048.0 * 2.0;
+    assert_eq!(p.operation.bytes, want, "{}", p.operation.bytes_formula);
+    assert!(p.operation.bytes_formula.contains("bf16"), "{}", p.operation.bytes_formula);
+    // Without a third dtype the output is in the storage dtype.
+    let q = S {
+        op: "gemm",
+        dtypes: r#""fp8", "fp32""#,
+        problem: "m = 1024, n = 2048, k = 512",
+        targets: r#""sm_90a", "gfx950""#,
+        ..S::default()
+    }
+    .plan();
+    assert_eq!(q.operation.bytes, (1024.0 * 512.0 + 512.0 * 2048.0 + 1024.0 * 2048.0) * 1.0);
+}
