@@ -51,8 +51,9 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
         v
     };
     let (header, header_note) = header(&targets, &coverage, &strategy);
-    let (performance, performance_notes) =
+    let (mut performance, performance_notes) =
         decide::perf::expectations(spec, kb, &w, &targets, &per_target, &strategy);
+    warn_underfilled(spec, &tiles, &backend_matrix, &mut performance);
 
     let operation = Operation {
         class: spec.op.as_str().into(),
@@ -109,6 +110,65 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
         decide::checklist::review(spec, kb, &targets, &plan, inputs.findings.is_some());
     plan.sources = sources(&plan, kb);
     plan
+}
+
+/// Blocks the problem launches at a target's tile (section 6); `None` where the tile does not
+/// say (custom ops, CPU tiles).
+pub(crate) fn grid_blocks(spec: &Spec, tile: &Tile) -> Option<u64> {
+    use crate::spec::Problem;
+    let g = |k: &str| tile.tile.get(k).copied().filter(|v| *v > 0);
+    let div = |a: u64, b: u64| a.div_ceil(b);
+    match &spec.problem {
+        Problem::Flat { n } => g("elems_per_block").map(|e| div(*n, e)),
+        Problem::Rows { rows, .. } => g("rows_per_block").map(|r| div(*rows, r)),
+        Problem::Gemm { batch, m, n, .. } => {
+            Some(batch * div(*m, g("m")?) * div(*n, g("n")?))
+        }
+        Problem::Attention {
+            batch,
+            heads,
+            seq_q,
+            ..
+        } => g("block_m").map(|bm| batch * heads * div(*seq_q, bm)),
+        Problem::Custom { .. } => None,
+    }
+}
+
+/// A problem that launches fewer blocks than the GPU has SMs/CUs cannot reach a roofline that
+/// assumes the whole GPU: say so next to the expected range.
+fn warn_underfilled(
+    spec: &Spec,
+    tiles: &[Tile],
+    matrix: &[BackendEntry],
+    performance: &mut [Performance],
+) {
+    for p in performance.iter_mut().filter(|p| p.roofline.is_some()) {
+        let Some(tile) = tiles.iter().find(|t| t.target == p.target) else {
+            continue;
+        };
+        let Some(cus) = matrix
+            .iter()
+            .find(|b| b.target == p.target && matches!(b.vendor.as_str(), "nvidia" | "amd"))
+            .and_then(|b| b.compute_units)
+        else {
+            continue;
+        };
+        let Some(blocks) = grid_blocks(spec, tile) else {
+            continue;
+        };
+        if blocks >= cus as u64 {
+            continue;
+        }
+        let w = format!(
+            "the problem launches {blocks} block(s) at the section 6 tile for {cus} {}s: at most {:.0}% of the GPU works, so the roofline and expected range (which assume a full GPU) overstate this size; batch the calls, fuse the op, or use smaller tiles / split-K",
+            tile.occupancy_unit.as_deref().unwrap_or("SM/CU"),
+            (blocks as f64 * 100.0 / cus as f64).floor()
+        );
+        p.warning = Some(match p.warning.take() {
+            Some(prev) => format!("{prev}; {w}"),
+            None => w,
+        });
+    }
 }
 
 fn header(

@@ -1073,3 +1073,37 @@ fn output_dtype_sets_the_bytes_of_the_output() {
     .plan();
     assert_eq!(q.operation.bytes, (1024.0 * 512.0 + 512.0 * 2048.0 + 1024.0 * 2048.0) * 1.0);
 }
+
+#[test]
+fn a_problem_smaller_than_the_gpu_is_flagged_in_performance() {
+    // n = 1: one block on a GPU with 100+ SMs/CUs; the full-GPU roofline cannot be reached.
+    let p = S {
+        op: "elementwise",
+        dtypes: r#""fp32""#,
+        problem: "n = 1",
+        targets: r#""sm_80", "gfx942""#,
+        ..S::default()
+    }
+    .plan();
+    for perf in &p.performance {
+        let w = perf.warning.as_deref().unwrap_or("");
+        assert!(w.contains("launches 1 block(s)"), "{}: {w}", perf.target);
+    }
+    // A large problem fills the GPU: no such warning.
+    let big = S {
+        op: "elementwise",
+        dtypes: r#""fp32""#,
+        problem: "n = 100000000",
+        targets: r#""sm_80", "gfx942""#,
+        ..S::default()
+    }
+    .plan();
+    for perf in &big.performance {
+        assert!(
+            !perf.warning.as_deref().unwrap_or("").contains("block(s)"),
+            "{}: {:?}",
+            perf.target,
+            perf.warning
+        );
+    }
+}
