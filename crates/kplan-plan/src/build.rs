@@ -121,15 +121,17 @@ pub(crate) fn grid_blocks(spec: &Spec, tile: &Tile) -> Option<u64> {
     match &spec.problem {
         Problem::Flat { n } => g("elems_per_block").map(|e| div(*n, e)),
         Problem::Rows { rows, .. } => g("rows_per_block").map(|r| div(*rows, r)),
-        Problem::Gemm { batch, m, n, .. } => {
-            Some(batch * div(*m, g("m")?) * div(*n, g("n")?))
-        }
+        Problem::Gemm { batch, m, n, .. } => Some(
+            batch
+                .saturating_mul(div(*m, g("m")?))
+                .saturating_mul(div(*n, g("n")?)),
+        ),
         Problem::Attention {
             batch,
             heads,
             seq_q,
             ..
-        } => g("block_m").map(|bm| batch * heads * div(*seq_q, bm)),
+        } => g("block_m").map(|bm| batch.saturating_mul(*heads).saturating_mul(div(*seq_q, bm))),
         Problem::Custom { .. } => None,
     }
 }

@@ -119,3 +119,24 @@ fn spec_text_cannot_inject_headings() {
     assert_eq!(md.matches("\n## 1. Backend matrix\n").count(), 1);
     assert_eq!(md.matches("\n## Review checklist\n").count(), 1);
 }
+
+#[test]
+fn largest_allowed_sizes_do_not_overflow() {
+    // Every size at the 2^40 limit: products of sizes exceed u64 and must not panic.
+    let kb = kplan_kb::Kb::builtin();
+    for problem in [
+        "batch = 1099511627776, heads = 1099511627776, seq = 1099511627776, head_dim = 1099511627776",
+    ] {
+        let text = format!(
+            "[kernel]\nname = \"x\"\nop = \"attention\"\ndtypes = [\"bf16\", \"fp32\"]\nproblem = {{ {problem} }}\n[backends]\ntargets = [\"sm_80\", \"gfx942\"]\n"
+        );
+        let spec = kplan_plan::parse_spec(&text, kb).unwrap_or_else(|e| panic!("{}", e.render("x.toml", &text)));
+        let plan = kplan_plan::build_plan(&spec, kb, &kplan_plan::PlanInputs::default());
+        let _ = kplan_plan::render::markdown(&plan);
+        let _ = kplan_plan::render::json(&plan);
+    }
+    let text = "[kernel]\nname = \"x\"\nop = \"gemm\"\ndtypes = [\"bf16\"]\nproblem = { batch = 1099511627776, m = 1099511627776, n = 1099511627776, k = 1099511627776 }\n[backends]\ntargets = [\"sm_80\"]\n";
+    let spec = kplan_plan::parse_spec(text, kb).unwrap_or_else(|e| panic!("{}", e.render("x.toml", text)));
+    let plan = kplan_plan::build_plan(&spec, kb, &kplan_plan::PlanInputs::default());
+    let _ = kplan_plan::render::markdown(&plan);
+}
