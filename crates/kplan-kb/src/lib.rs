@@ -19,7 +19,7 @@ pub mod render;
 mod resolve;
 
 pub use api::{FactRow, ToolchainVersion};
-pub use load::{KbError, BUILTIN, FILES};
+pub use load::{line_col, KbError, BUILTIN, FILES};
 pub use model::*;
 pub use occupancy::{occupancy, Occupancy, OccupancyError};
 pub use resolve::{closest, ResolveError, Resolved, ResolvedVia};

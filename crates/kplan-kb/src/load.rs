@@ -86,8 +86,8 @@ fn parse<T: for<'de> Deserialize<'de>>(path: &Path, text: &str) -> Result<T, KbE
     })
 }
 
-/// 1-based line and column of a byte offset.
-pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
+/// 1-based line and column of a byte offset in `text` (an offset past the end counts as the end).
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let before = &text.as_bytes()[..offset];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;

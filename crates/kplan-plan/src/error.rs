@@ -35,22 +35,7 @@ impl SpecError {
 
     /// 1-based line and column of the start of the span in `text`.
     pub fn line_col(&self, text: &str) -> (usize, usize) {
-        let offset = self
-            .span
-            .as_ref()
-            .map(|s| s.start)
-            .unwrap_or(0)
-            .min(text.len());
-        let before = &text.as_bytes()[..offset];
-        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-        let col = offset
-            - before
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map(|p| p + 1)
-                .unwrap_or(0)
-            + 1;
-        (line, col)
+        kplan_kb::line_col(text, self.span.as_ref().map(|s| s.start).unwrap_or(0))
     }
 
     /// `FILE:LINE:COL: error: MESSAGE`, then the source line with a caret under the span and the
