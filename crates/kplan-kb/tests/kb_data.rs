@@ -465,7 +465,8 @@ fn feature_min_toolchains_are_comparable_versions() {
     for f in &kb.features {
         for (arch, s) in &f.support {
             if let Some(t) = &s.min_toolchain {
-                let v = ToolchainVersion::parse(t).unwrap_or_else(|| panic!("{} on {arch}: `{t}`", f.id));
+                let v = ToolchainVersion::parse(t)
+                    .unwrap_or_else(|| panic!("{} on {arch}: `{t}`", f.id));
                 let want = match kb.arch(arch).unwrap().vendor {
                     Vendor::Nvidia => "CUDA",
                     Vendor::Amd => "ROCm",

@@ -148,7 +148,10 @@ pub fn work(spec: &Spec) -> Work {
     let (bytes, bf) = match output_elements(spec) {
         Some((elems, what)) if o != s => (
             bytes + elems * (o - s),
-            format!("{bf}, but the output ({what}) in {} at {o} B", spec.output.as_str()),
+            format!(
+                "{bf}, but the output ({what}) in {} at {o} B",
+                spec.output.as_str()
+            ),
         ),
         _ => (bytes, bf),
     };

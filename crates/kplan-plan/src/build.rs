@@ -205,7 +205,11 @@ fn header(
     } else {
         format!(
             " (with {} for the CI coverage legs, section 7)",
-            coverage.iter().map(|a| a.id.as_str()).collect::<Vec<_>>().join(", ")
+            coverage
+                .iter()
+                .map(|a| a.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     };
     let note = if cxx.is_empty() {

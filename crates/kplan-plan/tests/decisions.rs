@@ -913,7 +913,10 @@ fn small_byte_counts_keep_the_space_before_the_unit() {
     let md = markdown(&p);
     assert!(md.contains("x 4 B = 8.00 B\n"), "{md}");
     let big = S::default().plan();
-    assert!(markdown(&big).contains(" MB\n"), "large counts keep the prefix glued to the unit");
+    assert!(
+        markdown(&big).contains(" MB\n"),
+        "large counts keep the prefix glued to the unit"
+    );
 }
 
 #[test]
@@ -963,13 +966,12 @@ fn header_admits_the_ci_coverage_architectures() {
         ..S::default()
     }
     .plan();
-    let cdna: Vec<&str> = p
-        .ci
-        .legs
-        .iter()
-        .filter(|l| l.kind == "compile" && l.why.contains("CDNA"))
-        .map(|l| l.arch.as_str())
-        .collect();
+    let cdna: Vec<&str> =
+        p.ci.legs
+            .iter()
+            .filter(|l| l.kind == "compile" && l.why.contains("CDNA"))
+            .map(|l| l.arch.as_str())
+            .collect();
     assert!(!cdna.is_empty(), "expected a CDNA coverage compile leg");
     let header = p.header.as_deref().expect("header");
     assert!(
@@ -990,12 +992,20 @@ fn warp_size_title_does_not_claim_a_difference_between_wave32_targets() {
         ..S::default()
     }
     .plan();
-    let r = p.risks.iter().find(|r| r.id == "warp-size").expect("warp-size risk");
+    let r = p
+        .risks
+        .iter()
+        .find(|r| r.id == "warp-size")
+        .expect("warp-size risk");
     assert!(!r.title.contains("differs across targets"), "{}", r.title);
     assert!(r.title.contains("selectable (32/64)"), "{}", r.title);
     let mixed = S::default().plan();
     let r = mixed.risks.iter().find(|r| r.id == "warp-size").unwrap();
-    assert!(r.title.contains("differs across targets (32 vs 64)"), "{}", r.title);
+    assert!(
+        r.title.contains("differs across targets (32 vs 64)"),
+        "{}",
+        r.title
+    );
 }
 
 #[test]
@@ -1016,17 +1026,25 @@ fn min_toolchain_includes_the_features_the_spec_needs() {
         let want = kb.min_toolchain_with(arch, &["fp8-matrix"]);
         assert_eq!(b.min_toolchain, want, "{}", b.target);
         if want != arch.min_toolchain.value {
-            let leg = p
-                .ci
-                .legs
-                .iter()
-                .find(|l| l.kind == "compile" && l.target == b.target)
-                .unwrap();
+            let leg =
+                p.ci.legs
+                    .iter()
+                    .find(|l| l.kind == "compile" && l.target == b.target)
+                    .unwrap();
             let w = want.clone().unwrap();
-            assert!(leg.toolchain.contains(&w), "{}: {}", b.target, leg.toolchain);
+            assert!(
+                leg.toolchain.contains(&w),
+                "{}: {}",
+                b.target,
+                leg.toolchain
+            );
         }
     }
-    let sm89 = p.backend_matrix.iter().find(|b| b.target == "sm_89").unwrap();
+    let sm89 = p
+        .backend_matrix
+        .iter()
+        .find(|b| b.target == "sm_89")
+        .unwrap();
     assert_ne!(
         sm89.min_toolchain,
         kb.arch("sm_89").unwrap().min_toolchain.value,
@@ -1044,8 +1062,16 @@ fn nvidia_only_verdict_does_not_prescribe_cuda_when_the_strategy_is_triton() {
     .plan();
     assert_eq!(p.verdict.decision, Decision::NvidiaOnly);
     assert_eq!(p.strategy.chosen, "triton");
-    assert!(!p.verdict.reason.contains("write CUDA"), "{}", p.verdict.reason);
-    assert!(p.verdict.reason.contains("section 3"), "{}", p.verdict.reason);
+    assert!(
+        !p.verdict.reason.contains("write CUDA"),
+        "{}",
+        p.verdict.reason
+    );
+    assert!(
+        p.verdict.reason.contains("section 3"),
+        "{}",
+        p.verdict.reason
+    );
 }
 
 #[test]
@@ -1061,7 +1087,11 @@ fn output_dtype_sets_the_bytes_of_the_output() {
     .plan();
     let want = (1024.0 * 512.0 + 512.0 * 2048.0) * 1.0 + 1024.0 * 2048.0 * 2.0;
     assert_eq!(p.operation.bytes, want, "{}", p.operation.bytes_formula);
-    assert!(p.operation.bytes_formula.contains("bf16"), "{}", p.operation.bytes_formula);
+    assert!(
+        p.operation.bytes_formula.contains("bf16"),
+        "{}",
+        p.operation.bytes_formula
+    );
     // Without a third dtype the output is in the storage dtype.
     let q = S {
         op: "gemm",
@@ -1071,7 +1101,10 @@ fn output_dtype_sets_the_bytes_of_the_output() {
         ..S::default()
     }
     .plan();
-    assert_eq!(q.operation.bytes, (1024.0 * 512.0 + 512.0 * 2048.0 + 1024.0 * 2048.0) * 1.0);
+    assert_eq!(
+        q.operation.bytes,
+        (1024.0 * 512.0 + 512.0 * 2048.0 + 1024.0 * 2048.0) * 1.0
+    );
 }
 
 #[test]

@@ -136,7 +136,8 @@ fn largest_allowed_sizes_do_not_overflow() {
         let _ = kplan_plan::render::json(&plan);
     }
     let text = "[kernel]\nname = \"x\"\nop = \"gemm\"\ndtypes = [\"bf16\"]\nproblem = { batch = 1099511627776, m = 1099511627776, n = 1099511627776, k = 1099511627776 }\n[backends]\ntargets = [\"sm_80\"]\n";
-    let spec = kplan_plan::parse_spec(text, kb).unwrap_or_else(|e| panic!("{}", e.render("x.toml", text)));
+    let spec =
+        kplan_plan::parse_spec(text, kb).unwrap_or_else(|e| panic!("{}", e.render("x.toml", text)));
     let plan = kplan_plan::build_plan(&spec, kb, &kplan_plan::PlanInputs::default());
     let _ = kplan_plan::render::markdown(&plan);
 }

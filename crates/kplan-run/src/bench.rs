@@ -15,14 +15,29 @@ use serde::Serialize;
 /// The shapes the performance goals name, per kernel.
 pub fn default_cases(op: Op) -> Vec<(DType, Shape)> {
     let rows = |d: DType| -> Vec<(DType, Shape)> {
-        [1024usize, 4096, 16384, 32768].iter().map(|&cols| (d, Shape::Rows { rows: 8192, cols })).collect()
+        [1024usize, 4096, 16384, 32768]
+            .iter()
+            .map(|&cols| (d, Shape::Rows { rows: 8192, cols }))
+            .collect()
     };
     match op {
-        Op::ReduceSum => vec![(DType::F32, Shape::Flat(1 << 30)), (DType::Bf16, Shape::Flat(1 << 30))],
-        Op::Add => vec![(DType::Bf16, Shape::Flat(1 << 30)), (DType::F32, Shape::Flat(1 << 28))],
+        Op::ReduceSum => vec![
+            (DType::F32, Shape::Flat(1 << 30)),
+            (DType::Bf16, Shape::Flat(1 << 30)),
+        ],
+        Op::Add => vec![
+            (DType::Bf16, Shape::Flat(1 << 30)),
+            (DType::F32, Shape::Flat(1 << 28)),
+        ],
         Op::Softmax | Op::Rmsnorm => {
             let mut v = rows(DType::Bf16);
-            v.push((DType::F32, Shape::Rows { rows: 8192, cols: 4096 }));
+            v.push((
+                DType::F32,
+                Shape::Rows {
+                    rows: 8192,
+                    cols: 4096,
+                },
+            ));
             v
         }
     }
@@ -88,7 +103,10 @@ pub struct BenchReport {
 /// Fills `n` elements of `dtype` with roughly normal values (deterministic, in parallel).
 pub fn random_values(n: usize, seed: u64, scale: f32) -> Vec<f32> {
     let mut v = vec![0.0f32; n];
-    let threads = std::thread::available_parallelism().map(|t| t.get()).unwrap_or(1).clamp(1, 32);
+    let threads = std::thread::available_parallelism()
+        .map(|t| t.get())
+        .unwrap_or(1)
+        .clamp(1, 32);
     let chunk = n.div_ceil(threads).max(1);
     std::thread::scope(|s| {
         for (i, part) in v.chunks_mut(chunk).enumerate() {
@@ -117,7 +135,10 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 fn cu(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> RunError {
-    move |e| RunError::Cuda { what: what.to_string(), message: format!("{:?}", e.0) }
+    move |e| RunError::Cuda {
+        what: what.to_string(),
+        message: format!("{:?}", e.0),
+    }
 }
 
 /// Times `f` (which enqueues work) `reps` times, flushing L2 first; milliseconds per run.
@@ -131,13 +152,26 @@ fn time_runs(
     let mut pairs = Vec::with_capacity(reps);
     for _ in 0..reps {
         exec.stream.memset_zeros(flush).map_err(cu("L2 flush"))?;
-        let a = exec.stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(cu("event"))?;
+        let a = exec
+            .stream
+            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(cu("event"))?;
         f(exec)?;
-        let b = exec.stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(cu("event"))?;
+        let b = exec
+            .stream
+            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(cu("event"))?;
         pairs.push((a, b));
     }
     exec.sync()?;
-    pairs.iter().map(|(a, b)| a.elapsed_ms(b).map(|ms| ms as f64).map_err(cu("event elapsed"))).collect()
+    pairs
+        .iter()
+        .map(|(a, b)| {
+            a.elapsed_ms(b)
+                .map(|ms| ms as f64)
+                .map_err(cu("event elapsed"))
+        })
+        .collect()
 }
 
 /// Measures device-to-device copy bandwidth (bytes read + written), median of `reps`.
@@ -146,9 +180,13 @@ pub fn copy_bandwidth(exec: &mut CudaExecutor, bytes: usize, reps: usize) -> Res
     let mut dst = exec.alloc(bytes)?;
     let mut flush = exec.alloc((exec.l2_bytes as usize * 4).max(256 << 20))?;
     for _ in 0..3 {
-        exec.stream.memcpy_dtod(&src, &mut dst).map_err(cu("copy"))?;
+        exec.stream
+            .memcpy_dtod(&src, &mut dst)
+            .map_err(cu("copy"))?;
     }
-    let mut t = time_runs(exec, &mut flush, reps, &mut |e| e.stream.memcpy_dtod(&src, &mut dst).map_err(cu("copy")))?;
+    let mut t = time_runs(exec, &mut flush, reps, &mut |e| {
+        e.stream.memcpy_dtod(&src, &mut dst).map_err(cu("copy"))
+    })?;
     Ok(2.0 * bytes as f64 / (median(&mut t) * 1e-3) / 1e9)
 }
 
@@ -168,40 +206,97 @@ pub fn bench_case(
 ) -> Result<Vec<BenchRecord>, RunError> {
     let n = shape.elements() as usize;
     let scale = if op == Op::Softmax { 4.0 } else { 1.0 };
-    let round = |v: Vec<f32>| if dtype == DType::Bf16 { crate::reference::round_bf16(&v) } else { v };
+    let round = |v: Vec<f32>| {
+        if dtype == DType::Bf16 {
+            crate::reference::round_bf16(&v)
+        } else {
+            v
+        }
+    };
     let a = round(random_values(n, 11, scale));
     let b = match (op, shape) {
         (Op::Add, _) => round(random_values(n, 12, 1.0)),
-        (Op::Rmsnorm, Shape::Rows { cols, .. }) => round(random_values(cols, 13, 0.5).into_iter().map(|w| 1.0 + w).collect()),
+        (Op::Rmsnorm, Shape::Rows { cols, .. }) => round(
+            random_values(cols, 13, 0.5)
+                .into_iter()
+                .map(|w| 1.0 + w)
+                .collect(),
+        ),
         _ => Vec::new(),
     };
-    let case = Case { shape, a, b, eps: 1e-6 };
+    let case = Case {
+        shape,
+        a,
+        b,
+        eps: 1e-6,
+    };
     let da = exec.upload(&encode(&case.a, dtype))?;
     let db = exec.upload(&encode(&case.b, dtype))?;
     let want = expected(op, &case);
     drop(case);
-    let out_bytes = if op == Op::ReduceSum { 4 } else { n * dtype.bytes() };
+    let out_bytes = if op == Op::ReduceSum {
+        4
+    } else {
+        n * dtype.bytes()
+    };
     let mut flush = exec.alloc((exec.l2_bytes as usize * 4).max(256 << 20))?;
     let mut records = Vec::new();
     for cfg in configs {
         if let Some(why) = cfg.invalid_for(op, dtype, shape) {
-            return Err(RunError::Exec { what: format!("{} {}", op.as_str(), cfg.label()), message: why });
+            return Err(RunError::Exec {
+                what: format!("{} {}", op.as_str(), cfg.label()),
+                message: why,
+            });
         }
         let mut out = exec.poisoned(out_bytes)?;
         let grid = cfg.grid(shape, exec.sm_count) as usize;
         let mut partials = exec.poisoned(grid * 4)?;
-        exec.launch(op, dtype, cfg, shape, 1e-6, &da, &db, &mut out, &mut partials)?;
+        exec.launch(
+            op,
+            dtype,
+            cfg,
+            shape,
+            1e-6,
+            &da,
+            &db,
+            &mut out,
+            &mut partials,
+        )?;
         exec.sync()?;
         let host = exec.stream.clone_dtoh(&out).map_err(cu("memcpy DtoH"))?;
-        let got = if op == Op::ReduceSum { decode(&host[..4], DType::F32) } else { decode(&host[..out_bytes], dtype) };
+        let got = if op == Op::ReduceSum {
+            decode(&host[..4], DType::F32)
+        } else {
+            decode(&host[..out_bytes], dtype)
+        };
         let cmp = check(op, dtype, shape, &got, &want);
         drop(host);
         for _ in 0..warmup {
-            exec.launch(op, dtype, cfg, shape, 1e-6, &da, &db, &mut out, &mut partials)?;
+            exec.launch(
+                op,
+                dtype,
+                cfg,
+                shape,
+                1e-6,
+                &da,
+                &db,
+                &mut out,
+                &mut partials,
+            )?;
         }
         exec.sync()?;
         let mut times = time_runs(exec, &mut flush, reps, &mut |e| {
-            e.launch(op, dtype, cfg, shape, 1e-6, &da, &db, &mut out, &mut partials)
+            e.launch(
+                op,
+                dtype,
+                cfg,
+                shape,
+                1e-6,
+                &da,
+                &db,
+                &mut out,
+                &mut partials,
+            )
         })?;
         let min = times.iter().cloned().fold(f64::INFINITY, f64::min);
         let max = times.iter().cloned().fold(0.0, f64::max);
@@ -228,7 +323,9 @@ pub fn bench_case(
                     "{} elements outside tolerance; max abs err {:e}{}",
                     cmp.mismatches,
                     cmp.max_abs_err,
-                    cmp.first_bad.map(|(i, g, w)| format!("; element {i}: got {g:e}, expected {w:e}")).unwrap_or_default()
+                    cmp.first_bad
+                        .map(|(i, g, w)| format!("; element {i}: got {g:e}, expected {w:e}"))
+                        .unwrap_or_default()
                 )
             }),
         });
@@ -238,7 +335,13 @@ pub fn bench_case(
 
 /// The configurations bench times for a case: the tiles' choice first (marked default), then
 /// the `[[bench.*]]` alternatives of tiles.toml that fit the shape.
-pub fn bench_configs(tiles: &Tiles, op: Op, dtype: DType, shape: Shape, alternatives: bool) -> Vec<Config> {
+pub fn bench_configs(
+    tiles: &Tiles,
+    op: Op,
+    dtype: DType,
+    shape: Shape,
+    alternatives: bool,
+) -> Vec<Config> {
     let mut v = vec![choose(tiles, Backend::Cuda, op, dtype, shape, 32)];
     if alternatives {
         for c in tiles.bench_alternatives(op, dtype, shape) {
@@ -280,10 +383,29 @@ mod tests {
 
     #[test]
     fn bytes_count_inputs_and_outputs_once() {
-        assert_eq!(bytes_moved(Op::Add, DType::Bf16, Shape::Flat(1 << 30)), 3 << 31);
-        assert_eq!(bytes_moved(Op::Softmax, DType::Bf16, Shape::Rows { rows: 8192, cols: 1024 }), 2 * 8192 * 1024 * 2);
-        assert_eq!(bytes_moved(Op::ReduceSum, DType::F32, Shape::Flat(1 << 30)), (1u64 << 32) + 4);
-        assert_eq!(bytes_moved(Op::Rmsnorm, DType::F32, Shape::Rows { rows: 2, cols: 4 }), 2 * 32 + 16);
+        assert_eq!(
+            bytes_moved(Op::Add, DType::Bf16, Shape::Flat(1 << 30)),
+            3 << 31
+        );
+        assert_eq!(
+            bytes_moved(
+                Op::Softmax,
+                DType::Bf16,
+                Shape::Rows {
+                    rows: 8192,
+                    cols: 1024
+                }
+            ),
+            2 * 8192 * 1024 * 2
+        );
+        assert_eq!(
+            bytes_moved(Op::ReduceSum, DType::F32, Shape::Flat(1 << 30)),
+            (1u64 << 32) + 4
+        );
+        assert_eq!(
+            bytes_moved(Op::Rmsnorm, DType::F32, Shape::Rows { rows: 2, cols: 4 }),
+            2 * 32 + 16
+        );
     }
 
     #[test]

@@ -42,7 +42,10 @@ impl ScratchDir {
             std::process::id(),
             N.fetch_add(1, Ordering::Relaxed)
         ));
-        std::fs::create_dir_all(&p).map_err(|e| RunError::Io { path: p.clone(), source: e })?;
+        std::fs::create_dir_all(&p).map_err(|e| RunError::Io {
+            path: p.clone(),
+            source: e,
+        })?;
         Ok(ScratchDir(p))
     }
 }
@@ -62,10 +65,16 @@ pub struct HostExecutor {
 impl HostExecutor {
     /// Prepares the sources; `Ok(None)` when no C++ compiler is found (a skip, not a failure).
     pub fn new(sources: &KernelSources) -> Result<Option<HostExecutor>, RunError> {
-        let Some(cxx) = find_cxx() else { return Ok(None) };
+        let Some(cxx) = find_cxx() else {
+            return Ok(None);
+        };
         let dir = ScratchDir::new("host")?;
         sources.materialize(&dir.0)?;
-        Ok(Some(HostExecutor { cxx, dir, binaries: HashMap::new() }))
+        Ok(Some(HostExecutor {
+            cxx,
+            dir,
+            binaries: HashMap::new(),
+        }))
     }
 
     fn cxx_cmd(&self) -> Command {
@@ -74,13 +83,23 @@ impl HostExecutor {
         cmd
     }
 
-    fn check(&self, out: std::io::Result<std::process::Output>, what: String) -> Result<(), RunError> {
-        let out = out.map_err(|e| RunError::Exec { what: self.cxx.display().to_string(), message: e.to_string() })?;
+    fn check(
+        &self,
+        out: std::io::Result<std::process::Output>,
+        what: String,
+    ) -> Result<(), RunError> {
+        let out = out.map_err(|e| RunError::Exec {
+            what: self.cxx.display().to_string(),
+            message: e.to_string(),
+        })?;
         if !out.status.success() {
             return Err(RunError::Compile {
                 compiler: self.cxx.display().to_string(),
                 what,
-                log: String::from_utf8_lossy(&out.stderr).chars().take(4000).collect(),
+                log: String::from_utf8_lossy(&out.stderr)
+                    .chars()
+                    .take(4000)
+                    .collect(),
             });
         }
         Ok(())
@@ -91,17 +110,31 @@ impl HostExecutor {
         let obj = self.dir.0.join("host_runner.o");
         if !obj.is_file() {
             let mut cmd = self.cxx_cmd();
-            cmd.arg("-c").arg(self.dir.0.join("host_runner.cpp")).arg("-o").arg(&obj);
+            cmd.arg("-c")
+                .arg(self.dir.0.join("host_runner.cpp"))
+                .arg("-o")
+                .arg(&obj);
             self.check(cmd.output(), "host_runner.cpp".into())?;
         }
         Ok(obj)
     }
 
     fn exe_path(&self, op: Op, dtype: DType, cfg: &Config) -> PathBuf {
-        self.dir.0.join(format!("{}-{}-{}", op.as_str(), dtype.as_str(), cfg.label()))
+        self.dir.0.join(format!(
+            "{}-{}-{}",
+            op.as_str(),
+            dtype.as_str(),
+            cfg.label()
+        ))
     }
 
-    fn build_one(&self, runner: &Path, op: Op, dtype: DType, cfg: &Config) -> Result<PathBuf, RunError> {
+    fn build_one(
+        &self,
+        runner: &Path,
+        op: Op,
+        dtype: DType,
+        cfg: &Config,
+    ) -> Result<PathBuf, RunError> {
         let exe = self.exe_path(op, dtype, cfg);
         let obj = exe.with_extension("o");
         let kernel_id = match op {
@@ -111,11 +144,16 @@ impl HostExecutor {
             Op::Add => 4,
         };
         let mut cmd = self.cxx_cmd();
-        cmd.arg("-I").arg(&self.dir.0).arg(format!("-DKPLAN_KERNEL={kernel_id}"));
+        cmd.arg("-I")
+            .arg(&self.dir.0)
+            .arg(format!("-DKPLAN_KERNEL={kernel_id}"));
         for (k, v) in cfg.defines(dtype) {
             cmd.arg(format!("-D{k}={v}"));
         }
-        cmd.arg("-c").arg(self.dir.0.join("host_kernel.cpp")).arg("-o").arg(&obj);
+        cmd.arg("-c")
+            .arg(self.dir.0.join("host_kernel.cpp"))
+            .arg("-o")
+            .arg(&obj);
         let what = format!("{} ({}, {})", source_file(op), dtype.as_str(), cfg.label());
         self.check(cmd.output(), what.clone())?;
         let mut link = self.cxx_cmd();
@@ -137,13 +175,22 @@ impl HostExecutor {
 
     /// Compiles several configurations in parallel (errors surface later, at their run).
     pub fn precompile(&mut self, list: &[(Op, DType, Config)]) {
-        let Ok(runner) = self.runner_object() else { return };
-        let todo: Vec<&(Op, DType, Config)> = list.iter().filter(|k| !self.binaries.contains_key(k)).collect();
-        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).clamp(1, 8);
+        let Ok(runner) = self.runner_object() else {
+            return;
+        };
+        let todo: Vec<&(Op, DType, Config)> = list
+            .iter()
+            .filter(|k| !self.binaries.contains_key(k))
+            .collect();
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 8);
         let this = &*self;
         let built: Vec<((Op, DType, Config), PathBuf)> = std::thread::scope(|s| {
-            let chunks: Vec<Vec<&(Op, DType, Config)>> =
-                (0..threads).map(|i| todo.iter().skip(i).step_by(threads).copied().collect()).collect();
+            let chunks: Vec<Vec<&(Op, DType, Config)>> = (0..threads)
+                .map(|i| todo.iter().skip(i).step_by(threads).copied().collect())
+                .collect();
             let handles: Vec<_> = chunks
                 .into_iter()
                 .map(|chunk| {
@@ -151,12 +198,19 @@ impl HostExecutor {
                     s.spawn(move || {
                         chunk
                             .into_iter()
-                            .filter_map(|k| this.build_one(&runner, k.0, k.1, &k.2).ok().map(|p| (*k, p)))
+                            .filter_map(|k| {
+                                this.build_one(&runner, k.0, k.1, &k.2)
+                                    .ok()
+                                    .map(|p| (*k, p))
+                            })
                             .collect::<Vec<_>>()
                     })
                 })
                 .collect();
-            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
         });
         self.binaries.extend(built);
     }
@@ -177,20 +231,31 @@ impl Executor for HostExecutor {
         1
     }
     fn sms(&self) -> u32 {
-        std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
+        std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1)
     }
 
     fn prepare(&mut self, list: &[(Op, DType, Config)]) {
         self.precompile(list);
     }
 
-    fn run(&mut self, op: Op, dtype: DType, cfg: &Config, case: &Case) -> Result<Vec<f32>, RunError> {
+    fn run(
+        &mut self,
+        op: Op,
+        dtype: DType,
+        cfg: &Config,
+        case: &Case,
+    ) -> Result<Vec<f32>, RunError> {
         let exe = self.compile(op, dtype, cfg)?;
         let input = self.dir.0.join("in.bin");
         let output = self.dir.0.join("out.bin");
         let mut bytes = encode(&case.a, dtype);
         bytes.extend(encode(&case.b, dtype));
-        std::fs::write(&input, &bytes).map_err(|e| RunError::Io { path: input.clone(), source: e })?;
+        std::fs::write(&input, &bytes).map_err(|e| RunError::Io {
+            path: input.clone(),
+            source: e,
+        })?;
         let _ = std::fs::remove_file(&output);
         let grid = cfg.grid(case.shape, self.sms());
         let mut cmd = Command::new(&exe);
@@ -200,17 +265,33 @@ impl Executor for HostExecutor {
                 cmd.arg(n.to_string());
             }
             Shape::Rows { rows, cols } => {
-                cmd.arg(rows.to_string()).arg(cols.to_string()).arg(format!("{:e}", case.eps));
+                cmd.arg(rows.to_string())
+                    .arg(cols.to_string())
+                    .arg(format!("{:e}", case.eps));
             }
         }
-        let out = cmd.output().map_err(|e| RunError::Exec { what: exe.display().to_string(), message: e.to_string() })?;
+        let out = cmd.output().map_err(|e| RunError::Exec {
+            what: exe.display().to_string(),
+            message: e.to_string(),
+        })?;
         if !out.status.success() {
             return Err(RunError::Exec {
                 what: format!("{} ({}, {})", source_file(op), dtype.as_str(), cfg.label()),
-                message: format!("{}; {}", out.status, String::from_utf8_lossy(&out.stderr).trim()),
+                message: format!(
+                    "{}; {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
             });
         }
-        let raw = std::fs::read(&output).map_err(|e| RunError::Io { path: output.clone(), source: e })?;
-        Ok(if op == Op::ReduceSum { decode(&raw, DType::F32) } else { decode(&raw, dtype) })
+        let raw = std::fs::read(&output).map_err(|e| RunError::Io {
+            path: output.clone(),
+            source: e,
+        })?;
+        Ok(if op == Op::ReduceSum {
+            decode(&raw, DType::F32)
+        } else {
+            decode(&raw, dtype)
+        })
     }
 }

@@ -7,7 +7,9 @@ use crate::error::RunError;
 use crate::exec::{decode, encode, Case, Executor};
 use crate::kernels::{source_file, Backend, Config, KernelSources, Shape};
 use crate::reference::{DType, Op};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -99,10 +101,22 @@ pub fn nvrtc_status() -> Result<String, String> {
 }
 
 /// Compiles `op` for `arch` (e.g. `compute_90`) with NVRTC; returns the PTX text.
-pub fn compile_ptx(include_dir: &Path, op: Op, dtype: DType, cfg: &Config, arch: &str) -> Result<String, RunError> {
-    nvrtc_status().map_err(|m| RunError::Exec { what: "NVRTC".into(), message: m })?;
+pub fn compile_ptx(
+    include_dir: &Path,
+    op: Op,
+    dtype: DType,
+    cfg: &Config,
+    arch: &str,
+) -> Result<String, RunError> {
+    nvrtc_status().map_err(|m| RunError::Exec {
+        what: "NVRTC".into(),
+        message: m,
+    })?;
     let src_path = include_dir.join(source_file(op));
-    let src = std::fs::read_to_string(&src_path).map_err(|e| RunError::Io { path: src_path.clone(), source: e })?;
+    let src = std::fs::read_to_string(&src_path).map_err(|e| RunError::Io {
+        path: src_path.clone(),
+        source: e,
+    })?;
     let mut options = vec![
         format!("--gpu-architecture={arch}"),
         "--std=c++17".to_string(),
@@ -111,12 +125,21 @@ pub fn compile_ptx(include_dir: &Path, op: Op, dtype: DType, cfg: &Config, arch:
     for (k, v) in cfg.defines(dtype) {
         options.push(format!("-D{k}={v}"));
     }
-    let opts = cudarc::nvrtc::CompileOptions { options, name: Some(source_file(op).to_string()), ..Default::default() };
+    let opts = cudarc::nvrtc::CompileOptions {
+        options,
+        name: Some(source_file(op).to_string()),
+        ..Default::default()
+    };
     match cudarc::nvrtc::compile_ptx_with_opts(src, opts) {
         Ok(ptx) => Ok(ptx.to_src()),
         Err(cudarc::nvrtc::CompileError::CompileError { log, .. }) => Err(RunError::Compile {
             compiler: "NVRTC".into(),
-            what: format!("{} ({}, {}, {arch})", source_file(op), dtype.as_str(), cfg.label()),
+            what: format!(
+                "{} ({}, {}, {arch})",
+                source_file(op),
+                dtype.as_str(),
+                cfg.label()
+            ),
             log: log.to_string_lossy().into_owned(),
         }),
         Err(e) => Err(RunError::Compile {
@@ -129,8 +152,14 @@ pub fn compile_ptx(include_dir: &Path, op: Op, dtype: DType, cfg: &Config, arch:
 
 fn cu(what: &str) -> impl Fn(cudarc::driver::DriverError) -> RunError + '_ {
     move |e| {
-        let msg = e.error_string().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        RunError::Cuda { what: what.to_string(), message: format!("{:?} {msg}", e.0) }
+        let msg = e
+            .error_string()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        RunError::Cuda {
+            what: what.to_string(),
+            message: format!("{:?} {msg}", e.0),
+        }
     }
 }
 
@@ -151,7 +180,9 @@ impl CudaExecutor {
     pub fn open(sources: &KernelSources) -> Result<Result<CudaExecutor, String>, RunError> {
         // SAFETY: only probes whether libcuda can be opened.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Ok(Err("libcuda not found (no NVIDIA driver on this machine)".into()));
+            return Ok(Err(
+                "libcuda not found (no NVIDIA driver on this machine)".into()
+            ));
         }
         if let Err(m) = nvrtc_status() {
             return Ok(Err(m));
@@ -167,11 +198,24 @@ impl CudaExecutor {
         let name = ctx.name().map_err(cu("cuDeviceGetName"))?;
         let cc = ctx.compute_capability().map_err(cu("compute capability"))?;
         use cudarc::driver::sys::CUdevice_attribute as A;
-        let sm_count = ctx.attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).map_err(cu("SM count"))? as u32;
-        let l2_bytes = ctx.attribute(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE).map_err(cu("L2 size"))? as u64;
+        let sm_count = ctx
+            .attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(cu("SM count"))? as u32;
+        let l2_bytes = ctx
+            .attribute(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+            .map_err(cu("L2 size"))? as u64;
         let dir = ScratchDir::new("cuda")?;
         sources.materialize_nvrtc(&dir.0)?;
-        Ok(Ok(CudaExecutor { ctx, stream, name, cc, sm_count, l2_bytes, dir, modules: HashMap::new() }))
+        Ok(Ok(CudaExecutor {
+            ctx,
+            stream,
+            name,
+            cc,
+            sm_count,
+            l2_bytes,
+            dir,
+            modules: HashMap::new(),
+        }))
     }
 
     pub fn arch(&self) -> String {
@@ -190,20 +234,33 @@ impl CudaExecutor {
         }
     }
 
-    pub fn function(&mut self, op: Op, dtype: DType, cfg: &Config, name: &str) -> Result<CudaFunction, RunError> {
+    pub fn function(
+        &mut self,
+        op: Op,
+        dtype: DType,
+        cfg: &Config,
+        name: &str,
+    ) -> Result<CudaFunction, RunError> {
         let key = (op, dtype, *cfg);
         if !self.modules.contains_key(&key) {
             let ptx = compile_ptx(&self.dir.0, op, dtype, cfg, &self.arch())?;
-            let m = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).map_err(cu("cuModuleLoadData"))?;
+            let m = self
+                .ctx
+                .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+                .map_err(cu("cuModuleLoadData"))?;
             self.modules.insert(key, m);
         }
-        self.modules[&key].load_function(name).map_err(cu("cuModuleGetFunction"))
+        self.modules[&key]
+            .load_function(name)
+            .map_err(cu("cuModuleGetFunction"))
     }
 
     pub fn upload(&self, bytes: &[u8]) -> Result<CudaSlice<u8>, RunError> {
         let mut b = self.alloc(bytes.len().max(16))?;
         if !bytes.is_empty() {
-            self.stream.memcpy_htod(bytes, &mut b.slice_mut(..bytes.len())).map_err(cu("memcpy HtoD"))?;
+            self.stream
+                .memcpy_htod(bytes, &mut b.slice_mut(..bytes.len()))
+                .map_err(cu("memcpy HtoD"))?;
         }
         Ok(b)
     }
@@ -234,42 +291,92 @@ impl CudaExecutor {
         partials: &mut CudaSlice<u8>,
     ) -> Result<(), RunError> {
         let grid = cfg.grid(shape, self.sm_count);
-        let lc = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (cfg.block, 1, 1), shared_mem_bytes: 0 };
+        let lc = LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (cfg.block, 1, 1),
+            shared_mem_bytes: 0,
+        };
         match (op, shape) {
             (Op::ReduceSum, Shape::Flat(n)) => {
                 let f = self.function(op, dtype, cfg, "kplan_reduce_sum_partial")?;
                 let g = self.function(op, dtype, cfg, "kplan_reduce_sum_final")?;
                 let n = n as i64;
                 let count = grid as i32;
-                let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (cfg.block, 1, 1), shared_mem_bytes: 0 };
+                let one = LaunchConfig {
+                    grid_dim: (1, 1, 1),
+                    block_dim: (cfg.block, 1, 1),
+                    shared_mem_bytes: 0,
+                };
                 // SAFETY: argument types match the kernel signatures; buffers are large enough.
                 unsafe {
-                    self.stream.launch_builder(&f).arg(a).arg(&n).arg(&mut *partials).launch(lc).map_err(cu("launch"))?;
-                    self.stream.launch_builder(&g).arg(&*partials).arg(&count).arg(out).launch(one).map_err(cu("launch"))?;
+                    self.stream
+                        .launch_builder(&f)
+                        .arg(a)
+                        .arg(&n)
+                        .arg(&mut *partials)
+                        .launch(lc)
+                        .map_err(cu("launch"))?;
+                    self.stream
+                        .launch_builder(&g)
+                        .arg(&*partials)
+                        .arg(&count)
+                        .arg(out)
+                        .launch(one)
+                        .map_err(cu("launch"))?;
                 }
             }
             (Op::Add, Shape::Flat(n)) => {
                 let f = self.function(op, dtype, cfg, "kplan_add")?;
                 let n = n as i64;
                 // SAFETY: as above.
-                unsafe { self.stream.launch_builder(&f).arg(a).arg(b).arg(out).arg(&n).launch(lc).map_err(cu("launch"))? };
+                unsafe {
+                    self.stream
+                        .launch_builder(&f)
+                        .arg(a)
+                        .arg(b)
+                        .arg(out)
+                        .arg(&n)
+                        .launch(lc)
+                        .map_err(cu("launch"))?
+                };
             }
             (Op::Softmax, Shape::Rows { rows, cols }) => {
                 let f = self.function(op, dtype, cfg, "kplan_softmax")?;
                 let (r, c) = (rows as i32, cols as i32);
                 // SAFETY: as above.
-                unsafe { self.stream.launch_builder(&f).arg(a).arg(out).arg(&r).arg(&c).launch(lc).map_err(cu("launch"))? };
+                unsafe {
+                    self.stream
+                        .launch_builder(&f)
+                        .arg(a)
+                        .arg(out)
+                        .arg(&r)
+                        .arg(&c)
+                        .launch(lc)
+                        .map_err(cu("launch"))?
+                };
             }
             (Op::Rmsnorm, Shape::Rows { rows, cols }) => {
                 let f = self.function(op, dtype, cfg, "kplan_rmsnorm")?;
                 let (r, c) = (rows as i32, cols as i32);
                 // SAFETY: as above.
                 unsafe {
-                    self.stream.launch_builder(&f).arg(a).arg(b).arg(out).arg(&r).arg(&c).arg(&eps).launch(lc).map_err(cu("launch"))?
+                    self.stream
+                        .launch_builder(&f)
+                        .arg(a)
+                        .arg(b)
+                        .arg(out)
+                        .arg(&r)
+                        .arg(&c)
+                        .arg(&eps)
+                        .launch(lc)
+                        .map_err(cu("launch"))?
                 };
             }
             _ => {
-                return Err(RunError::Exec { what: op.as_str().into(), message: "shape does not fit the kernel".into() })
+                return Err(RunError::Exec {
+                    what: op.as_str().into(),
+                    message: "shape does not fit the kernel".into(),
+                })
             }
         }
         Ok(())
@@ -282,7 +389,10 @@ impl CudaExecutor {
 
 impl Executor for CudaExecutor {
     fn describe(&self) -> String {
-        format!("{} (sm_{}{}, {} SMs)", self.name, self.cc.0, self.cc.1, self.sm_count)
+        format!(
+            "{} (sm_{}{}, {} SMs)",
+            self.name, self.cc.0, self.cc.1, self.sm_count
+        )
     }
     fn backend(&self) -> Backend {
         Backend::Cuda
@@ -294,17 +404,41 @@ impl Executor for CudaExecutor {
         self.sm_count
     }
 
-    fn run(&mut self, op: Op, dtype: DType, cfg: &Config, case: &Case) -> Result<Vec<f32>, RunError> {
+    fn run(
+        &mut self,
+        op: Op,
+        dtype: DType,
+        cfg: &Config,
+        case: &Case,
+    ) -> Result<Vec<f32>, RunError> {
         let a = self.upload(&encode(&case.a, dtype))?;
         let b = self.upload(&encode(&case.b, dtype))?;
-        let out_bytes = if op == Op::ReduceSum { 4 } else { case.a.len() * dtype.bytes() };
+        let out_bytes = if op == Op::ReduceSum {
+            4
+        } else {
+            case.a.len() * dtype.bytes()
+        };
         let mut out = self.poisoned(out_bytes)?;
         let grid = cfg.grid(case.shape, self.sm_count) as usize;
         let mut partials = self.poisoned(grid * 4)?;
-        self.launch(op, dtype, cfg, case.shape, case.eps, &a, &b, &mut out, &mut partials)?;
+        self.launch(
+            op,
+            dtype,
+            cfg,
+            case.shape,
+            case.eps,
+            &a,
+            &b,
+            &mut out,
+            &mut partials,
+        )?;
         self.sync()?;
         let host = self.stream.clone_dtoh(&out).map_err(cu("memcpy DtoH"))?;
         let raw = &host[..out_bytes];
-        Ok(if op == Op::ReduceSum { decode(raw, DType::F32) } else { decode(raw, dtype) })
+        Ok(if op == Op::ReduceSum {
+            decode(raw, DType::F32)
+        } else {
+            decode(raw, dtype)
+        })
     }
 }

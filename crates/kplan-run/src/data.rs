@@ -55,7 +55,12 @@ impl DataKind {
     /// The kinds that apply to `op`.
     pub fn for_op(op: Op) -> &'static [DataKind] {
         match op {
-            Op::Softmax => &[DataKind::Random, DataKind::Large, DataKind::Equal, DataKind::NegInf],
+            Op::Softmax => &[
+                DataKind::Random,
+                DataKind::Large,
+                DataKind::Equal,
+                DataKind::NegInf,
+            ],
             _ => &[DataKind::Random, DataKind::Large, DataKind::Equal],
         }
     }
@@ -63,7 +68,14 @@ impl DataKind {
 
 /// `n` values of `kind` for `op`, already rounded to `dtype` (so the reference sees exactly what
 /// the kernel reads). `cols` is the row length for row ops (1 for flat ops).
-pub fn generate(op: Op, kind: DataKind, dtype: DType, n: usize, cols: usize, seed: u64) -> Vec<f32> {
+pub fn generate(
+    op: Op,
+    kind: DataKind,
+    dtype: DType,
+    n: usize,
+    cols: usize,
+    seed: u64,
+) -> Vec<f32> {
     let mut r = Rng::new(seed);
     let cols = cols.max(1);
     let v: Vec<f32> = match kind {
@@ -86,12 +98,22 @@ pub fn generate(op: Op, kind: DataKind, dtype: DType, n: usize, cols: usize, see
                 if i % cols == 0 {
                     c = r.normal() * 3.0;
                 }
-                out.push(if op == Op::ReduceSum || op == Op::Add { 0.375 } else { c });
+                out.push(if op == Op::ReduceSum || op == Op::Add {
+                    0.375
+                } else {
+                    c
+                });
             }
             out
         }
         DataKind::NegInf => (0..n)
-            .map(|i| if i < cols || r.next_u64() % 4 == 0 { f32::NEG_INFINITY } else { r.normal() * 4.0 })
+            .map(|i| {
+                if i < cols || r.next_u64() % 4 == 0 {
+                    f32::NEG_INFINITY
+                } else {
+                    r.normal() * 4.0
+                }
+            })
             .collect(),
     };
     match dtype {
@@ -106,8 +128,14 @@ mod tests {
 
     #[test]
     fn rng_is_deterministic_and_spread() {
-        let a: Vec<u64> = { let mut r = Rng::new(7); (0..4).map(|_| r.next_u64()).collect() };
-        let b: Vec<u64> = { let mut r = Rng::new(7); (0..4).map(|_| r.next_u64()).collect() };
+        let a: Vec<u64> = {
+            let mut r = Rng::new(7);
+            (0..4).map(|_| r.next_u64()).collect()
+        };
+        let b: Vec<u64> = {
+            let mut r = Rng::new(7);
+            (0..4).map(|_| r.next_u64()).collect()
+        };
         assert_eq!(a, b);
         let mut r = Rng::new(1);
         let xs: Vec<f32> = (0..10000).map(|_| r.uniform()).collect();

@@ -6,9 +6,16 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     #[error("{}:{line}: {message}", path.display())]
-    Config { path: PathBuf, line: usize, message: String },
+    Config {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
     #[error("cannot read or write {}: {source}", path.display())]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("portability header kplan_portability.h not found (set KPLAN_HEADER or run inside a kplan checkout; searched {})", searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
     MissingHeader { searched: Vec<PathBuf> },
     #[error("unknown kernel `{0}` (expected reduce_sum, softmax, rmsnorm, add, or a path to one of their .cu files or a Triton .py kernel)")]
@@ -16,7 +23,11 @@ pub enum RunError {
     #[error("invalid size `{text}`: {message}")]
     BadSize { text: String, message: String },
     #[error("{compiler} failed to compile {what}:\n{log}")]
-    Compile { compiler: String, what: String, log: String },
+    Compile {
+        compiler: String,
+        what: String,
+        log: String,
+    },
     #[error("{what} failed: {message}")]
     Exec { what: String, message: String },
     #[error("CUDA error in {what}: {message}")]

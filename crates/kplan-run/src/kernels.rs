@@ -12,13 +12,25 @@ use std::path::{Path, PathBuf};
 
 /// Built-in sources, by file name.
 pub const SOURCES: [(&str, &str); 8] = [
-    ("kplan_kernels.h", include_str!("../../../kernels/kplan_kernels.h")),
-    ("reduce_sum.cu", include_str!("../../../kernels/reduce_sum.cu")),
+    (
+        "kplan_kernels.h",
+        include_str!("../../../kernels/kplan_kernels.h"),
+    ),
+    (
+        "reduce_sum.cu",
+        include_str!("../../../kernels/reduce_sum.cu"),
+    ),
     ("softmax.cu", include_str!("../../../kernels/softmax.cu")),
     ("rmsnorm.cu", include_str!("../../../kernels/rmsnorm.cu")),
     ("add.cu", include_str!("../../../kernels/add.cu")),
-    ("host_runner.cpp", include_str!("../../../kernels/host_runner.cpp")),
-    ("host_kernel.cpp", include_str!("../../../kernels/host_kernel.cpp")),
+    (
+        "host_runner.cpp",
+        include_str!("../../../kernels/host_runner.cpp"),
+    ),
+    (
+        "host_kernel.cpp",
+        include_str!("../../../kernels/host_kernel.cpp"),
+    ),
     ("tiles.toml", include_str!("../../../kernels/tiles.toml")),
 ];
 
@@ -133,15 +145,24 @@ pub struct Tiles {
 impl Tiles {
     pub fn parse(text: &str, origin: &Path) -> Result<Tiles, RunError> {
         let t: Tiles = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| text[..s.start].lines().count().max(1)).unwrap_or(0);
-            RunError::Config { path: origin.to_path_buf(), line, message: e.message().to_string() }
+            let line = e
+                .span()
+                .map(|s| text[..s.start].lines().count().max(1))
+                .unwrap_or(0);
+            RunError::Config {
+                path: origin.to_path_buf(),
+                line,
+                message: e.message().to_string(),
+            }
         })?;
         for b in ["host", "cuda"] {
             if !t.defaults.contains_key(b) {
                 return Err(RunError::Config {
                     path: origin.to_path_buf(),
                     line: 0,
-                    message: format!("missing [defaults.{b}] (expected flat and rows rules for the {b} backend)"),
+                    message: format!(
+                        "missing [defaults.{b}] (expected flat and rows rules for the {b} backend)"
+                    ),
                 });
             }
         }
@@ -149,8 +170,11 @@ impl Tiles {
     }
 
     pub fn builtin() -> Tiles {
-        Tiles::parse(builtin_source("tiles.toml").unwrap_or(""), Path::new("kernels/tiles.toml"))
-            .expect("the built-in kernels/tiles.toml parses (checked by a test)")
+        Tiles::parse(
+            builtin_source("tiles.toml").unwrap_or(""),
+            Path::new("kernels/tiles.toml"),
+        )
+        .expect("the built-in kernels/tiles.toml parses (checked by a test)")
     }
 
     /// `[[bench.*]]` entries resolved for a shape (`vec = 0`: widest that fits).
@@ -162,7 +186,11 @@ impl Tiles {
                 .iter()
                 .map(|e| Config {
                     block: e.block,
-                    vec: if e.vec == 0 { widest_vec(dtype, 16, 1 << 10) } else { e.vec },
+                    vec: if e.vec == 0 {
+                        widest_vec(dtype, 16, 1 << 10)
+                    } else {
+                        e.vec
+                    },
                     unroll: e.unroll,
                     blocks_per_sm: e.blocks_per_sm,
                     tpr: 0,
@@ -175,7 +203,11 @@ impl Tiles {
                 .iter()
                 .map(|e| Config {
                     block: e.block,
-                    vec: if e.vec == 0 { widest_vec(dtype, 16, cols.max(1)) } else { e.vec },
+                    vec: if e.vec == 0 {
+                        widest_vec(dtype, 16, cols.max(1))
+                    } else {
+                        e.vec
+                    },
                     unroll: 0,
                     blocks_per_sm: 0,
                     tpr: e.tpr,
@@ -216,16 +248,25 @@ impl Config {
     /// Short label, e.g. `b256-v8-t32-i4` or `b512-v4-u4`.
     pub fn label(&self) -> String {
         if self.tpr > 0 {
-            format!("b{}-v{}-t{}-i{}", self.block, self.vec, self.tpr, self.items)
+            format!(
+                "b{}-v{}-t{}-i{}",
+                self.block, self.vec, self.tpr, self.items
+            )
         } else {
-            format!("b{}-v{}-u{}-g{}", self.block, self.vec, self.unroll, self.blocks_per_sm)
+            format!(
+                "b{}-v{}-u{}-g{}",
+                self.block, self.vec, self.unroll, self.blocks_per_sm
+            )
         }
     }
 
     /// The `-D` definitions for a compile of this configuration with storage type `dtype`.
     pub fn defines(&self, dtype: DType) -> Vec<(String, String)> {
         let mut d = vec![
-            ("KPLAN_DTYPE_BF16".to_string(), ((dtype == DType::Bf16) as u32).to_string()),
+            (
+                "KPLAN_DTYPE_BF16".to_string(),
+                ((dtype == DType::Bf16) as u32).to_string(),
+            ),
             ("KPLAN_BLOCK".to_string(), self.block.to_string()),
             ("KPLAN_VEC".to_string(), self.vec.to_string()),
         ];
@@ -243,7 +284,8 @@ impl Config {
     pub fn grid(&self, shape: Shape, sms: u32) -> u32 {
         match shape {
             Shape::Flat(n) => {
-                let per_block = (self.block as u64) * (self.vec as u64) * (self.unroll.max(1) as u64);
+                let per_block =
+                    (self.block as u64) * (self.vec as u64) * (self.unroll.max(1) as u64);
                 let needed = n.div_ceil(per_block).max(1);
                 needed.min((sms.max(1) as u64) * (self.blocks_per_sm.max(1) as u64)) as u32
             }
@@ -261,7 +303,11 @@ impl Config {
             return Some(format!("block {} outside 1..=1024", self.block));
         }
         if !pow2(self.vec) || self.vec as usize * dtype.bytes() > 16 {
-            return Some(format!("vector of {} {} is not a power of two of at most 16 bytes", self.vec, dtype.as_str()));
+            return Some(format!(
+                "vector of {} {} is not a power of two of at most 16 bytes",
+                self.vec,
+                dtype.as_str()
+            ));
         }
         match shape {
             Shape::Flat(_) => {
@@ -277,14 +323,22 @@ impl Config {
                     return Some("flat kernel given a rows x cols shape".into());
                 }
                 if !pow2(self.tpr) || self.block % self.tpr != 0 {
-                    return Some(format!("tpr {} is not a power of two dividing block {}", self.tpr, self.block));
+                    return Some(format!(
+                        "tpr {} is not a power of two dividing block {}",
+                        self.tpr, self.block
+                    ));
                 }
                 if cols % self.vec as usize != 0 {
-                    return Some(format!("vector width {} does not divide {} columns", self.vec, cols));
+                    return Some(format!(
+                        "vector width {} does not divide {} columns",
+                        self.vec, cols
+                    ));
                 }
                 let cap = self.items as usize * self.tpr as usize * self.vec as usize;
                 if self.items > 0 && cols > cap {
-                    return Some(format!("row of {cols} longer than the {cap} elements the registers hold"));
+                    return Some(format!(
+                        "row of {cols} longer than the {cap} elements the registers hold"
+                    ));
                 }
                 if self.items > 16 {
                     return Some(format!("items {} above 16", self.items));
@@ -329,7 +383,14 @@ fn widest_vec(dtype: DType, vec_bytes: u32, divisor: usize) -> u32 {
 
 /// The configuration the backend's defaults choose for `shape` (`warp`: the device's warp size,
 /// 1 on the host).
-pub fn choose(tiles: &Tiles, backend: Backend, op: Op, dtype: DType, shape: Shape, warp: u32) -> Config {
+pub fn choose(
+    tiles: &Tiles,
+    backend: Backend,
+    op: Op,
+    dtype: DType,
+    shape: Shape,
+    warp: u32,
+) -> Config {
     let d = tiles.defaults(backend);
     match shape {
         Shape::Flat(_) => Config {
@@ -357,10 +418,21 @@ pub fn choose(tiles: &Tiles, backend: Backend, op: Op, dtype: DType, shape: Shap
             };
             // A row group narrower than a warp still reduces with shuffles; wider groups span
             // whole warps.
-            let tpr = if tpr > warp { tpr.next_power_of_two().max(warp) } else { tpr };
+            let tpr = if tpr > warp {
+                tpr.next_power_of_two().max(warp)
+            } else {
+                tpr
+            };
             let block = tpr.max(r.short_row_block).min(1024);
             let _ = op;
-            Config { block, vec, unroll: 0, blocks_per_sm: 0, tpr, items }
+            Config {
+                block,
+                vec,
+                unroll: 0,
+                blocks_per_sm: 0,
+                tpr,
+                items,
+            }
         }
     }
 }
@@ -386,14 +458,36 @@ pub fn verify_configs(
     match shape {
         Shape::Flat(_) => {
             for e in &tiles.verify.flat {
-                let vec = if e.vec == 0 { widest_vec(dtype, 16, 1 << 10) } else { e.vec };
-                push(Config { block: e.block, vec, unroll: e.unroll, blocks_per_sm: e.blocks_per_sm, tpr: 0, items: 0 });
+                let vec = if e.vec == 0 {
+                    widest_vec(dtype, 16, 1 << 10)
+                } else {
+                    e.vec
+                };
+                push(Config {
+                    block: e.block,
+                    vec,
+                    unroll: e.unroll,
+                    blocks_per_sm: e.blocks_per_sm,
+                    tpr: 0,
+                    items: 0,
+                });
             }
         }
         Shape::Rows { cols, .. } => {
             for e in &tiles.verify.rows {
-                let vec = if e.vec == 0 { widest_vec(dtype, 16, cols.max(1)) } else { e.vec };
-                push(Config { block: e.block, vec, unroll: 0, blocks_per_sm: 0, tpr: e.tpr, items: e.items });
+                let vec = if e.vec == 0 {
+                    widest_vec(dtype, 16, cols.max(1))
+                } else {
+                    e.vec
+                };
+                push(Config {
+                    block: e.block,
+                    vec,
+                    unroll: 0,
+                    blocks_per_sm: 0,
+                    tpr: e.tpr,
+                    items: e.items,
+                });
             }
         }
     }
@@ -410,10 +504,15 @@ pub struct KernelSources {
 impl KernelSources {
     /// The built-in kernels with `header` (the portability header's text).
     pub fn builtin(header: String) -> KernelSources {
-        let mut files: BTreeMap<String, String> =
-            SOURCES.iter().map(|(n, s)| (n.to_string(), s.to_string())).collect();
+        let mut files: BTreeMap<String, String> = SOURCES
+            .iter()
+            .map(|(n, s)| (n.to_string(), s.to_string()))
+            .collect();
         files.insert(HEADER_NAME.to_string(), header);
-        KernelSources { files, origin: "built-in".into() }
+        KernelSources {
+            files,
+            origin: "built-in".into(),
+        }
     }
 
     /// Kernels read from `dir` (missing files fall back to the built-in ones), with `header`.
@@ -422,7 +521,10 @@ impl KernelSources {
         for (name, _) in SOURCES {
             let p = dir.join(name);
             if p.is_file() {
-                let text = std::fs::read_to_string(&p).map_err(|e| RunError::Io { path: p.clone(), source: e })?;
+                let text = std::fs::read_to_string(&p).map_err(|e| RunError::Io {
+                    path: p.clone(),
+                    source: e,
+                })?;
                 k.files.insert(name.to_string(), text);
             }
         }
@@ -440,7 +542,10 @@ impl KernelSources {
     }
 
     pub fn tiles(&self) -> Result<Tiles, RunError> {
-        Tiles::parse(self.get("tiles.toml").unwrap_or(""), Path::new("tiles.toml"))
+        Tiles::parse(
+            self.get("tiles.toml").unwrap_or(""),
+            Path::new("tiles.toml"),
+        )
     }
 
     /// Like [`KernelSources::materialize`], with the header adapted to NVRTC where it is not
@@ -451,7 +556,8 @@ impl KernelSources {
         if let Some(h) = self.get(HEADER_NAME) {
             if !h.contains("__CUDACC_RTC__") {
                 let p = dir.join(HEADER_NAME);
-                std::fs::write(&p, nvrtc_header(h)).map_err(|e| RunError::Io { path: p, source: e })?;
+                std::fs::write(&p, nvrtc_header(h))
+                    .map_err(|e| RunError::Io { path: p, source: e })?;
             }
         }
         Ok(())
@@ -459,7 +565,10 @@ impl KernelSources {
 
     /// Writes every file into `dir` (created) so that compilers can include them.
     pub fn materialize(&self, dir: &Path) -> Result<(), RunError> {
-        std::fs::create_dir_all(dir).map_err(|e| RunError::Io { path: dir.to_path_buf(), source: e })?;
+        std::fs::create_dir_all(dir).map_err(|e| RunError::Io {
+            path: dir.to_path_buf(),
+            source: e,
+        })?;
         for (name, text) in &self.files {
             let p = dir.join(name);
             std::fs::write(&p, text).map_err(|e| RunError::Io { path: p, source: e })?;
@@ -509,14 +618,23 @@ pub fn find_header(start: Option<&Path>) -> Result<(String, PathBuf), RunError> 
             candidates.push(a.join("include").join(HEADER_NAME));
         }
     }
-    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../include").join(HEADER_NAME));
+    candidates.push(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../include")
+            .join(HEADER_NAME),
+    );
     for c in &candidates {
         if c.is_file() {
-            let text = std::fs::read_to_string(c).map_err(|e| RunError::Io { path: c.clone(), source: e })?;
+            let text = std::fs::read_to_string(c).map_err(|e| RunError::Io {
+                path: c.clone(),
+                source: e,
+            })?;
             return Ok((text, c.clone()));
         }
     }
-    Err(RunError::MissingHeader { searched: candidates })
+    Err(RunError::MissingHeader {
+        searched: candidates,
+    })
 }
 
 #[cfg(test)]
@@ -530,10 +648,27 @@ mod tests {
             let warp = if backend == Backend::Host { 1 } else { 32 };
             for op in [Op::Softmax, Op::Rmsnorm] {
                 for dtype in DType::ALL {
-                    for cols in [1usize, 31, 32, 33, 64, 1000, 1024, 4096, 16384, 32768, 65536, (1 << 20) + 7] {
+                    for cols in [
+                        1usize,
+                        31,
+                        32,
+                        33,
+                        64,
+                        1000,
+                        1024,
+                        4096,
+                        16384,
+                        32768,
+                        65536,
+                        (1 << 20) + 7,
+                    ] {
                         let s = Shape::Rows { rows: 8, cols };
                         let c = choose(&t, backend, op, dtype, s, warp);
-                        assert_eq!(c.invalid_for(op, dtype, s), None, "{backend:?} {op:?} {dtype:?} {cols}: {c:?}");
+                        assert_eq!(
+                            c.invalid_for(op, dtype, s),
+                            None,
+                            "{backend:?} {op:?} {dtype:?} {cols}: {c:?}"
+                        );
                     }
                 }
             }
@@ -551,28 +686,62 @@ mod tests {
     fn cuda_defaults_keep_bench_rows_in_registers() {
         let t = Tiles::builtin();
         for cols in [1024usize, 4096, 16384] {
-            let c = choose(&t, Backend::Cuda, Op::Softmax, DType::Bf16, Shape::Rows { rows: 8192, cols }, 32);
+            let c = choose(
+                &t,
+                Backend::Cuda,
+                Op::Softmax,
+                DType::Bf16,
+                Shape::Rows { rows: 8192, cols },
+                32,
+            );
             assert!(c.items > 0, "{cols}: {c:?}");
             assert_eq!(c.vec, 8);
         }
-        let c = choose(&t, Backend::Cuda, Op::Softmax, DType::Bf16, Shape::Rows { rows: 8192, cols: 32768 }, 32);
+        let c = choose(
+            &t,
+            Backend::Cuda,
+            Op::Softmax,
+            DType::Bf16,
+            Shape::Rows {
+                rows: 8192,
+                cols: 32768,
+            },
+            32,
+        );
         assert_eq!((c.items, c.tpr, c.block), (0, 1024, 1024), "{c:?}");
     }
 
     #[test]
     fn invalid_configs_say_why() {
-        let c = Config { block: 64, vec: 4, unroll: 0, blocks_per_sm: 0, tpr: 32, items: 1 };
+        let c = Config {
+            block: 64,
+            vec: 4,
+            unroll: 0,
+            blocks_per_sm: 0,
+            tpr: 32,
+            items: 1,
+        };
         let s = Shape::Rows { rows: 2, cols: 33 };
-        assert!(c.invalid_for(Op::Softmax, DType::F32, s).unwrap().contains("does not divide"));
+        assert!(c
+            .invalid_for(Op::Softmax, DType::F32, s)
+            .unwrap()
+            .contains("does not divide"));
         let s = Shape::Rows { rows: 2, cols: 256 };
-        assert!(c.invalid_for(Op::Softmax, DType::F32, s).unwrap().contains("registers"));
+        assert!(c
+            .invalid_for(Op::Softmax, DType::F32, s)
+            .unwrap()
+            .contains("registers"));
         let c = Config { vec: 8, ..c };
-        assert!(c.invalid_for(Op::Softmax, DType::F32, s).unwrap().contains("16 bytes"));
+        assert!(c
+            .invalid_for(Op::Softmax, DType::F32, s)
+            .unwrap()
+            .contains("16 bytes"));
     }
 
     #[test]
     fn bad_tiles_file_names_line() {
-        let e = Tiles::parse("[defaults.cuda.flat]\nblock = \"x\"\n", Path::new("t.toml")).unwrap_err();
+        let e =
+            Tiles::parse("[defaults.cuda.flat]\nblock = \"x\"\n", Path::new("t.toml")).unwrap_err();
         let s = e.to_string();
         assert!(s.contains("t.toml:2"), "{s}");
     }

@@ -92,7 +92,12 @@ pub fn reduce_sum_abs(x: &[f32]) -> f64 {
 }
 
 fn check_rows(len: usize, rows: usize, cols: usize) {
-    assert_eq!(len, rows * cols, "input has {len} elements, expected rows*cols = {}", rows * cols);
+    assert_eq!(
+        len,
+        rows * cols,
+        "input has {len} elements, expected rows*cols = {}",
+        rows * cols
+    );
 }
 
 /// Row-wise softmax of a `rows x cols` row-major matrix, max-subtracted, in `f64`.
@@ -106,7 +111,13 @@ pub fn softmax_rows(x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
         return out;
     }
     for (xr, yr) in x.chunks_exact(cols).zip(out.chunks_exact_mut(cols)) {
-        let m = xr.iter().fold(f64::NEG_INFINITY, |m, &v| if v.is_nan() { f64::NAN } else { m.max(v as f64) });
+        let m = xr.iter().fold(f64::NEG_INFINITY, |m, &v| {
+            if v.is_nan() {
+                f64::NAN
+            } else {
+                m.max(v as f64)
+            }
+        });
         if m.is_nan() || xr.iter().any(|v| v.is_nan()) {
             yr.fill(f32::NAN);
             continue;
@@ -133,7 +144,12 @@ pub fn softmax_rows(x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
 /// Panics if the lengths disagree (a caller bug, not an input error).
 pub fn rmsnorm_rows(x: &[f32], weight: &[f32], rows: usize, cols: usize, eps: f32) -> Vec<f32> {
     check_rows(x.len(), rows, cols);
-    assert_eq!(weight.len(), cols, "weight has {} elements, expected cols = {cols}", weight.len());
+    assert_eq!(
+        weight.len(),
+        cols,
+        "weight has {} elements, expected cols = {cols}",
+        weight.len()
+    );
     let mut out = vec![0.0f32; x.len()];
     if cols == 0 {
         return out;
@@ -155,8 +171,17 @@ pub fn rmsnorm_rows(x: &[f32], weight: &[f32], rows: usize, cols: usize, eps: f3
 ///
 /// Panics if the lengths disagree (a caller bug, not an input error).
 pub fn add(a: &[f32], b: &[f32]) -> Vec<f32> {
-    assert_eq!(a.len(), b.len(), "add: operands have {} and {} elements", a.len(), b.len());
-    a.iter().zip(b).map(|(&x, &y)| ((x as f64) + (y as f64)) as f32).collect()
+    assert_eq!(
+        a.len(),
+        b.len(),
+        "add: operands have {} and {} elements",
+        a.len(),
+        b.len()
+    );
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| ((x as f64) + (y as f64)) as f32)
+        .collect()
 }
 
 /// GELU, tanh approximation (`0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`), in `f64`.
@@ -219,18 +244,39 @@ pub struct Tolerance {
 pub fn tolerance(dtype: DType, op: Op, n: usize) -> Tolerance {
     let depth = (n.max(2) as f64).log2().ceil();
     let f32_eps = f32::EPSILON as f64 / 2.0; // unit roundoff 2^-24
-    // Sequential runs inside one thread add about sqrt(run length) roundings of random sign.
+                                             // Sequential runs inside one thread add about sqrt(run length) roundings of random sign.
     let acc = (4.0 * (depth + 8.0) + 2.0 * (n.max(1) as f64).sqrt()) * f32_eps;
     match (op, dtype) {
         // Inputs are exact (bf16 decodes exactly); the sum is accumulated and returned in f32.
-        (Op::ReduceSum, _) => Tolerance { abs: 1e-30, rel: acc.max(1e-6) },
-        (Op::Add, DType::F32) => Tolerance { abs: 0.0, rel: f32_eps },
-        (Op::Add, DType::Bf16) => Tolerance { abs: 0.0, rel: 2f64.powi(-8) },
+        (Op::ReduceSum, _) => Tolerance {
+            abs: 1e-30,
+            rel: acc.max(1e-6),
+        },
+        (Op::Add, DType::F32) => Tolerance {
+            abs: 0.0,
+            rel: f32_eps,
+        },
+        (Op::Add, DType::Bf16) => Tolerance {
+            abs: 0.0,
+            rel: 2f64.powi(-8),
+        },
         // Softmax outputs lie in [0, 1]; tiny entries are judged against an absolute floor.
-        (Op::Softmax, DType::F32) => Tolerance { abs: 1e-7, rel: 2e-5 + acc },
-        (Op::Softmax, DType::Bf16) => Tolerance { abs: 1e-6, rel: 2f64.powi(-8) + acc },
-        (Op::Rmsnorm, DType::F32) => Tolerance { abs: 1e-6, rel: 2e-5 + acc },
-        (Op::Rmsnorm, DType::Bf16) => Tolerance { abs: 1e-5, rel: 2f64.powi(-8) + acc },
+        (Op::Softmax, DType::F32) => Tolerance {
+            abs: 1e-7,
+            rel: 2e-5 + acc,
+        },
+        (Op::Softmax, DType::Bf16) => Tolerance {
+            abs: 1e-6,
+            rel: 2f64.powi(-8) + acc,
+        },
+        (Op::Rmsnorm, DType::F32) => Tolerance {
+            abs: 1e-6,
+            rel: 2e-5 + acc,
+        },
+        (Op::Rmsnorm, DType::Bf16) => Tolerance {
+            abs: 1e-5,
+            rel: 2f64.powi(-8) + acc,
+        },
     }
 }
 
@@ -258,8 +304,19 @@ impl Comparison {
 ///
 /// Panics if the lengths disagree (a caller bug).
 pub fn compare(got: &[f32], want: &[f32], tol: Tolerance) -> Comparison {
-    assert_eq!(got.len(), want.len(), "compare: {} outputs against {} expected", got.len(), want.len());
-    let mut c = Comparison { mismatches: 0, max_abs_err: 0.0, max_rel_err: 0.0, first_bad: None };
+    assert_eq!(
+        got.len(),
+        want.len(),
+        "compare: {} outputs against {} expected",
+        got.len(),
+        want.len()
+    );
+    let mut c = Comparison {
+        mismatches: 0,
+        max_abs_err: 0.0,
+        max_rel_err: 0.0,
+        first_bad: None,
+    };
     for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
         let bad = if w.is_nan() || g.is_nan() {
             !(w.is_nan() && g.is_nan())
@@ -296,8 +353,16 @@ pub fn compare_sum(got: f64, want: f64, scale: f64, tol: Tolerance) -> Compariso
     Comparison {
         mismatches: bad as usize,
         max_abs_err: if e.is_finite() { e } else { 0.0 },
-        max_rel_err: if want != 0.0 && e.is_finite() { e / want.abs() } else { 0.0 },
-        first_bad: if bad { Some((0, got as f32, want as f32)) } else { None },
+        max_rel_err: if want != 0.0 && e.is_finite() {
+            e / want.abs()
+        } else {
+            0.0
+        },
+        first_bad: if bad {
+            Some((0, got as f32, want as f32))
+        } else {
+            None
+        },
     }
 }
 
@@ -329,11 +394,21 @@ mod tests {
         let y = softmax_rows(&[1e30, 1e30, -1e30], 1, 3);
         assert_eq!(y, vec![0.5, 0.5, 0.0]);
         // -inf entries get zero mass; an all -inf row is zeros
-        let y = softmax_rows(&[f32::NEG_INFINITY, 0.0, f32::NEG_INFINITY, f32::NEG_INFINITY], 2, 2);
+        let y = softmax_rows(
+            &[f32::NEG_INFINITY, 0.0, f32::NEG_INFINITY, f32::NEG_INFINITY],
+            2,
+            2,
+        );
         assert_eq!(y, vec![0.0, 1.0, 0.0, 0.0]);
         let y = softmax_rows(&[f32::NAN, 0.0, 1.0, 1.0], 2, 2);
         assert!(y[0].is_nan() && y[1].is_nan() && y[2] == 0.5);
-        for r in softmax_rows(&(0..300).map(|i| (i % 17) as f32 * 0.3).collect::<Vec<_>>(), 3, 100).chunks(100) {
+        for r in softmax_rows(
+            &(0..300).map(|i| (i % 17) as f32 * 0.3).collect::<Vec<_>>(),
+            3,
+            100,
+        )
+        .chunks(100)
+        {
             let s: f64 = r.iter().map(|&v| v as f64).sum();
             assert!((s - 1.0).abs() < 1e-6);
         }
@@ -366,7 +441,15 @@ mod tests {
 
     #[test]
     fn bf16_round_trip_and_rounding() {
-        for v in [0.0f32, -0.0, 1.0, -2.5, 65280.0, f32::INFINITY, f32::NEG_INFINITY] {
+        for v in [
+            0.0f32,
+            -0.0,
+            1.0,
+            -2.5,
+            65280.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ] {
             assert_eq!(bf16_to_f32(f32_to_bf16(v)).to_bits(), v.to_bits());
         }
         assert!(bf16_to_f32(f32_to_bf16(f32::NAN)).is_nan());
@@ -392,7 +475,10 @@ mod tests {
         let t = tolerance(DType::F32, Op::Softmax, 1024);
         assert!(t.rel > 0.0 && t.rel < 1e-3);
         assert!(tolerance(DType::Bf16, Op::Softmax, 1024).rel > t.rel);
-        assert!(tolerance(DType::F32, Op::ReduceSum, 1 << 30).rel > tolerance(DType::F32, Op::ReduceSum, 32).rel);
+        assert!(
+            tolerance(DType::F32, Op::ReduceSum, 1 << 30).rel
+                > tolerance(DType::F32, Op::ReduceSum, 32).rel
+        );
         let c = compare(&[1.0, 2.0, f32::NAN], &[1.0, 2.0, f32::NAN], t);
         assert!(c.ok());
         let c = compare(&[1.0, 2.1, f32::NAN], &[1.0, 2.0, 3.0], t);

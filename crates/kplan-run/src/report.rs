@@ -25,11 +25,18 @@ pub struct Row {
 impl Row {
     /// The goal for this case: (fraction of peak, minimum speed-up over torch eager).
     pub fn goal(&self) -> Option<(f64, Option<f64>)> {
-        let cols: usize = self.shape.split('x').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+        let cols: usize = self
+            .shape
+            .split('x')
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
         match (self.kernel.as_str(), self.dtype.as_str()) {
             ("reduce_sum", "fp32") => Some((0.90, Some(1.0))),
             ("add", "bf16") => Some((0.90, None)),
-            ("softmax" | "rmsnorm", "bf16") => Some((if cols >= 32768 { 0.80 } else { 0.85 }, Some(1.5))),
+            ("softmax" | "rmsnorm", "bf16") => {
+                Some((if cols >= 32768 { 0.80 } else { 0.85 }, Some(1.5)))
+            }
             _ => None,
         }
     }
@@ -54,11 +61,18 @@ pub fn rows(doc: &Value) -> Vec<Row> {
     };
     let mut out: Vec<Row> = Vec::new();
     for r in recs {
-        let (k, d, s) = (r["kernel"].as_str().unwrap_or(""), r["dtype"].as_str().unwrap_or(""), r["shape"].as_str().unwrap_or(""));
+        let (k, d, s) = (
+            r["kernel"].as_str().unwrap_or(""),
+            r["dtype"].as_str().unwrap_or(""),
+            r["shape"].as_str().unwrap_or(""),
+        );
         let gbs = f(&r["gbs"]).unwrap_or(0.0);
         let cfg = r["config"].as_str().unwrap_or("").to_string();
         let ok = r["output_checked"].as_bool().unwrap_or(false);
-        if let Some(row) = out.iter_mut().find(|x| x.kernel == k && x.dtype == d && x.shape == s) {
+        if let Some(row) = out
+            .iter_mut()
+            .find(|x| x.kernel == k && x.dtype == d && x.shape == s)
+        {
             if ok && gbs > row.best_gbs {
                 row.best_gbs = gbs;
                 row.best_config = cfg.clone();
@@ -75,7 +89,11 @@ pub fn rows(doc: &Value) -> Vec<Row> {
             kernel: k.into(),
             dtype: d.into(),
             shape: s.into(),
-            default_config: if is_default { cfg.clone() } else { String::new() },
+            default_config: if is_default {
+                cfg.clone()
+            } else {
+                String::new()
+            },
             default_gbs: if is_default { gbs } else { 0.0 },
             best_config: cfg,
             best_gbs: if ok { gbs } else { 0.0 },
@@ -89,7 +107,8 @@ pub fn rows(doc: &Value) -> Vec<Row> {
 }
 
 fn pct(x: f64, p: Option<f64>) -> String {
-    p.map(|p| format!("{:.1}%", 100.0 * x / p)).unwrap_or_else(|| "-".into())
+    p.map(|p| format!("{:.1}%", 100.0 * x / p))
+        .unwrap_or_else(|| "-".into())
 }
 
 fn opt(x: Option<f64>) -> String {
@@ -125,15 +144,33 @@ pub fn render_markdown(doc: &Value, source: &str) -> String {
         doc["anchors"]["torch"].as_str().unwrap_or("-"),
         doc["anchors"]["triton"].as_str().unwrap_or("-"),
     );
-    let _ = writeln!(s, "## Correctness (`kplan verify --backend cuda`, same run)\n");
+    let _ = writeln!(
+        s,
+        "## Correctness (`kplan verify --backend cuda`, same run)\n"
+    );
     let _ = writeln!(s, "| kernel | status | runs | failures | configurations |");
     let _ = writeln!(s, "|---|---|---:|---:|---|");
     if let Some(v) = doc["verify"].as_object() {
         for (k, r) in v {
-            let configs = r["configs"].as_array().map(|a| a.len().to_string()).unwrap_or_else(|| "-".into());
-            let runs = r["runs"].as_u64().or(r["cases"].as_u64()).map(|x| x.to_string()).unwrap_or_else(|| "-".into());
-            let fails = r["failures"].as_u64().or(r["failed"].as_u64()).map(|x| x.to_string()).unwrap_or_else(|| "-".into());
-            let _ = writeln!(s, "| {k} | {} | {runs} | {fails} | {configs} |", r["status"].as_str().unwrap_or("?"));
+            let configs = r["configs"]
+                .as_array()
+                .map(|a| a.len().to_string())
+                .unwrap_or_else(|| "-".into());
+            let runs = r["runs"]
+                .as_u64()
+                .or(r["cases"].as_u64())
+                .map(|x| x.to_string())
+                .unwrap_or_else(|| "-".into());
+            let fails = r["failures"]
+                .as_u64()
+                .or(r["failed"].as_u64())
+                .map(|x| x.to_string())
+                .unwrap_or_else(|| "-".into());
+            let _ = writeln!(
+                s,
+                "| {k} | {} | {runs} | {fails} | {configs} |",
+                r["status"].as_str().unwrap_or("?")
+            );
         }
     }
     let _ = writeln!(s, "\n## Bandwidth (GB/s)\n");
@@ -145,10 +182,19 @@ pub fn render_markdown(doc: &Value, source: &str) -> String {
         s,
         "| kernel | dtype | shape | default | GB/s | % peak | best | GB/s | % peak | torch | Triton | best / torch | Triton / best | goal | met |"
     );
-    let _ = writeln!(s, "|---|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---|");
+    let _ = writeln!(
+        s,
+        "|---|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---|"
+    );
     for r in rows(doc) {
-        let vs_torch = r.torch_gbs.map(|t| format!("{:.2}x", r.best_gbs / t)).unwrap_or_else(|| "-".into());
-        let tri = r.triton_gbs.map(|t| format!("{:.2}", t / r.best_gbs)).unwrap_or_else(|| "-".into());
+        let vs_torch = r
+            .torch_gbs
+            .map(|t| format!("{:.2}x", r.best_gbs / t))
+            .unwrap_or_else(|| "-".into());
+        let tri = r
+            .triton_gbs
+            .map(|t| format!("{:.2}", t / r.best_gbs))
+            .unwrap_or_else(|| "-".into());
         let (goal, met) = match r.goal() {
             None => ("-".to_string(), "-".to_string()),
             Some((frac, speed)) => {
@@ -163,7 +209,14 @@ pub fn render_markdown(doc: &Value, source: &str) -> String {
                     Some(_) => format!(">= {:.0}%, >= torch", frac * 100.0),
                     None => format!(">= {:.0}%", frac * 100.0),
                 };
-                (g, if frac_ok && speed_ok && r.checked { "yes".into() } else { "**no**".into() })
+                (
+                    g,
+                    if frac_ok && speed_ok && r.checked {
+                        "yes".into()
+                    } else {
+                        "**no**".into()
+                    },
+                )
             }
         };
         let _ = writeln!(
@@ -190,21 +243,38 @@ pub fn render_markdown(doc: &Value, source: &str) -> String {
     let _ = writeln!(s, "## Goals missed\n");
     let mut any = false;
     for r in rows(doc) {
-        let Some((frac, speed)) = r.goal() else { continue };
+        let Some((frac, speed)) = r.goal() else {
+            continue;
+        };
         let Some(p) = r.peak_gbs else { continue };
         let got = r.best_gbs / p;
         let mut misses = Vec::new();
         if got < frac {
-            misses.push(format!("{:.1}% of peak against {:.0}% ({:.1} points short)", got * 100.0, frac * 100.0, (frac - got) * 100.0));
+            misses.push(format!(
+                "{:.1}% of peak against {:.0}% ({:.1} points short)",
+                got * 100.0,
+                frac * 100.0,
+                (frac - got) * 100.0
+            ));
         }
         if let (Some(x), Some(t)) = (speed, r.torch_gbs) {
             if r.best_gbs / t < x {
-                misses.push(format!("{:.2}x torch eager against {x:.1}x", r.best_gbs / t));
+                misses.push(format!(
+                    "{:.2}x torch eager against {x:.1}x",
+                    r.best_gbs / t
+                ));
             }
         }
         if !misses.is_empty() {
             any = true;
-            let _ = writeln!(s, "- {} {} {}: {}", r.kernel, r.dtype, r.shape, misses.join("; "));
+            let _ = writeln!(
+                s,
+                "- {} {} {}: {}",
+                r.kernel,
+                r.dtype,
+                r.shape,
+                misses.join("; ")
+            );
         }
     }
     if !any {
@@ -247,8 +317,19 @@ pub fn render_svg(doc: &Value, source: &str) -> String {
     let colors = ["#1f77b4", "#ff7f0e", "#2ca02c"];
     for (i, r) in rows.iter().enumerate() {
         let y0 = 40.0 + group * i as f64;
-        let _ = writeln!(s, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{} {} {}</text>", left - 6.0, y0 + 1.6 * bar, r.kernel, r.dtype, r.shape);
-        for (j, v) in [Some(r.best_gbs), r.torch_gbs, r.triton_gbs].iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{} {} {}</text>",
+            left - 6.0,
+            y0 + 1.6 * bar,
+            r.kernel,
+            r.dtype,
+            r.shape
+        );
+        for (j, v) in [Some(r.best_gbs), r.torch_gbs, r.triton_gbs]
+            .iter()
+            .enumerate()
+        {
             if let Some(v) = v {
                 let y = y0 + bar * j as f64;
                 let _ = writeln!(

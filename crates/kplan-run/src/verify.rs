@@ -31,12 +31,24 @@ pub const ROW_SHAPES: [(usize, usize); 11] = [
 pub fn default_shapes(op: Op, backend: Backend) -> Vec<Shape> {
     let gpu = backend != Backend::Host;
     if is_rows(op) {
-        let mut v: Vec<Shape> = ROW_SHAPES.iter().map(|&(rows, cols)| Shape::Rows { rows, cols }).collect();
+        let mut v: Vec<Shape> = ROW_SHAPES
+            .iter()
+            .map(|&(rows, cols)| Shape::Rows { rows, cols })
+            .collect();
         if gpu {
-            v.push(Shape::Rows { rows: 8192, cols: 4096 });
-            v.push(Shape::Rows { rows: 512, cols: 32768 });
+            v.push(Shape::Rows {
+                rows: 8192,
+                cols: 4096,
+            });
+            v.push(Shape::Rows {
+                rows: 512,
+                cols: 32768,
+            });
         } else {
-            v.push(Shape::Rows { rows: 96, cols: 2048 });
+            v.push(Shape::Rows {
+                rows: 96,
+                cols: 2048,
+            });
         }
         v
     } else {
@@ -48,7 +60,10 @@ pub fn default_shapes(op: Op, backend: Backend) -> Vec<Shape> {
 
 /// Parses a size expression: digits with `+ - * ^` (`2^20+7`, `1000`).
 pub fn parse_expr(text: &str) -> Result<u64, RunError> {
-    let bad = |m: &str| RunError::BadSize { text: text.to_string(), message: m.to_string() };
+    let bad = |m: &str| RunError::BadSize {
+        text: text.to_string(),
+        message: m.to_string(),
+    };
     let t = text.trim();
     if t.is_empty() {
         return Err(bad("empty size"));
@@ -61,7 +76,12 @@ pub fn parse_expr(text: &str) -> Result<u64, RunError> {
         let mut prod: i128 = 1;
         for f in term.split('*') {
             let mut parts = f.split('^');
-            let base: i128 = parts.next().unwrap_or("").trim().parse().map_err(|_| bad("expected a number"))?;
+            let base: i128 = parts
+                .next()
+                .unwrap_or("")
+                .trim()
+                .parse()
+                .map_err(|_| bad("expected a number"))?;
             let val = match parts.next() {
                 None => base,
                 Some(e) => {
@@ -106,9 +126,15 @@ pub fn parse_sizes(op: Op, text: &str) -> Result<Vec<Shape>, RunError> {
                 None => (3, parse_expr(item)?),
             };
             if r > i32::MAX as u64 || c > i32::MAX as u64 {
-                return Err(RunError::BadSize { text: item.into(), message: "rows and cols must fit in 32 bits".into() });
+                return Err(RunError::BadSize {
+                    text: item.into(),
+                    message: "rows and cols must fit in 32 bits".into(),
+                });
             }
-            out.push(Shape::Rows { rows: r as usize, cols: c as usize });
+            out.push(Shape::Rows {
+                rows: r as usize,
+                cols: c as usize,
+            });
         } else {
             if item.contains(['x', 'X']) {
                 return Err(RunError::BadSize {
@@ -120,7 +146,10 @@ pub fn parse_sizes(op: Op, text: &str) -> Result<Vec<Shape>, RunError> {
         }
     }
     if out.is_empty() {
-        return Err(RunError::BadSize { text: text.into(), message: "no sizes given".into() });
+        return Err(RunError::BadSize {
+            text: text.into(),
+            message: "no sizes given".into(),
+        });
     }
     Ok(out)
 }
@@ -234,12 +263,17 @@ pub enum Expected {
 
 pub fn expected(op: Op, case: &Case) -> Expected {
     match (op, case.shape) {
-        (Op::ReduceSum, _) => Expected::Sum { sum: reference::reduce_sum(&case.a), scale: reference::reduce_sum_abs(&case.a) },
+        (Op::ReduceSum, _) => Expected::Sum {
+            sum: reference::reduce_sum(&case.a),
+            scale: reference::reduce_sum_abs(&case.a),
+        },
         (Op::Add, _) => Expected::Elements(reference::add(&case.a, &case.b)),
-        (Op::Softmax, Shape::Rows { rows, cols }) => Expected::Elements(reference::softmax_rows(&case.a, rows, cols)),
-        (Op::Rmsnorm, Shape::Rows { rows, cols }) => {
-            Expected::Elements(reference::rmsnorm_rows(&case.a, &case.b, rows, cols, case.eps))
+        (Op::Softmax, Shape::Rows { rows, cols }) => {
+            Expected::Elements(reference::softmax_rows(&case.a, rows, cols))
         }
+        (Op::Rmsnorm, Shape::Rows { rows, cols }) => Expected::Elements(reference::rmsnorm_rows(
+            &case.a, &case.b, rows, cols, case.eps,
+        )),
         _ => Expected::Elements(Vec::new()),
     }
 }
@@ -254,13 +288,23 @@ pub fn check(op: Op, dtype: DType, shape: Shape, got: &[f32], want: &Expected) -
     match want {
         Expected::Sum { sum, scale } => {
             if got.len() != 1 {
-                return Comparison { mismatches: 1, max_abs_err: 0.0, max_rel_err: 0.0, first_bad: None };
+                return Comparison {
+                    mismatches: 1,
+                    max_abs_err: 0.0,
+                    max_rel_err: 0.0,
+                    first_bad: None,
+                };
             }
             reference::compare_sum(got[0] as f64, *sum, *scale, tol)
         }
         Expected::Elements(w) => {
             if got.len() != w.len() {
-                return Comparison { mismatches: w.len().max(1), max_abs_err: 0.0, max_rel_err: 0.0, first_bad: None };
+                return Comparison {
+                    mismatches: w.len().max(1),
+                    max_abs_err: 0.0,
+                    max_rel_err: 0.0,
+                    first_bad: None,
+                };
             }
             reference::compare(got, w, tol)
         }
@@ -268,9 +312,18 @@ pub fn check(op: Op, dtype: DType, shape: Shape, got: &[f32], want: &Expected) -
 }
 
 /// Runs the plan on `exec`. `progress` is called after every run (for a CLI's progress line).
-pub fn verify(exec: &mut dyn Executor, tiles: &Tiles, kernel: &str, plan: &VerifyPlan, progress: &mut dyn FnMut(&CaseResult)) -> VerifyReport {
+pub fn verify(
+    exec: &mut dyn Executor,
+    tiles: &Tiles,
+    kernel: &str,
+    plan: &VerifyPlan,
+    progress: &mut dyn FnMut(&CaseResult),
+) -> VerifyReport {
     let op = plan.op;
-    let shapes = plan.shapes.clone().unwrap_or_else(|| default_shapes(op, exec.backend()));
+    let shapes = plan
+        .shapes
+        .clone()
+        .unwrap_or_else(|| default_shapes(op, exec.backend()));
     let mut report = VerifyReport {
         kernel: kernel.to_string(),
         backend: exec.backend().as_str().to_string(),
@@ -311,7 +364,10 @@ pub fn verify(exec: &mut dyn Executor, tiles: &Tiles, kernel: &str, plan: &Verif
                 }
             }
             for (i, &kind) in DataKind::for_op(op).iter().enumerate() {
-                let seed = plan.seed.wrapping_add((shape.elements()).wrapping_mul(31)).wrapping_add(i as u64 * 1_000_003);
+                let seed = plan
+                    .seed
+                    .wrapping_add((shape.elements()).wrapping_mul(31))
+                    .wrapping_add(i as u64 * 1_000_003);
                 let case = make_case(op, kind, dtype, shape, seed, plan.eps);
                 let want = expected(op, &case);
                 for (cfg, why) in &configs {
@@ -337,7 +393,9 @@ pub fn verify(exec: &mut dyn Executor, tiles: &Tiles, kernel: &str, plan: &Verif
                             r.mismatches = c.mismatches;
                             r.max_abs_err = c.max_abs_err;
                             r.max_rel_err = c.max_rel_err;
-                            r.first_bad = c.first_bad.map(|(i, g, w)| format!("element {i}: got {g:e}, expected {w:e}"));
+                            r.first_bad = c
+                                .first_bad
+                                .map(|(i, g, w)| format!("element {i}: got {g:e}, expected {w:e}"));
                         }
                         Err(e) => r.error = Some(e.to_string()),
                     }
@@ -370,10 +428,13 @@ mod tests {
         assert!(parse_expr("0").is_err());
         assert!(parse_expr("abc").is_err());
         assert!(parse_expr("2^99").is_err());
-        assert_eq!(parse_sizes(Op::Softmax, "8x33, 64").unwrap(), vec![
-            Shape::Rows { rows: 8, cols: 33 },
-            Shape::Rows { rows: 3, cols: 64 }
-        ]);
+        assert_eq!(
+            parse_sizes(Op::Softmax, "8x33, 64").unwrap(),
+            vec![
+                Shape::Rows { rows: 8, cols: 33 },
+                Shape::Rows { rows: 3, cols: 64 }
+            ]
+        );
         assert!(parse_sizes(Op::Add, "8x33").is_err());
         assert!(parse_sizes(Op::Add, ",").is_err());
     }

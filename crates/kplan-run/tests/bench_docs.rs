@@ -8,10 +8,14 @@ const RUN: &str = "bench/results/h200-2026-11-30.json";
 #[test]
 fn bench_docs_match_the_committed_run() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(root.join(RUN)).unwrap()).unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join(RUN)).unwrap()).unwrap();
     let md = kplan_run::report::render_markdown(&doc, RUN);
     let svg = kplan_run::report::render_svg(&doc, RUN);
-    assert!(md.contains("| reduce_sum | fp32 |"), "table lacks reduce_sum");
+    assert!(
+        md.contains("| reduce_sum | fp32 |"),
+        "table lacks reduce_sum"
+    );
     assert!(svg.starts_with("<svg"));
     for (name, text) in [("docs/bench.md", &md), ("docs/bench.svg", &svg)] {
         let path = root.join(name);
@@ -20,6 +24,9 @@ fn bench_docs_match_the_committed_run() {
             continue;
         }
         let have = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(have == *text, "{name} is stale: run UPDATE_GOLDEN=1 cargo test -p kplan-run --test bench_docs");
+        assert!(
+            have == *text,
+            "{name} is stale: run UPDATE_GOLDEN=1 cargo test -p kplan-run --test bench_docs"
+        );
     }
 }

@@ -7,7 +7,9 @@ use kplan_run::reference::{DType, Op};
 use kplan_run::verify::{verify, Status, VerifyPlan};
 
 fn require() -> bool {
-    std::env::var("KPLAN_REQUIRE_TOOLCHAINS").map(|v| v == "1").unwrap_or(false)
+    std::env::var("KPLAN_REQUIRE_TOOLCHAINS")
+        .map(|v| v == "1")
+        .unwrap_or(false)
 }
 
 fn run(op: Op) {
@@ -15,16 +17,33 @@ fn run(op: Op) {
     let sources = KernelSources::builtin(header);
     let tiles = sources.tiles().unwrap();
     let Some(mut exec) = HostExecutor::new(&sources).unwrap() else {
-        assert!(!require(), "no C++ compiler found and KPLAN_REQUIRE_TOOLCHAINS=1");
+        assert!(
+            !require(),
+            "no C++ compiler found and KPLAN_REQUIRE_TOOLCHAINS=1"
+        );
         eprintln!("skipped: no C++ compiler (c++, g++, clang++) found");
         return;
     };
-    let plan = VerifyPlan { op, dtypes: DType::ALL.to_vec(), shapes: None, seed: 1, eps: 1e-6 };
+    let plan = VerifyPlan {
+        op,
+        dtypes: DType::ALL.to_vec(),
+        shapes: None,
+        seed: 1,
+        eps: 1e-6,
+    };
     let verbose = std::env::var_os("KPLAN_TEST_VERBOSE").is_some();
     let mut t = std::time::Instant::now();
     let r = verify(&mut exec, &tiles, op.as_str(), &plan, &mut |c| {
         if verbose {
-            eprintln!("{} {} {} {} {} {:.3}s", c.dtype, c.shape, c.data, c.config, c.passed, t.elapsed().as_secs_f64());
+            eprintln!(
+                "{} {} {} {} {} {:.3}s",
+                c.dtype,
+                c.shape,
+                c.data,
+                c.config,
+                c.passed,
+                t.elapsed().as_secs_f64()
+            );
             t = std::time::Instant::now();
         }
     });
@@ -33,9 +52,19 @@ fn run(op: Op) {
         .iter()
         .filter(|c| !c.passed)
         .take(12)
-        .map(|c| format!("{} {} {} {}: {:?} {:?}", c.dtype, c.shape, c.data, c.config, c.first_bad, c.error))
+        .map(|c| {
+            format!(
+                "{} {} {} {}: {:?} {:?}",
+                c.dtype, c.shape, c.data, c.config, c.first_bad, c.error
+            )
+        })
         .collect();
-    assert_eq!(r.status, Status::Passed, "{} failures, e.g. {bad:#?}", r.failures);
+    assert_eq!(
+        r.status,
+        Status::Passed,
+        "{} failures, e.g. {bad:#?}",
+        r.failures
+    );
     assert!(r.runs > 50, "only {} runs", r.runs);
     assert!(r.configs.len() >= 3, "configs {:?}", r.configs);
 }

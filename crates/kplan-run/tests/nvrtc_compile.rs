@@ -10,7 +10,9 @@ use kplan_run::verify::default_shapes;
 
 #[test]
 fn every_kernel_compiles_to_ptx() {
-    let require = std::env::var("KPLAN_REQUIRE_TOOLCHAINS").map(|v| v == "1").unwrap_or(false);
+    let require = std::env::var("KPLAN_REQUIRE_TOOLCHAINS")
+        .map(|v| v == "1")
+        .unwrap_or(false);
     if let Err(reason) = nvrtc_status() {
         assert!(!require, "KPLAN_REQUIRE_TOOLCHAINS=1 but {reason}");
         eprintln!("skipped: {reason}");
@@ -40,14 +42,31 @@ fn every_kernel_compiles_to_ptx() {
             }
             for (i, c) in configs.iter().enumerate() {
                 // every configuration for sm_90, the first (default) also for sm_80
-                let archs: &[&str] = if i == 0 { &["compute_80", "compute_90"] } else { &["compute_90"] };
+                let archs: &[&str] = if i == 0 {
+                    &["compute_80", "compute_90"]
+                } else {
+                    &["compute_90"]
+                };
                 for arch in archs {
-                    let ptx = compile_ptx(&dir.0, op, dtype, c, arch)
-                        .unwrap_or_else(|e| panic!("{} {} {} {arch}: {e}", op.as_str(), dtype.as_str(), c.label()));
+                    let ptx = compile_ptx(&dir.0, op, dtype, c, arch).unwrap_or_else(|e| {
+                        panic!(
+                            "{} {} {} {arch}: {e}",
+                            op.as_str(),
+                            dtype.as_str(),
+                            c.label()
+                        )
+                    });
                     assert!(ptx.contains(".entry"), "no kernel entry in PTX");
                     if c.vec as usize * dtype.bytes() == 16 {
-                        assert!(ptx.contains(".v4.u32") || ptx.contains(".v4.b32") || ptx.contains(".v4.f32"),
-                            "{} {} {}: 16-byte vectors expected in PTX", op.as_str(), dtype.as_str(), c.label());
+                        assert!(
+                            ptx.contains(".v4.u32")
+                                || ptx.contains(".v4.b32")
+                                || ptx.contains(".v4.f32"),
+                            "{} {} {}: 16-byte vectors expected in PTX",
+                            op.as_str(),
+                            dtype.as_str(),
+                            c.label()
+                        );
                     }
                     compiled += 1;
                 }

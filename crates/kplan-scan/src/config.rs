@@ -9,7 +9,13 @@ use std::path::{Path, PathBuf};
 pub const CONFIG_FILE: &str = "kplan.toml";
 
 /// File names recognised as a kplan portability header without configuration.
-pub const HEADER_NAMES: &[&str] = &["kplan.h", "kplan.cuh", "kplan_portability.h", "kplan_portable.h", "kplan-portability.h"];
+pub const HEADER_NAMES: &[&str] = &[
+    "kplan.h",
+    "kplan.cuh",
+    "kplan_portability.h",
+    "kplan_portable.h",
+    "kplan-portability.h",
+];
 
 #[derive(Debug, Clone, Default)]
 pub struct Config {
@@ -27,47 +33,96 @@ pub struct Config {
 fn err(path: &Path, text: &str, offset: usize, message: String) -> ScanError {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
-    ScanError::Config { path: path.to_owned(), line, column, message }
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
+    ScanError::Config {
+        path: path.to_owned(),
+        line,
+        column,
+        message,
+    }
 }
 
 /// Offset of the first occurrence of `"needle"` (quoted) or `needle` after `key`, for errors.
 fn locate(text: &str, key: &str, needle: &str) -> usize {
     let from = text.find(key).unwrap_or(0);
     let q = format!("\"{needle}\"");
-    text[from..].find(&q).or_else(|| text[from..].find(needle)).map(|i| i + from).unwrap_or(from)
+    text[from..]
+        .find(&q)
+        .or_else(|| text[from..].find(needle))
+        .map(|i| i + from)
+        .unwrap_or(from)
 }
 
 impl Config {
     /// Reads and validates `path`. `known_rule` says whether a rule id exists.
-    pub fn load(path: &Path, known_rule: &dyn Fn(&str) -> Option<Option<String>>) -> Result<Config, ScanError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ScanError::Input { path: path.to_owned(), message: format!("cannot read configuration: {e}") })?;
+    pub fn load(
+        path: &Path,
+        known_rule: &dyn Fn(&str) -> Option<Option<String>>,
+    ) -> Result<Config, ScanError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ScanError::Input {
+            path: path.to_owned(),
+            message: format!("cannot read configuration: {e}"),
+        })?;
         Config::parse(path, &text, known_rule)
     }
 
     /// `known_rule(id)` returns `None` when the id exists, `Some(suggestion)` when it does not.
-    pub fn parse(path: &Path, text: &str, known_rule: &dyn Fn(&str) -> Option<Option<String>>) -> Result<Config, ScanError> {
+    pub fn parse(
+        path: &Path,
+        text: &str,
+        known_rule: &dyn Fn(&str) -> Option<Option<String>>,
+    ) -> Result<Config, ScanError> {
         let doc: toml::Table = toml::from_str(text).map_err(|e| {
             let off = e.span().map(|s| s.start).unwrap_or(0);
             err(path, text, off, format!("invalid TOML: {}", e.message()))
         })?;
-        let mut cfg = Config { path: Some(path.to_owned()), ..Config::default() };
+        let mut cfg = Config {
+            path: Some(path.to_owned()),
+            ..Config::default()
+        };
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut tables: Vec<(&toml::Table, &str)> = vec![(&doc, "")];
         if let Some(v) = doc.get("scan") {
             match v.as_table() {
                 Some(t) => tables.push((t, "scan.")),
-                None => return Err(err(path, text, locate(text, "scan", "scan"), "`scan` must be a table".into())),
+                None => {
+                    return Err(err(
+                        path,
+                        text,
+                        locate(text, "scan", "scan"),
+                        "`scan` must be a table".into(),
+                    ))
+                }
             }
         }
         for (table, prefix) in tables {
             for (key, value) in table {
                 let at = || locate(text, key, key);
                 let strings = |v: &toml::Value, what: &str| -> Result<Vec<String>, ScanError> {
-                    let arr = v.as_array().ok_or_else(|| err(path, text, at(), format!("`{prefix}{what}` must be an array of strings")))?;
+                    let arr = v.as_array().ok_or_else(|| {
+                        err(
+                            path,
+                            text,
+                            at(),
+                            format!("`{prefix}{what}` must be an array of strings"),
+                        )
+                    })?;
                     arr.iter()
-                        .map(|x| x.as_str().map(str::to_string).ok_or_else(|| err(path, text, at(), format!("`{prefix}{what}` must be an array of strings"))))
+                        .map(|x| {
+                            x.as_str().map(str::to_string).ok_or_else(|| {
+                                err(
+                                    path,
+                                    text,
+                                    at(),
+                                    format!("`{prefix}{what}` must be an array of strings"),
+                                )
+                            })
+                        })
                         .collect()
                 };
                 let check_rules = |ids: &[String]| -> Result<(), ScanError> {
@@ -76,8 +131,15 @@ impl Config {
                             continue;
                         }
                         if let Some(sugg) = known_rule(id) {
-                            let hint = sugg.map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default();
-                            return Err(err(path, text, locate(text, key, id), format!("unknown rule `{id}` in `{prefix}{key}`{hint}")));
+                            let hint = sugg
+                                .map(|s| format!(" (did you mean `{s}`?)"))
+                                .unwrap_or_default();
+                            return Err(err(
+                                path,
+                                text,
+                                locate(text, key, id),
+                                format!("unknown rule `{id}` in `{prefix}{key}`{hint}"),
+                            ));
                         }
                     }
                     Ok(())
@@ -145,13 +207,19 @@ impl Config {
     }
 
     fn relative(&self, path: &Path) -> PathBuf {
-        let base = self.path.as_deref().and_then(Path::parent).unwrap_or(Path::new(""));
+        let base = self
+            .path
+            .as_deref()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new(""));
         let p = path.strip_prefix("./").unwrap_or(path);
         let b = base.strip_prefix("./").unwrap_or(base);
         if b.as_os_str().is_empty() || b == Path::new(".") {
             return p.to_path_buf();
         }
-        p.strip_prefix(b).map(Path::to_path_buf).unwrap_or_else(|_| p.to_path_buf())
+        p.strip_prefix(b)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|_| p.to_path_buf())
     }
 
     pub fn is_header(&self, path: &Path) -> bool {
@@ -160,7 +228,12 @@ impl Config {
                 return true;
             }
         }
-        let norm = |p: &Path| -> PathBuf { std::fs::canonicalize(p).unwrap_or_else(|_| p.components().collect()) };
-        !self.headers.is_empty() && { let np = norm(path); self.headers.iter().any(|h| norm(h) == np) }
+        let norm = |p: &Path| -> PathBuf {
+            std::fs::canonicalize(p).unwrap_or_else(|_| p.components().collect())
+        };
+        !self.headers.is_empty() && {
+            let np = norm(path);
+            self.headers.iter().any(|h| norm(h) == np)
+        }
     }
 }

@@ -60,7 +60,10 @@ impl<'kb> ScanCtx<'kb> {
         } else if let Some(t) = config.targets.clone().filter(|t| !t.is_empty()) {
             (t, false)
         } else {
-            (DEFAULT_TARGETS.iter().map(|s| s.to_string()).collect(), true)
+            (
+                DEFAULT_TARGETS.iter().map(|s| s.to_string()).collect(),
+                true,
+            )
         };
         let mut targets: Vec<Target> = Vec::new();
         for raw in &list {
@@ -69,7 +72,10 @@ impl<'kb> ScanCtx<'kb> {
                     Ok(r) => r,
                     Err(_) if from_default => continue,
                     Err(e) => {
-                        return Err(ScanError::UnknownTarget { name: e.name, suggestion: e.suggestion })
+                        return Err(ScanError::UnknownTarget {
+                            name: e.name,
+                            suggestion: e.suggestion,
+                        })
                     }
                 };
                 if targets.iter().any(|t| t.arch == r.arch.id) {
@@ -83,18 +89,29 @@ impl<'kb> ScanCtx<'kb> {
                     warp_size: a.warp_size.get(),
                     warp_sizes: a.warp_sizes.clone(),
                     shared_max: a.shared_per_block_bytes.get(),
-                    shared_default: a.shared_per_block_default_bytes.as_ref().and_then(|f| f.get()),
+                    shared_default: a
+                        .shared_per_block_default_bytes
+                        .as_ref()
+                        .and_then(|f| f.get()),
                 });
             }
         }
-        Ok(ScanCtx { kb, targets, config })
+        Ok(ScanCtx {
+            kb,
+            targets,
+            config,
+        })
     }
 
     /// A context with explicit targets and default configuration (tests, fuzzing, library use).
     pub fn with_targets(kb: &'kb Kb, names: &[&str]) -> Result<ScanCtx<'kb>, ScanError> {
         let v: Vec<String> = names.iter().map(|s| s.to_string()).collect();
         if v.is_empty() {
-            return Ok(ScanCtx { kb, targets: Vec::new(), config: Config::default() });
+            return Ok(ScanCtx {
+                kb,
+                targets: Vec::new(),
+                config: Config::default(),
+            });
         }
         ScanCtx::new(kb, &v, Config::default())
     }
@@ -103,17 +120,29 @@ impl<'kb> ScanCtx<'kb> {
         self.targets.iter().map(|t| t.arch.clone()).collect()
     }
     pub fn wave64_targets(&self) -> Vec<String> {
-        self.targets.iter().filter(|t| t.is_wave64()).map(|t| t.arch.clone()).collect()
+        self.targets
+            .iter()
+            .filter(|t| t.is_wave64())
+            .map(|t| t.arch.clone())
+            .collect()
     }
     pub fn has_wave64(&self) -> bool {
         self.targets.iter().any(Target::is_wave64)
     }
     /// Widest warp in scope (32 when no target says otherwise).
     pub fn max_warp_size(&self) -> u32 {
-        self.targets.iter().filter_map(|t| t.warp_size).max().unwrap_or(32)
+        self.targets
+            .iter()
+            .filter_map(|t| t.warp_size)
+            .max()
+            .unwrap_or(32)
     }
     pub fn vendor_targets(&self, v: Vendor) -> Vec<String> {
-        self.targets.iter().filter(|t| t.vendor == v).map(|t| t.arch.clone()).collect()
+        self.targets
+            .iter()
+            .filter(|t| t.vendor == v)
+            .map(|t| t.arch.clone())
+            .collect()
     }
     pub fn has_vendor(&self, v: Vendor) -> bool {
         self.targets.iter().any(|t| t.vendor == v)
@@ -138,7 +167,11 @@ impl<'kb> ScanCtx<'kb> {
             Scope::Nvidia => self.vendor_targets(Vendor::Nvidia),
             Scope::MultiVendor => {
                 if self.gpu_vendor_count() > 1 {
-                    self.targets.iter().filter(|t| t.vendor != Vendor::Cpu).map(|t| t.arch.clone()).collect()
+                    self.targets
+                        .iter()
+                        .filter(|t| t.vendor != Vendor::Cpu)
+                        .map(|t| t.arch.clone())
+                        .collect()
                 } else {
                     Vec::new()
                 }

@@ -11,9 +11,37 @@ use std::path::Path;
 /// Identifiers whose presence makes a file worth the full pass. A file with none of them has
 /// no device code, launches, shared memory or inline assembly for the rules to read.
 const TRIGGERS: &[&str] = &[
-    "__global__", "__device__", "DEVICE", "<<<", "__shared__", "asm", "__launch_bounds__", "warpSize", "WARP", "arp",
-    "wmma", "__nv_", "_sync", "__shfl", "__ballot", "__activemask", "cluster", "ooperative", "__AMDGCN", "SharedMemory",
-    "__pipeline", "memcpy_async", "SM80", "SM90", "SM100", "ensorMap", "GMMA", "threadIdx", "blockDim", "kernel", "Kernel",
+    "__global__",
+    "__device__",
+    "DEVICE",
+    "<<<",
+    "__shared__",
+    "asm",
+    "__launch_bounds__",
+    "warpSize",
+    "WARP",
+    "arp",
+    "wmma",
+    "__nv_",
+    "_sync",
+    "__shfl",
+    "__ballot",
+    "__activemask",
+    "cluster",
+    "ooperative",
+    "__AMDGCN",
+    "SharedMemory",
+    "__pipeline",
+    "memcpy_async",
+    "SM80",
+    "SM90",
+    "SM100",
+    "ensorMap",
+    "GMMA",
+    "threadIdx",
+    "blockDim",
+    "kernel",
+    "Kernel",
 ];
 
 fn prefilter() -> &'static aho_corasick::AhoCorasick {
@@ -45,22 +73,56 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
     }
     /// Reports at tokens `a..=b` with the rule's scope-derived severity (nothing when the
     /// scope does not apply).
-    pub fn report(&mut self, meta: &'static RuleMeta, a: usize, b: usize, message: String, help: &str) {
+    pub fn report(
+        &mut self,
+        meta: &'static RuleMeta,
+        a: usize,
+        b: usize,
+        message: String,
+        help: &str,
+    ) {
         if let Some((sev, targets)) = self.ctx.scope_severity(meta) {
             self.report_with(meta, sev, targets, a, b, message, help);
         }
     }
     #[allow(clippy::too_many_arguments)]
-    pub fn report_with(&mut self, meta: &'static RuleMeta, sev: Severity, targets: Vec<String>, a: usize, b: usize, message: String, help: &str) {
+    pub fn report_with(
+        &mut self,
+        meta: &'static RuleMeta,
+        sev: Severity,
+        targets: Vec<String>,
+        a: usize,
+        b: usize,
+        message: String,
+        help: &str,
+    ) {
         let (s, _) = self.src.span(a);
         let (_, e) = self.src.span(b.max(a));
         self.report_span(meta, sev, targets, s, e, message, help);
     }
     #[allow(clippy::too_many_arguments)]
-    pub fn report_span(&mut self, meta: &'static RuleMeta, sev: Severity, targets: Vec<String>, s: usize, e: usize, message: String, help: &str) {
-        let f = Finding::new(meta.id, sev, self.path, &self.src.lines, self.src.text, s, e, message)
-            .with_help(help)
-            .with_targets(targets);
+    pub fn report_span(
+        &mut self,
+        meta: &'static RuleMeta,
+        sev: Severity,
+        targets: Vec<String>,
+        s: usize,
+        e: usize,
+        message: String,
+        help: &str,
+    ) {
+        let f = Finding::new(
+            meta.id,
+            sev,
+            self.path,
+            &self.src.lines,
+            self.src.text,
+            s,
+            e,
+            message,
+        )
+        .with_help(help)
+        .with_targets(targets);
         self.out.push(f);
     }
     pub fn record_use(&mut self, feature: &'static str, rule: &'static str, tok: usize) {
@@ -69,7 +131,12 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
         }
         let (s, _) = self.src.span(tok);
         let (line, column) = self.src.lines.line_col(self.src.text, s);
-        self.uses.push(FeatureUse { feature, rule, line, column });
+        self.uses.push(FeatureUse {
+            feature,
+            rule,
+            line,
+            column,
+        });
     }
 
     // ---- token helpers shared by rules ----
@@ -143,7 +210,8 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
     }
     /// Whether any identifier in tokens `a..=b` satisfies `pred`.
     pub fn any_ident(&self, a: usize, b: usize, pred: impl Fn(&str) -> bool) -> bool {
-        (a..=b.min(self.src.toks.len().saturating_sub(1))).any(|i| self.src.kind(i) == Some(Tk::Ident) && pred(self.src.s(i)))
+        (a..=b.min(self.src.toks.len().saturating_sub(1)))
+            .any(|i| self.src.kind(i) == Some(Tk::Ident) && pred(self.src.s(i)))
     }
     /// Text of tokens `a..=b` joined without spaces (for messages), shortened.
     pub fn snippet(&self, a: usize, b: usize) -> String {
@@ -183,7 +251,15 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
                     continue;
                 }
             }
-            if t == "<" && i > 0 && src.kind(i - 1) == Some(Tk::Ident) && src.s(i - 1).chars().next().is_some_and(|c| c.is_ascii_uppercase() || c == 's') {
+            if t == "<"
+                && i > 0
+                && src.kind(i - 1) == Some(Tk::Ident)
+                && src
+                    .s(i - 1)
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_uppercase() || c == 's')
+            {
                 angle += 1;
             } else if t == ">" && angle > 0 {
                 angle -= 1;
@@ -213,12 +289,43 @@ pub fn is_thread_ident(s: &str) -> bool {
         return true;
     }
     let l = s.to_ascii_lowercase();
-    matches!(l.as_str(), "tid" | "tidx" | "tx" | "thread_id" | "threadid" | "thread_idx" | "thread_index" | "threadindex" | "local_tid" | "thr_id" | "t_id" | "ltid" | "tid_x" | "thread_id_x" | "tid_in_block" | "local_id" | "lid")
+    matches!(
+        l.as_str(),
+        "tid"
+            | "tidx"
+            | "tx"
+            | "thread_id"
+            | "threadid"
+            | "thread_idx"
+            | "thread_index"
+            | "threadindex"
+            | "local_tid"
+            | "thr_id"
+            | "t_id"
+            | "ltid"
+            | "tid_x"
+            | "thread_id_x"
+            | "tid_in_block"
+            | "local_id"
+            | "lid"
+    )
 }
 /// Identifier denotes a warp index (`warp_id`, `warpId`, `wid`).
 pub fn is_warp_id_ident(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
-    matches!(l.as_str(), "wid" | "warp" | "warpid" | "warp_id" | "warp_idx" | "warpidx" | "warp_index" | "warpindex" | "warp_no" | "wrp")
+    matches!(
+        l.as_str(),
+        "wid"
+            | "warp"
+            | "warpid"
+            | "warp_id"
+            | "warp_idx"
+            | "warpidx"
+            | "warp_index"
+            | "warpindex"
+            | "warp_no"
+            | "wrp"
+    )
 }
 /// Identifier denotes the number of threads in a block (`blockDim`, `num_threads`).
 pub fn is_block_threads_ident(s: &str) -> bool {
@@ -226,12 +333,18 @@ pub fn is_block_threads_ident(s: &str) -> bool {
         return true;
     }
     let l = s.to_ascii_lowercase();
-    l.contains("thread") && !l.contains("warp") && !l.contains("idx") && !l.contains("id") && l != "thread"
+    l.contains("thread")
+        && !l.contains("warp")
+        && !l.contains("idx")
+        && !l.contains("id")
+        && l != "thread"
 }
 /// Identifier is a portable source of the warp width (never fires).
 pub fn is_portable_warp_size(s: &str) -> bool {
-    matches!(s, "warpSize" | "WARP_SIZE" | "C10_WARP_SIZE" | "KPLAN_WARP_SIZE" | "kWarpSize")
-        || s.starts_with("KPLAN_")
+    matches!(
+        s,
+        "warpSize" | "WARP_SIZE" | "C10_WARP_SIZE" | "KPLAN_WARP_SIZE" | "kWarpSize"
+    ) || s.starts_with("KPLAN_")
         || s.to_ascii_lowercase().contains("warp_size")
         || s.to_ascii_lowercase().contains("warpsize")
 }
@@ -250,7 +363,9 @@ pub fn scan_file_ex(ctx: &ScanCtx, path: &Path, text: &str) -> (Vec<Finding>, Ve
 /// Warp intrinsics this file redefines as function-like macros (a project shim such as
 /// `#define __shfl_xor_sync(mask, v, o, w) __shfl_xor(v, o, w)`): their mask never reaches HIP.
 pub fn shadowed_intrinsics(text: &str) -> Vec<String> {
-    if memchr::memmem::find(text.as_bytes(), b"_sync").is_none() || memchr::memmem::find(text.as_bytes(), b"define").is_none() {
+    if memchr::memmem::find(text.as_bytes(), b"_sync").is_none()
+        || memchr::memmem::find(text.as_bytes(), b"define").is_none()
+    {
         return Vec::new();
     }
     let src = lex(text);
@@ -268,12 +383,22 @@ pub fn feature_uses(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<FeatureUse> {
     run(ctx, path, text, true).1
 }
 
-fn run(ctx: &ScanCtx, path: &Path, text: &str, inventory_only: bool) -> (Vec<Finding>, Vec<FeatureUse>) {
+fn run(
+    ctx: &ScanCtx,
+    path: &Path,
+    text: &str,
+    inventory_only: bool,
+) -> (Vec<Finding>, Vec<FeatureUse>) {
     let (f, u, _) = run_full(ctx, path, text, inventory_only);
     (f, u)
 }
 
-fn run_full(ctx: &ScanCtx, path: &Path, text: &str, inventory_only: bool) -> (Vec<Finding>, Vec<FeatureUse>, Vec<String>) {
+fn run_full(
+    ctx: &ScanCtx,
+    path: &Path,
+    text: &str,
+    inventory_only: bool,
+) -> (Vec<Finding>, Vec<FeatureUse>, Vec<String>) {
     if prefilter().find(text).is_none() {
         return (Vec::new(), Vec::new(), Vec::new());
     }
@@ -286,7 +411,15 @@ fn run_full(ctx: &ScanCtx, path: &Path, text: &str, inventory_only: bool) -> (Ve
         .filter(|n| crate::rules::full_mask_literal::is_sync_intrinsic(n))
         .map(str::to_string)
         .collect();
-    let mut cx = Cx { ctx, path, src: &src, is_header: ctx.is_header(path), out: Vec::new(), uses: Vec::new(), collect_uses: inventory_only };
+    let mut cx = Cx {
+        ctx,
+        path,
+        src: &src,
+        is_header: ctx.is_header(path),
+        out: Vec::new(),
+        uses: Vec::new(),
+        collect_uses: inventory_only,
+    };
     crate::rules::run_all(&mut cx, inventory_only);
     (cx.out, cx.uses, shadowed)
 }

@@ -136,10 +136,25 @@ impl Finding {
         self.targets = targets;
         self
     }
-    pub fn with_label(mut self, lines: &LineIndex, text: &str, start: usize, end: usize, message: impl Into<String>) -> Finding {
+    pub fn with_label(
+        mut self,
+        lines: &LineIndex,
+        text: &str,
+        start: usize,
+        end: usize,
+        message: impl Into<String>,
+    ) -> Finding {
         let (line, column) = lines.line_col(text, start);
         let (end_line, end_column) = lines.line_col(text, end.max(start));
-        self.labels.push(Label { start, end: end.max(start), line, column, end_line, end_column, message: message.into() });
+        self.labels.push(Label {
+            start,
+            end: end.max(start),
+            line,
+            column,
+            end_line,
+            end_column,
+            message: message.into(),
+        });
         self
     }
     /// Sort key: path, position, rule, message.
@@ -184,7 +199,9 @@ impl LineIndex {
         let s = self.line_start(l).min(offset);
         let col = match text.get(s..offset) {
             Some(seg) => seg.chars().count(),
-            None => String::from_utf8_lossy(&text.as_bytes()[s..offset]).chars().count(),
+            None => String::from_utf8_lossy(&text.as_bytes()[s..offset])
+                .chars()
+                .count(),
         };
         (l as u32 + 1, col as u32 + 1)
     }

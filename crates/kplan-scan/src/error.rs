@@ -4,11 +4,22 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
     #[error("unknown target `{name}`{}", suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]
-    UnknownTarget { name: String, suggestion: Option<String> },
+    UnknownTarget {
+        name: String,
+        suggestion: Option<String>,
+    },
     #[error("{path}:{line}:{column}: {message}")]
-    Config { path: PathBuf, line: usize, column: usize, message: String },
+    Config {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     #[error("{path}: {message}")]
     Input { path: PathBuf, message: String },
     #[error("unknown rule `{id}`{}", suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]
-    UnknownRule { id: String, suggestion: Option<String> },
+    UnknownRule {
+        id: String,
+        suggestion: Option<String>,
+    },
 }

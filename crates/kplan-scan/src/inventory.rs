@@ -76,15 +76,27 @@ pub fn inventory_with(ctx: &ScanCtx, paths: &[PathBuf]) -> Result<Inventory, Sca
     let mut map: BTreeMap<(&'static str, &'static str), Vec<Location>> = BTreeMap::new();
     for (p, uses) in per_file {
         for u in uses {
-            map.entry((u.feature, u.rule)).or_default().push(Location { path: p.clone(), line: u.line, column: u.column });
+            map.entry((u.feature, u.rule)).or_default().push(Location {
+                path: p.clone(),
+                line: u.line,
+                column: u.column,
+            });
         }
     }
     let items = map
         .into_iter()
         .map(|((feature, rule), mut locations)| {
             locations.sort();
-            InventoryItem { feature: feature.to_string(), rule: rule.to_string(), count: locations.len(), locations }
+            InventoryItem {
+                feature: feature.to_string(),
+                rule: rule.to_string(),
+                count: locations.len(),
+                locations,
+            }
         })
         .collect();
-    Ok(Inventory { files_scanned, items })
+    Ok(Inventory {
+        files_scanned,
+        items,
+    })
 }

@@ -130,13 +130,19 @@ impl<'a> Src<'a> {
     #[inline]
     pub fn s(&self, i: usize) -> &'a str {
         match self.toks.get(i) {
-            Some(t) => self.text.get(t.start as usize..t.end as usize).unwrap_or(""),
+            Some(t) => self
+                .text
+                .get(t.start as usize..t.end as usize)
+                .unwrap_or(""),
             None => "",
         }
     }
     #[inline]
     pub fn is(&self, i: usize, s: &str) -> bool {
-        self.toks.get(i).is_some_and(|t| (t.end - t.start) as usize == s.len()) && self.s(i) == s
+        self.toks
+            .get(i)
+            .is_some_and(|t| (t.end - t.start) as usize == s.len())
+            && self.s(i) == s
     }
     #[inline]
     pub fn kind(&self, i: usize) -> Option<Tk> {
@@ -147,7 +153,11 @@ impl<'a> Src<'a> {
     }
     /// Matching bracket of token `i`.
     pub fn mate(&self, i: usize) -> Option<usize> {
-        self.matching.get(i).copied().filter(|&m| m != NONE).map(|m| m as usize)
+        self.matching
+            .get(i)
+            .copied()
+            .filter(|&m| m != NONE)
+            .map(|m| m as usize)
     }
     /// Value of an integer literal token (suffixes and digit separators allowed).
     pub fn int(&self, i: usize) -> Option<u64> {
@@ -207,11 +217,15 @@ impl<'a> Src<'a> {
     /// Whether token `i` sits inside a conditional branch other than an include guard.
     /// `with_fallback`: only count groups that have an `#elif`/`#else`.
     pub fn in_conditional(&self, i: usize, with_fallback: bool) -> bool {
-        let Some(t) = self.toks.get(i) else { return false };
+        let Some(t) = self.toks.get(i) else {
+            return false;
+        };
         let mut b = t.branch;
         let mut guard = 0;
         while b != 0 && guard < 100_000 {
-            let Some(br) = self.branches.get(b as usize) else { break };
+            let Some(br) = self.branches.get(b as usize) else {
+                break;
+            };
             if let Some(g) = self.groups.get(br.group as usize) {
                 if !g.include_guard && (!with_fallback || g.has_alternative) {
                     return true;
@@ -227,7 +241,10 @@ impl<'a> Src<'a> {
         self.toks.get(i).map(|t| t.line).unwrap_or(0)
     }
     pub fn span(&self, i: usize) -> (usize, usize) {
-        self.toks.get(i).map(|t| (t.start as usize, t.end as usize)).unwrap_or((0, 0))
+        self.toks
+            .get(i)
+            .map(|t| (t.start as usize, t.end as usize))
+            .unwrap_or((0, 0))
     }
     /// Contents of a string literal token without quotes/prefix (raw strings too).
     pub fn str_body(&self, i: usize) -> &'a str {
@@ -286,11 +303,18 @@ fn is_ident_byte(b: u8) -> bool {
 /// recognised by shape: all caps, ending in `DEVICE`, `DEVICE_INLINE`, `DEVICE_FUNC` or
 /// `DEVICE_FORCEINLINE`.
 fn device_macro_shape(s: &str) -> bool {
-    if s.len() < 7 || !s.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') {
+    if s.len() < 7
+        || !s
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    {
         return false;
     }
     let t = s.trim_end_matches('_');
-    t.ends_with("DEVICE") || t.ends_with("DEVICE_INLINE") || t.ends_with("DEVICE_FUNC") || t.ends_with("DEVICE_FORCEINLINE")
+    t.ends_with("DEVICE")
+        || t.ends_with("DEVICE_INLINE")
+        || t.ends_with("DEVICE_FUNC")
+        || t.ends_with("DEVICE_FORCEINLINE")
 }
 
 fn kernel_macro_shape(s: &str) -> bool {
@@ -310,7 +334,10 @@ pub fn classify_macro(name: &str) -> Platform {
         | "HIP_VERSION" | "ROCM_VERSION" | "KPLAN_BACKEND_HIP" => return Platform::Amd,
         _ => {}
     }
-    if name.starts_with("__CUDA_ARCH_FEAT_") || name.starts_with("CUTLASS_ARCH_") || name.starts_with("CUTE_ARCH_") {
+    if name.starts_with("__CUDA_ARCH_FEAT_")
+        || name.starts_with("CUTLASS_ARCH_")
+        || name.starts_with("CUTE_ARCH_")
+    {
         return Platform::Nvidia;
     }
     let lower = name.to_ascii_lowercase();
@@ -320,10 +347,18 @@ pub fn classify_macro(name: &str) -> Platform {
     let upper = name.to_ascii_uppercase();
     // switches of the HIP headers (`HIP_DISABLE_WARP_SYNC_BUILTINS`, `HIP_ENABLE_...`) are
     // options, not a platform test: both platforms can see them defined or not
-    if upper.starts_with("HIP_DISABLE_") || upper.starts_with("HIP_ENABLE_") || upper.starts_with("__HIP_DISABLE_") || upper.starts_with("__HIP_ENABLE_") {
+    if upper.starts_with("HIP_DISABLE_")
+        || upper.starts_with("HIP_ENABLE_")
+        || upper.starts_with("__HIP_DISABLE_")
+        || upper.starts_with("__HIP_ENABLE_")
+    {
         return Platform::Any;
     }
-    if upper.contains("ROCM") || upper.split('_').any(|c| c == "HIP" || c == "AMDGPU" || c == "AMDGCN" || c == "AMD") {
+    if upper.contains("ROCM")
+        || upper
+            .split('_')
+            .any(|c| c == "HIP" || c == "AMDGPU" || c == "AMDGCN" || c == "AMD")
+    {
         if upper.contains("NVIDIA") || upper.contains("NVCC") {
             return Platform::Nvidia;
         }
@@ -339,7 +374,12 @@ fn function_like_at(b: &[u8], k: usize) -> bool {
 /// [`classify_macro`], then feature macros this file defines under a platform test.
 pub fn classify_local(name: &str, local: &[(String, Platform)]) -> Platform {
     match classify_macro(name) {
-        Platform::Any => local.iter().rev().find(|(n, _)| n == name).map(|(_, p)| *p).unwrap_or(Platform::Any),
+        Platform::Any => local
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, p)| *p)
+            .unwrap_or(Platform::Any),
         p => p,
     }
 }
@@ -416,7 +456,26 @@ impl<'c> CondParser<'c> {
         let mut out = v;
         loop {
             let op = self.peek();
-            if !matches!(op, "==" | "!=" | "<" | ">" | "<=" | ">=" | "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^" | "<<" | ">>" | "?" | ":") {
+            if !matches!(
+                op,
+                "==" | "!="
+                    | "<"
+                    | ">"
+                    | "<="
+                    | ">="
+                    | "+"
+                    | "-"
+                    | "*"
+                    | "/"
+                    | "%"
+                    | "&"
+                    | "|"
+                    | "^"
+                    | "<<"
+                    | ">>"
+                    | "?"
+                    | ":"
+            ) {
                 break;
             }
             self.bump();
@@ -502,7 +561,10 @@ impl<'c> CondParser<'c> {
                 CV::Amd
             }
             Platform::Nvidia => {
-                if !n.starts_with("__CUDA_ARCH") && !n.starts_with("CUTLASS_ARCH_") && !n.starts_with("CUTE_ARCH_") {
+                if !n.starts_with("__CUDA_ARCH")
+                    && !n.starts_with("CUTLASS_ARCH_")
+                    && !n.starts_with("CUTE_ARCH_")
+                {
                     self.vendor_test = true;
                 }
                 CV::Nv
@@ -530,7 +592,9 @@ fn cond_tokens(s: &str) -> Vec<&str> {
             }
         } else if is_ident_byte(c) {
             let st = i;
-            while i < b.len() && (is_ident_byte(b[i]) || (b[i] == b'\'' && st < i && b[st].is_ascii_digit())) {
+            while i < b.len()
+                && (is_ident_byte(b[i]) || (b[i] == b'\'' && st < i && b[st].is_ascii_digit()))
+            {
                 i += 1;
             }
             out.push(&s[st..i]);
@@ -555,8 +619,17 @@ pub fn classify_condition(cond: &str) -> (Platform, bool, Option<bool>) {
 }
 
 /// [`classify_condition`] knowing this file's platform feature macros.
-pub fn classify_condition_with(cond: &str, local: &[(String, Platform)]) -> (Platform, bool, Option<bool>) {
-    let mut p = CondParser { local, toks: cond_tokens(cond), pos: 0, depth: 0, vendor_test: false };
+pub fn classify_condition_with(
+    cond: &str,
+    local: &[(String, Platform)],
+) -> (Platform, bool, Option<bool>) {
+    let mut p = CondParser {
+        local,
+        toks: cond_tokens(cond),
+        pos: 0,
+        depth: 0,
+        vendor_test: false,
+    };
     let v = p.or();
     let plat = match v {
         CV::Amd => Platform::Amd,
@@ -611,7 +684,10 @@ fn amd_disjunct_with(cond: &str, local: &[(String, Platform)]) -> bool {
     // a plain test: `defined(X)`, `defined X` or `X` with X an AMD platform macro, nothing else
     parts.len() > 1
         && parts.iter().any(|p| {
-            let words: Vec<&&str> = p.iter().filter(|t| !matches!(**t, "(" | ")" | "defined")).collect();
+            let words: Vec<&&str> = p
+                .iter()
+                .filter(|t| !matches!(**t, "(" | ")" | "defined"))
+                .collect();
             words.len() == 1 && classify_local(words[0], local) == Platform::Amd
         })
 }
@@ -633,7 +709,14 @@ pub fn lex(text: &str) -> Src<'_> {
     let mut matching: Vec<u32> = Vec::with_capacity(n / 5 + 16);
     let mut line_starts: Vec<u32> = Vec::with_capacity(n / 30 + 2);
     line_starts.push(0);
-    let mut branches = vec![Branch { parent: 0, platform: Platform::Any, dead: false, group: 0, is_alternative: false, cond: (0, 0) }];
+    let mut branches = vec![Branch {
+        parent: 0,
+        platform: Platform::Any,
+        dead: false,
+        group: 0,
+        is_alternative: false,
+        cond: (0, 0),
+    }];
     let mut groups = vec![Group::default()];
     let mut funcs: Vec<Func> = Vec::new();
     let mut directives: Vec<Directive> = Vec::new();
@@ -650,7 +733,14 @@ pub fn lex(text: &str) -> Src<'_> {
     let mut paren_depth: u32 = 0;
     let mut cur_func: u32 = 0;
     let mut func_open_depth: u32 = 0;
-    let mut fs = FnState { kind: None, marker: 0, paren_base: 0, paren_seen: false, eq_seen: false, name: None };
+    let mut fs = FnState {
+        kind: None,
+        marker: 0,
+        paren_base: 0,
+        paren_seen: false,
+        eq_seen: false,
+        name: None,
+    };
 
     // define-body lexing state
     let mut directive_end: usize = 0; // when in a #define body: end byte of the directive
@@ -700,7 +790,10 @@ pub fn lex(text: &str) -> Src<'_> {
             i += 1;
             continue;
         }
-        if c == b'\\' && (b.get(i + 1) == Some(&b'\n') || (b.get(i + 1) == Some(&b'\r') && b.get(i + 2) == Some(&b'\n'))) {
+        if c == b'\\'
+            && (b.get(i + 1) == Some(&b'\n')
+                || (b.get(i + 1) == Some(&b'\r') && b.get(i + 2) == Some(&b'\n')))
+        {
             let nl = if b[i + 1] == b'\n' { i + 1 } else { i + 2 };
             newline_at!(nl);
             i = nl + 1;
@@ -714,7 +807,9 @@ pub fn lex(text: &str) -> Src<'_> {
                 continue;
             }
             if b[i + 1] == b'*' {
-                let e = memchr::memmem::find(&b[i + 2..], b"*/").map(|p| i + 2 + p + 2).unwrap_or(n);
+                let e = memchr::memmem::find(&b[i + 2..], b"*/")
+                    .map(|p| i + 2 + p + 2)
+                    .unwrap_or(n);
                 count_newlines!(i, e);
                 i = e;
                 continue;
@@ -749,7 +844,10 @@ pub fn lex(text: &str) -> Src<'_> {
             }
             let dtext = &text[dstart + 1..e];
             let dtrim = dtext.trim_start_matches([' ', '\t']);
-            let name_len = dtrim.bytes().take_while(|&x| x.is_ascii_alphabetic()).count();
+            let name_len = dtrim
+                .bytes()
+                .take_while(|&x| x.is_ascii_alphabetic())
+                .count();
             let name = &dtrim[..name_len];
             let rest = &dtrim[name_len..];
             match name {
@@ -759,7 +857,9 @@ pub fn lex(text: &str) -> Src<'_> {
                     } else {
                         let m = cond_tokens(rest).first().copied().unwrap_or("");
                         let p = classify_local(m, &local_macros);
-                        let vendor = p != Platform::Any && !m.starts_with("__CUDA_ARCH") && !m.starts_with("CUTLASS_ARCH_");
+                        let vendor = p != Platform::Any
+                            && !m.starts_with("__CUDA_ARCH")
+                            && !m.starts_with("CUTLASS_ARCH_");
                         (p, vendor, None)
                     };
                     if name == "ifndef" {
@@ -770,12 +870,39 @@ pub fn lex(text: &str) -> Src<'_> {
                         };
                     }
                     let g = groups.len() as u32;
-                    groups.push(Group { has_alternative: false, platform_test: plat != Platform::Any, func: cur_func, include_guard: false });
-                    last_ifndef = if name == "ifndef" { Some((cond_tokens(rest).first().copied().unwrap_or("").to_string(), g, toks.len())) } else { None };
+                    groups.push(Group {
+                        has_alternative: false,
+                        platform_test: plat != Platform::Any,
+                        func: cur_func,
+                        include_guard: false,
+                    });
+                    last_ifndef = if name == "ifndef" {
+                        Some((
+                            cond_tokens(rest).first().copied().unwrap_or("").to_string(),
+                            g,
+                            toks.len(),
+                        ))
+                    } else {
+                        None
+                    };
                     let is_dead = constant == Some(false);
                     let nb = branches.len() as u32;
-                    branches.push(Branch { parent: branch, platform: plat, dead: is_dead, group: g, is_alternative: false, cond: (dstart as u32, e as u32) });
-                    directives.push(Directive { start: dstart as u32, end: e as u32, line, platform: plat, vendor_test: vendor, func: cur_func });
+                    branches.push(Branch {
+                        parent: branch,
+                        platform: plat,
+                        dead: is_dead,
+                        group: g,
+                        is_alternative: false,
+                        cond: (dstart as u32, e as u32),
+                    });
+                    directives.push(Directive {
+                        start: dstart as u32,
+                        end: e as u32,
+                        line,
+                        platform: plat,
+                        vendor_test: vendor,
+                        func: cur_func,
+                    });
                     cond_stack.push(CondFrame {
                         group: g,
                         depth_at_if: depth,
@@ -803,7 +930,19 @@ pub fn lex(text: &str) -> Src<'_> {
                         } else {
                             let m = cond_tokens(rest).first().copied().unwrap_or("");
                             let p = classify_local(m, &local_macros);
-                            (if name == "elifndef" { match p { Platform::Amd => Platform::Nvidia, Platform::Nvidia => Platform::Amd, x => x } } else { p }, p != Platform::Any, None)
+                            (
+                                if name == "elifndef" {
+                                    match p {
+                                        Platform::Amd => Platform::Nvidia,
+                                        Platform::Nvidia => Platform::Amd,
+                                        x => x,
+                                    }
+                                } else {
+                                    p
+                                },
+                                p != Platform::Any,
+                                None,
+                            )
                         };
                         if name == "elif" && amd_disjunct_with(rest, &local_macros) {
                             fr.else_not_amd = true;
@@ -813,7 +952,9 @@ pub fn lex(text: &str) -> Src<'_> {
                             plat = match fr.seen {
                                 Platform::Amd => Platform::Nvidia,
                                 Platform::Nvidia => Platform::Amd,
-                                Platform::Any if name == "else" && fr.else_not_amd => Platform::Nvidia,
+                                Platform::Any if name == "else" && fr.else_not_amd => {
+                                    Platform::Nvidia
+                                }
                                 Platform::Any => Platform::Any,
                             };
                         } else if fr.seen != Platform::Any && fr.seen != plat {
@@ -822,14 +963,29 @@ pub fn lex(text: &str) -> Src<'_> {
                         } else {
                             fr.seen = plat;
                         }
-                        let is_dead = fr.any_taken_const || (constant == Some(false) && name != "else");
+                        let is_dead =
+                            fr.any_taken_const || (constant == Some(false) && name != "else");
                         if constant == Some(true) && name != "else" {
                             fr.any_taken_const = true;
                         }
                         let nb = branches.len() as u32;
-                        branches.push(Branch { parent: fr.parent_branch, platform: plat, dead: is_dead, group: fr.group, is_alternative: true, cond: (dstart as u32, e as u32) });
+                        branches.push(Branch {
+                            parent: fr.parent_branch,
+                            platform: plat,
+                            dead: is_dead,
+                            group: fr.group,
+                            is_alternative: true,
+                            cond: (dstart as u32, e as u32),
+                        });
                         if name != "else" {
-                            directives.push(Directive { start: dstart as u32, end: e as u32, line, platform: plat, vendor_test: vendor, func: cur_func });
+                            directives.push(Directive {
+                                start: dstart as u32,
+                                end: e as u32,
+                                line,
+                                platform: plat,
+                                vendor_test: vendor,
+                                func: cur_func,
+                            });
                         }
                         branch = nb;
                     }
@@ -883,7 +1039,10 @@ pub fn lex(text: &str) -> Src<'_> {
                                 if ex.1 != p {
                                     ex.1 = Platform::Any;
                                 }
-                            } else if p != Platform::Any && !function_like_at(b, k) && local_macros.len() < 4096 {
+                            } else if p != Platform::Any
+                                && !function_like_at(b, k)
+                                && local_macros.len() < 4096
+                            {
                                 local_macros.push((mname.to_string(), p));
                             }
                         }
@@ -952,7 +1111,9 @@ pub fn lex(text: &str) -> Src<'_> {
                         pat.push(b')');
                         pat.extend_from_slice(delim);
                         pat.push(b'"');
-                        let e = memchr::memmem::find(&b[o + 1..], &pat).map(|p| o + 1 + p + pat.len()).unwrap_or(n);
+                        let e = memchr::memmem::find(&b[o + 1..], &pat)
+                            .map(|p| o + 1 + p + pat.len())
+                            .unwrap_or(n);
                         count_newlines!(i, e);
                         i = e;
                     }
@@ -971,11 +1132,14 @@ pub fn lex(text: &str) -> Src<'_> {
                 i = k;
                 kind = Tk::Ident;
             }
-        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(|d| d.is_ascii_digit())) {
+        } else if c.is_ascii_digit()
+            || (c == b'.' && b.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
+        {
             let mut k = i + 1;
             while k < n {
                 let x = b[k];
-                let exponent_sign = (x == b'+' || x == b'-') && matches!(b[k - 1], b'e' | b'E' | b'p' | b'P');
+                let exponent_sign =
+                    (x == b'+' || x == b'-') && matches!(b[k - 1], b'e' | b'E' | b'p' | b'P');
                 let separator = x == b'\'' && k + 1 < n && b[k + 1].is_ascii_alphanumeric();
                 if is_ident_byte(x) || x == b'.' || exponent_sign || separator {
                     k += 1;
@@ -993,12 +1157,37 @@ pub fn lex(text: &str) -> Src<'_> {
             kind = Tk::Char;
         } else {
             let rest = &b[i..n.min(i + 3)];
-            let len = if rest.starts_with(b"<<<") || rest.starts_with(b">>>") || rest.starts_with(b">>=") || rest.starts_with(b"<<=") || rest.starts_with(b"...") {
+            let len = if rest.starts_with(b"<<<")
+                || rest.starts_with(b">>>")
+                || rest.starts_with(b">>=")
+                || rest.starts_with(b"<<=")
+                || rest.starts_with(b"...")
+            {
                 3
             } else if rest.len() >= 2
                 && matches!(
                     &rest[..2],
-                    b"::" | b"->" | b"<<" | b">>" | b"==" | b"!=" | b"<=" | b">=" | b"&&" | b"||" | b"+=" | b"-=" | b"*=" | b"/=" | b"%=" | b"&=" | b"|=" | b"^=" | b"++" | b"--" | b"##"
+                    b"::"
+                        | b"->"
+                        | b"<<"
+                        | b">>"
+                        | b"=="
+                        | b"!="
+                        | b"<="
+                        | b">="
+                        | b"&&"
+                        | b"||"
+                        | b"+="
+                        | b"-="
+                        | b"*="
+                        | b"/="
+                        | b"%="
+                        | b"&="
+                        | b"|="
+                        | b"^="
+                        | b"++"
+                        | b"--"
+                        | b"##"
                 )
             {
                 2
@@ -1012,7 +1201,9 @@ pub fn lex(text: &str) -> Src<'_> {
         }
         if kind == Tk::Str || kind == Tk::Char {
             // escaped newlines and raw strings span lines
-            if memchr::memchr(b'\n', &b[start..i]).is_some() && !(kind == Tk::Str && text[start..i].contains("R\"")) {
+            if memchr::memchr(b'\n', &b[start..i]).is_some()
+                && !(kind == Tk::Str && text[start..i].contains("R\""))
+            {
                 count_newlines!(start, i);
             }
         }
@@ -1021,7 +1212,16 @@ pub fn lex(text: &str) -> Src<'_> {
         }
         let idx = toks.len() as u32;
         let flags = if in_define { IN_DEFINE } else { 0 };
-        toks.push(Token { kind, flags, start: start as u32, end: i as u32, line, branch, func: if in_define { 0 } else { cur_func }, depth });
+        toks.push(Token {
+            kind,
+            flags,
+            start: start as u32,
+            end: i as u32,
+            line,
+            branch,
+            func: if in_define { 0 } else { cur_func },
+            depth,
+        });
         matching.push(NONE);
 
         if kind != Tk::Punct && kind != Tk::Ident {
@@ -1057,11 +1257,23 @@ pub fn lex(text: &str) -> Src<'_> {
                         _ => FnKind::Device,
                     };
                     if fs.kind.is_none() {
-                        fs = FnState { kind: Some(kind), marker: idx, paren_base: paren_depth, paren_seen: false, eq_seen: false, name: None };
+                        fs = FnState {
+                            kind: Some(kind),
+                            marker: idx,
+                            paren_base: paren_depth,
+                            paren_seen: false,
+                            eq_seen: false,
+                            name: None,
+                        };
                     } else {
                         fs.kind = Some(kind);
                     }
-                } else if fs.kind.is_some() && !fs.paren_seen && paren_depth == fs.paren_base && w != "__launch_bounds__" && !w.starts_with("__") {
+                } else if fs.kind.is_some()
+                    && !fs.paren_seen
+                    && paren_depth == fs.paren_base
+                    && w != "__launch_bounds__"
+                    && !w.starts_with("__")
+                {
                     fs.name = Some(idx);
                 }
             }
@@ -1087,7 +1299,15 @@ pub fn lex(text: &str) -> Src<'_> {
                             attr = p.kind == Tk::Ident
                                 && matches!(
                                     &b[p.start as usize..p.end as usize],
-                                    b"__launch_bounds__" | b"__attribute__" | b"__align__" | b"alignas" | b"__declspec" | b"__cluster_dims__" | b"__maxnreg__" | b"__grid_constant__" | b"decltype"
+                                    b"__launch_bounds__"
+                                        | b"__attribute__"
+                                        | b"__align__"
+                                        | b"alignas"
+                                        | b"__declspec"
+                                        | b"__cluster_dims__"
+                                        | b"__maxnreg__"
+                                        | b"__grid_constant__"
+                                        | b"decltype"
                                 );
                         }
                     }
@@ -1113,7 +1333,13 @@ pub fn lex(text: &str) -> Src<'_> {
                 bracket_stack.push(idx);
                 if cur_func == 0 && fs.kind.is_some() {
                     if fs.paren_seen && !fs.eq_seen && paren_depth == fs.paren_base {
-                        funcs.push(Func { kind: fs.kind.unwrap_or(FnKind::Device), name: fs.name, marker: fs.marker, open: idx, close: NONE });
+                        funcs.push(Func {
+                            kind: fs.kind.unwrap_or(FnKind::Device),
+                            name: fs.name,
+                            marker: fs.marker,
+                            open: idx,
+                            close: NONE,
+                        });
                         cur_func = funcs.len() as u32;
                         func_open_depth = depth;
                         if let Some(t) = toks.last_mut() {
@@ -1151,7 +1377,14 @@ pub fn lex(text: &str) -> Src<'_> {
                 }
             }
             b"=" => {
-                if fs.kind.is_some() && paren_depth == fs.paren_base && !(idx > 0 && toks[idx as usize - 1].kind == Tk::Ident && &b[toks[idx as usize - 1].start as usize..toks[idx as usize - 1].end as usize] == b"operator") {
+                if fs.kind.is_some()
+                    && paren_depth == fs.paren_base
+                    && !(idx > 0
+                        && toks[idx as usize - 1].kind == Tk::Ident
+                        && &b[toks[idx as usize - 1].start as usize
+                            ..toks[idx as usize - 1].end as usize]
+                            == b"operator")
+                {
                     fs.eq_seen = true;
                 }
             }
@@ -1169,7 +1402,17 @@ pub fn lex(text: &str) -> Src<'_> {
             f.close = ntok;
         }
     }
-    Src { text, toks, matching, branches, groups, funcs, directives, defines, lines: LineIndex::from_starts(line_starts) }
+    Src {
+        text,
+        toks,
+        matching,
+        branches,
+        groups,
+        funcs,
+        directives,
+        defines,
+        lines: LineIndex::from_starts(line_starts),
+    }
 }
 
 fn skip_string(b: &[u8], q: usize) -> usize {

@@ -26,7 +26,11 @@ pub use walk::{scan_paths, scan_text, FileKind, FileNote, ScanResult};
 
 /// Every rule: CUDA/HIP rules, then Triton rules. Ids are unique (a test checks).
 pub fn all_rules() -> Vec<&'static RuleMeta> {
-    rules::RULES.iter().copied().chain(python::RULES.iter()).collect()
+    rules::RULES
+        .iter()
+        .copied()
+        .chain(python::RULES.iter())
+        .collect()
 }
 
 /// The rule with id `id`.
@@ -47,9 +51,16 @@ pub fn check_rule_id(id: &str) -> Option<Option<String>> {
 /// ancestors, nearest first.
 pub fn find_config(paths: &[std::path::PathBuf]) -> Option<std::path::PathBuf> {
     let first = paths.first()?;
-    let start = if first.is_dir() { first.clone() } else { first.parent()?.to_path_buf() };
+    let start = if first.is_dir() {
+        first.clone()
+    } else {
+        first.parent()?.to_path_buf()
+    };
     let start = std::fs::canonicalize(&start).unwrap_or(start);
-    start.ancestors().map(|d| d.join(CONFIG_FILE)).find(|c| c.is_file())
+    start
+        .ancestors()
+        .map(|d| d.join(CONFIG_FILE))
+        .find(|c| c.is_file())
 }
 
 /// Loads `kplan.toml` from `path`, validating rule ids against the registry.

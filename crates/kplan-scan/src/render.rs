@@ -24,7 +24,12 @@ pub fn human(res: &ScanResult) -> String {
     let config = term::Config::default();
     for f in &res.findings {
         let id = *ids.entry(f.path.clone()).or_insert_with(|| {
-            std::fs::read(&f.path).ok().map(|b| files.add(display_path(&f.path), String::from_utf8_lossy(&b).into_owned()))
+            std::fs::read(&f.path).ok().map(|b| {
+                files.add(
+                    display_path(&f.path),
+                    String::from_utf8_lossy(&b).into_owned(),
+                )
+            })
         });
         let sev = match f.severity {
             Severity::Error => codespan_reporting::diagnostic::Severity::Error,
@@ -39,7 +44,10 @@ pub fn human(res: &ScanResult) -> String {
             notes.push(format!("targets: {}", f.targets.join(", ")));
         }
         notes.push(format!("see `kplan explain {}`", f.rule));
-        let mut d = Diagnostic::new(sev).with_code(f.rule).with_message(&f.message).with_notes(notes);
+        let mut d = Diagnostic::new(sev)
+            .with_code(f.rule)
+            .with_message(&f.message)
+            .with_notes(notes);
         match id {
             Some(id) => {
                 let len = files.get(id).map(|s| s.source().len()).unwrap_or(0);
@@ -49,7 +57,12 @@ pub fn human(res: &ScanResult) -> String {
                 let e = files
                     .get(id)
                     .ok()
-                    .and_then(|sf| sf.source().get(s..e).and_then(|t| t.find('\n')).map(|p| s + p))
+                    .and_then(|sf| {
+                        sf.source()
+                            .get(s..e)
+                            .and_then(|t| t.find('\n'))
+                            .map(|p| s + p)
+                    })
                     .unwrap_or(e);
                 let mut labels = vec![CsLabel::primary(id, s..e)];
                 for l in &f.labels {
@@ -72,13 +85,28 @@ pub fn human(res: &ScanResult) -> String {
 
 fn plain(out: &mut NoColor<Vec<u8>>, f: &Finding) {
     use std::io::Write;
-    let _ = writeln!(out, "{}[{}]: {}\n  --> {}:{}:{}\n", f.severity.as_str(), f.rule, f.message, display_path(&f.path), f.line, f.column);
+    let _ = writeln!(
+        out,
+        "{}[{}]: {}\n  --> {}:{}:{}\n",
+        f.severity.as_str(),
+        f.rule,
+        f.message,
+        display_path(&f.path),
+        f.line,
+        f.column
+    );
 }
 
 /// Last line of the human output.
 pub fn summary(res: &ScanResult) -> String {
     let count = |s: Severity| res.findings.iter().filter(|f| f.severity == s).count();
-    let plural = |n: usize, w: &str| if n == 1 { format!("{n} {w}") } else { format!("{n} {w}s") };
+    let plural = |n: usize, w: &str| {
+        if n == 1 {
+            format!("{n} {w}")
+        } else {
+            format!("{n} {w}s")
+        }
+    };
     format!(
         "{}, {}, {} in {} ({} lines)\n",
         plural(count(Severity::Error), "error"),
@@ -127,7 +155,8 @@ fn sarif_level(s: Severity) -> &'static str {
 
 /// SARIF 2.1.0 with the registry's rules as `tool.driver.rules`.
 pub fn sarif(res: &ScanResult, rules: &[&RuleMeta], version: &str) -> String {
-    let rule_index: BTreeMap<&str, usize> = rules.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+    let rule_index: BTreeMap<&str, usize> =
+        rules.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
     let rules_json: Vec<Value> = rules
         .iter()
         .map(|r| {
@@ -188,13 +217,15 @@ pub fn sarif(res: &ScanResult, rules: &[&RuleMeta], version: &str) -> String {
 }
 
 fn pascal(id: &str) -> String {
-    id.split('-').map(|w| {
-        let mut c = w.chars();
-        match c.next() {
-            Some(f) => f.to_ascii_uppercase().to_string() + c.as_str(),
-            None => String::new(),
-        }
-    }).collect()
+    id.split('-')
+        .map(|w| {
+            let mut c = w.chars();
+            match c.next() {
+                Some(f) => f.to_ascii_uppercase().to_string() + c.as_str(),
+                None => String::new(),
+            }
+        })
+        .collect()
 }
 
 /// Relative URI for a path: percent-encodes what a URI reference may not hold.
@@ -211,7 +242,9 @@ fn uri(p: &str) -> String {
 }
 
 fn gh_escape_data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 fn gh_escape_prop(s: &str) -> String {
     gh_escape_data(s).replace(':', "%3A").replace(',', "%2C")
@@ -254,9 +287,20 @@ pub fn inventory_human(inv: &Inventory) -> String {
         s.push_str("  none found\n");
     }
     for it in &inv.items {
-        s.push_str(&format!("\n{} ({} use{}, rule {})\n", it.feature, it.count, if it.count == 1 { "" } else { "s" }, it.rule));
+        s.push_str(&format!(
+            "\n{} ({} use{}, rule {})\n",
+            it.feature,
+            it.count,
+            if it.count == 1 { "" } else { "s" },
+            it.rule
+        ));
         for l in &it.locations {
-            s.push_str(&format!("  {}:{}:{}\n", display_path(&l.path), l.line, l.column));
+            s.push_str(&format!(
+                "  {}:{}:{}\n",
+                display_path(&l.path),
+                l.line,
+                l.column
+            ));
         }
     }
     s

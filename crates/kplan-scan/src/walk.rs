@@ -9,7 +9,9 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// C/C++/CUDA/HIP extensions the scanner reads.
-pub const CUDA_EXTS: &[&str] = &["cu", "cuh", "hip", "h", "hpp", "cc", "cpp", "cxx", "inl", "hh", "hxx", "cuinc"];
+pub const CUDA_EXTS: &[&str] = &[
+    "cu", "cuh", "hip", "h", "hpp", "cc", "cpp", "cxx", "inl", "hh", "hxx", "cuinc",
+];
 /// Python extensions (Triton kernels).
 pub const PY_EXTS: &[&str] = &["py"];
 
@@ -57,12 +59,16 @@ pub struct ScanResult {
 /// The files under `paths` the scanner reads, sorted. A path given explicitly is read whatever
 /// its extension is, when it is a file. Walk errors (symlink loops, unreadable directories) are
 /// returned as notes.
-pub fn collect_files(paths: &[PathBuf]) -> Result<(Vec<(PathBuf, FileKind)>, Vec<FileNote>), ScanError> {
+pub fn collect_files(
+    paths: &[PathBuf],
+) -> Result<(Vec<(PathBuf, FileKind)>, Vec<FileNote>), ScanError> {
     let mut files = Vec::new();
     let mut notes = Vec::new();
     for p in paths {
-        let meta = std::fs::metadata(p)
-            .map_err(|e| ScanError::Input { path: p.clone(), message: format!("cannot read: {e}") })?;
+        let meta = std::fs::metadata(p).map_err(|e| ScanError::Input {
+            path: p.clone(),
+            message: format!("cannot read: {e}"),
+        })?;
         if meta.is_file() {
             files.push((p.clone(), file_kind(p).unwrap_or(FileKind::Cuda)));
             continue;
@@ -87,7 +93,10 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<(Vec<(PathBuf, FileKind)>, Vec
                 }
                 Err(e) => {
                     let path = walk_error_path(&e).unwrap_or_else(|| p.clone());
-                    notes.push(FileNote { path, message: walk_error_message(&e) });
+                    notes.push(FileNote {
+                        path,
+                        message: walk_error_message(&e),
+                    });
                 }
             }
         }
@@ -100,7 +109,9 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<(Vec<(PathBuf, FileKind)>, Vec
 fn walk_error_path(e: &ignore::Error) -> Option<PathBuf> {
     match e {
         ignore::Error::WithPath { path, .. } => Some(path.clone()),
-        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => walk_error_path(err),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            walk_error_path(err)
+        }
         ignore::Error::Loop { child, .. } => Some(child.clone()),
         _ => None,
     }
@@ -108,10 +119,13 @@ fn walk_error_path(e: &ignore::Error) -> Option<PathBuf> {
 
 fn walk_error_message(e: &ignore::Error) -> String {
     match e {
-        ignore::Error::WithPath { err, .. } | ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
-            walk_error_message(err)
-        }
-        ignore::Error::Loop { ancestor, .. } => format!("symbolic link loop to {}, not followed", display_path(ancestor)),
+        ignore::Error::WithPath { err, .. }
+        | ignore::Error::WithDepth { err, .. }
+        | ignore::Error::WithLineNumber { err, .. } => walk_error_message(err),
+        ignore::Error::Loop { ancestor, .. } => format!(
+            "symbolic link loop to {}, not followed",
+            display_path(ancestor)
+        ),
         ignore::Error::Io(io) => format!("cannot read: {io}"),
         other => format!("cannot read: {other}"),
     }
@@ -119,7 +133,12 @@ fn walk_error_message(e: &ignore::Error) -> String {
 
 /// Result of scanning one file.
 pub enum FileOutcome {
-    Scanned { lines: usize, bytes: u64, findings: Vec<Finding>, shadowed: Vec<String> },
+    Scanned {
+        lines: usize,
+        bytes: u64,
+        findings: Vec<Finding>,
+        shadowed: Vec<String>,
+    },
     Skipped(FileNote),
 }
 
@@ -132,18 +151,32 @@ pub fn is_binary(bytes: &[u8]) -> bool {
 pub fn scan_one(ctx: &ScanCtx, path: &Path, kind: FileKind) -> FileOutcome {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
-        Err(e) => return FileOutcome::Skipped(FileNote { path: path.to_owned(), message: format!("cannot read: {e}") }),
+        Err(e) => {
+            return FileOutcome::Skipped(FileNote {
+                path: path.to_owned(),
+                message: format!("cannot read: {e}"),
+            })
+        }
     };
     if is_binary(&bytes) {
-        return FileOutcome::Skipped(FileNote { path: path.to_owned(), message: "binary file, skipped".into() });
+        return FileOutcome::Skipped(FileNote {
+            path: path.to_owned(),
+            message: "binary file, skipped".into(),
+        });
     }
     let text = match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     };
     let (findings, shadowed) = scan_text_ex(ctx, path, kind, &text);
-    let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count() + usize::from(!text.is_empty() && !text.ends_with('\n'));
-    FileOutcome::Scanned { lines, bytes: text.len() as u64, findings, shadowed }
+    let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count()
+        + usize::from(!text.is_empty() && !text.ends_with('\n'));
+    FileOutcome::Scanned {
+        lines,
+        bytes: text.len() as u64,
+        findings,
+        shadowed,
+    }
 }
 
 /// Scans text as if read from `path`: rules, configuration filters and `kplan: allow(...)`
@@ -153,16 +186,30 @@ pub fn scan_text(ctx: &ScanCtx, path: &Path, kind: FileKind, text: &str) -> Vec<
 }
 
 /// [`scan_text`] plus the warp intrinsics the file shadows with macros.
-fn scan_text_ex(ctx: &ScanCtx, path: &Path, kind: FileKind, text: &str) -> (Vec<Finding>, Vec<String>) {
+fn scan_text_ex(
+    ctx: &ScanCtx,
+    path: &Path,
+    kind: FileKind,
+    text: &str,
+) -> (Vec<Finding>, Vec<String>) {
     let (raw, shadowed) = match kind {
         FileKind::Cuda => crate::cuda::scan_file_ex(ctx, path, text),
         FileKind::Python => (crate::python::scan_file(ctx, path, text), Vec::new()),
     };
     // suppression comments: looked for once per file, lines indexed only when present
-    let allow_lines = if memchr::memmem::find(text.as_bytes(), b"kplan:").is_some() { Some(crate::diag::LineIndex::new(text)) } else { None };
+    let allow_lines = if memchr::memmem::find(text.as_bytes(), b"kplan:").is_some() {
+        Some(crate::diag::LineIndex::new(text))
+    } else {
+        None
+    };
     let mut out: Vec<Finding> = raw
         .into_iter()
-        .filter(|f| ctx.rule_enabled(f.rule, path) && !allow_lines.as_ref().is_some_and(|li| suppressed(text, li, f)))
+        .filter(|f| {
+            ctx.rule_enabled(f.rule, path)
+                && !allow_lines
+                    .as_ref()
+                    .is_some_and(|li| suppressed(text, li, f))
+        })
         .collect();
     out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     out.dedup_by(|a, b| a.rule == b.rule && a.start == b.start && a.message == b.message);
@@ -181,7 +228,11 @@ fn suppressed(text: &str, lines: &crate::diag::LineIndex, f: &Finding) -> bool {
     let line0 = f.line.saturating_sub(1) as usize;
     let get = |l: usize| -> &str {
         let s = lines.line_start(l).min(text.len());
-        let e = if l + 1 < lines.line_count() { lines.line_start(l + 1).min(text.len()) } else { text.len() };
+        let e = if l + 1 < lines.line_count() {
+            lines.line_start(l + 1).min(text.len())
+        } else {
+            text.len()
+        };
         text.get(s..e.max(s)).unwrap_or("")
     };
     allows(get(line0), f.rule) || (line0 > 0 && allows(get(line0 - 1), f.rule))
@@ -195,7 +246,11 @@ pub fn allows(line: &str, rule: &str) -> bool {
         let t = rest.trim_start();
         if let Some(args) = t.strip_prefix("allow(") {
             if let Some(end) = args.find(')') {
-                if args[..end].split(',').map(str::trim).any(|r| r == rule || r == "all") {
+                if args[..end]
+                    .split(',')
+                    .map(str::trim)
+                    .any(|r| r == rule || r == "all")
+                {
                     return true;
                 }
             }
@@ -207,12 +262,20 @@ pub fn allows(line: &str, rule: &str) -> bool {
 /// Scans every file under `paths` in parallel.
 pub fn scan_paths(ctx: &ScanCtx, paths: &[PathBuf]) -> Result<ScanResult, ScanError> {
     let (files, mut skipped) = collect_files(paths)?;
-    let outcomes: Vec<FileOutcome> = files.par_iter().map(|(p, k)| scan_one(ctx, p, *k)).collect();
+    let outcomes: Vec<FileOutcome> = files
+        .par_iter()
+        .map(|(p, k)| scan_one(ctx, p, *k))
+        .collect();
     let mut res = ScanResult::default();
     let mut shadowed: Vec<String> = Vec::new();
     for o in outcomes {
         match o {
-            FileOutcome::Scanned { lines, bytes, findings, shadowed: sh } => {
+            FileOutcome::Scanned {
+                lines,
+                bytes,
+                findings,
+                shadowed: sh,
+            } => {
                 res.files_scanned += 1;
                 res.lines_scanned += lines;
                 res.bytes_scanned += bytes;
@@ -224,7 +287,10 @@ pub fn scan_paths(ctx: &ScanCtx, paths: &[PathBuf]) -> Result<ScanResult, ScanEr
     }
     if !shadowed.is_empty() {
         // a project shim redefines these intrinsics: the literal mask never reaches HIP
-        res.findings.retain(|f| f.rule != "full-mask-literal" || !first_quoted(&f.message).is_some_and(|n| shadowed.iter().any(|s| s == n)));
+        res.findings.retain(|f| {
+            f.rule != "full-mask-literal"
+                || !first_quoted(&f.message).is_some_and(|n| shadowed.iter().any(|s| s == n))
+        });
     }
     res.findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     skipped.sort_by(|a, b| a.path.cmp(&b.path));

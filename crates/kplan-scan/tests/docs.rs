@@ -18,8 +18,19 @@ fn expected() -> Vec<(PathBuf, String, bool)> {
     let mut index = String::from(HEADER);
     index.push_str("# kplan scan rules\n\n`kplan rules` lists them; `kplan explain RULE` prints a page.\n\n| rule | language | default severity | applies when | summary |\n|---|---|---|---|---|\n");
     for r in &rules {
-        index.push_str(&format!("| [{id}]({id}.md) | {} | {} | {} | {} |\n", r.lang.as_str(), r.severity.as_str(), r.scope_text(), r.summary.replace('|', "\\|"), id = r.id));
-        out.push((dir.join(format!("{}.md", r.id)), format!("{HEADER}{}", r.doc_markdown()), r.lang == kplan_scan::Lang::Cuda));
+        index.push_str(&format!(
+            "| [{id}]({id}.md) | {} | {} | {} | {} |\n",
+            r.lang.as_str(),
+            r.severity.as_str(),
+            r.scope_text(),
+            r.summary.replace('|', "\\|"),
+            id = r.id
+        ));
+        out.push((
+            dir.join(format!("{}.md", r.id)),
+            format!("{HEADER}{}", r.doc_markdown()),
+            r.lang == kplan_scan::Lang::Cuda,
+        ));
     }
     out.push((dir.join("README.md"), index, false));
     out
@@ -34,7 +45,10 @@ fn rule_docs_are_up_to_date() {
         // drop pages of rules that no longer exist
         if let Ok(rd) = std::fs::read_dir(docs_dir()) {
             for e in rd.flatten() {
-                if !want.iter().any(|(p, _, _)| p.file_name() == Some(&e.file_name())) {
+                if !want
+                    .iter()
+                    .any(|(p, _, _)| p.file_name() == Some(&e.file_name()))
+                {
                     let _ = std::fs::remove_file(e.path());
                 }
             }
@@ -52,7 +66,16 @@ fn rule_docs_are_up_to_date() {
         }
     }
     let extra: Vec<String> = std::fs::read_dir(docs_dir())
-        .map(|rd| rd.flatten().filter(|e| !want.iter().any(|(p, _, _)| p.file_name() == Some(&e.file_name()))).map(|e| e.path().display().to_string()).collect())
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| {
+                    !want
+                        .iter()
+                        .any(|(p, _, _)| p.file_name() == Some(&e.file_name()))
+                })
+                .map(|e| e.path().display().to_string())
+                .collect()
+        })
         .unwrap_or_default();
     assert!(
         stale.is_empty() && extra.is_empty(),

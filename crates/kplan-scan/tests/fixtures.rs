@@ -15,7 +15,11 @@ fn fixture_dir() -> PathBuf {
 fn expected(text: &str, rule: &str) -> BTreeSet<u32> {
     text.lines()
         .enumerate()
-        .filter(|(_, l)| l.split("//~").skip(1).any(|a| a.split_whitespace().any(|r| r == rule)))
+        .filter(|(_, l)| {
+            l.split("//~")
+                .skip(1)
+                .any(|a| a.split_whitespace().any(|r| r == rule))
+        })
         .map(|(i, _)| i as u32 + 1)
         .collect()
 }
@@ -24,7 +28,12 @@ fn lines_of(ctx: &ScanCtx, path: &Path, rule: &str) -> (BTreeSet<u32>, Vec<Strin
     let text = std::fs::read_to_string(path).unwrap();
     let f = scan_text(ctx, path, FileKind::Cuda, &text);
     let mine: Vec<_> = f.iter().filter(|f| f.rule == rule).collect();
-    (mine.iter().map(|f| f.line).collect(), mine.iter().map(|f| format!("{}:{} {}", f.line, f.column, f.message)).collect())
+    (
+        mine.iter().map(|f| f.line).collect(),
+        mine.iter()
+            .map(|f| format!("{}:{} {}", f.line, f.column, f.message))
+            .collect(),
+    )
 }
 
 #[test]
@@ -32,20 +41,41 @@ fn every_rule_has_fixtures_that_fire_and_pass() {
     let kb = Kb::builtin();
     let ctx = ScanCtx::with_targets(kb, SCOPE).unwrap();
     let mut failures = Vec::new();
-    for rule in kplan_scan::all_rules().into_iter().filter(|r| r.lang == Lang::Cuda) {
+    for rule in kplan_scan::all_rules()
+        .into_iter()
+        .filter(|r| r.lang == Lang::Cuda)
+    {
         let dir = fixture_dir().join(rule.id);
         let fire = dir.join("fire.cu");
         let pass = dir.join("pass.cu");
-        assert!(fire.is_file() && pass.is_file(), "{} lacks fire.cu/pass.cu", rule.id);
+        assert!(
+            fire.is_file() && pass.is_file(),
+            "{} lacks fire.cu/pass.cu",
+            rule.id
+        );
         let want = expected(&std::fs::read_to_string(&fire).unwrap(), rule.id);
-        assert!(!want.is_empty(), "{}: fire.cu has no //~ annotations", rule.id);
+        assert!(
+            !want.is_empty(),
+            "{}: fire.cu has no //~ annotations",
+            rule.id
+        );
         let (got, msgs) = lines_of(&ctx, &fire, rule.id);
         if got != want {
-            failures.push(format!("{}: fire.cu expected lines {:?}, got {:?}\n  {}", rule.id, want, got, msgs.join("\n  ")));
+            failures.push(format!(
+                "{}: fire.cu expected lines {:?}, got {:?}\n  {}",
+                rule.id,
+                want,
+                got,
+                msgs.join("\n  ")
+            ));
         }
         let (got, msgs) = lines_of(&ctx, &pass, rule.id);
         if !got.is_empty() {
-            failures.push(format!("{}: pass.cu must not fire, got\n  {}", rule.id, msgs.join("\n  ")));
+            failures.push(format!(
+                "{}: pass.cu must not fire, got\n  {}",
+                rule.id,
+                msgs.join("\n  ")
+            ));
         }
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
@@ -55,9 +85,19 @@ fn every_rule_has_fixtures_that_fire_and_pass() {
 fn warp_size_rules_are_silent_for_nvidia_only_scope() {
     let kb = Kb::builtin();
     let ctx = ScanCtx::with_targets(kb, &["sm_90a", "sm_80"]).unwrap();
-    for rule in ["warp-size-literal", "warp-size-constant", "shuffle-offset-literal", "ballot-narrowing", "lane-partials-size", "full-mask-literal"] {
+    for rule in [
+        "warp-size-literal",
+        "warp-size-constant",
+        "shuffle-offset-literal",
+        "ballot-narrowing",
+        "lane-partials-size",
+        "full-mask-literal",
+    ] {
         let (got, msgs) = lines_of(&ctx, &fixture_dir().join(rule).join("fire.cu"), rule);
-        assert!(got.is_empty(), "{rule} fired for an NVIDIA-only scope: {msgs:?}");
+        assert!(
+            got.is_empty(),
+            "{rule} fired for an NVIDIA-only scope: {msgs:?}"
+        );
     }
 }
 
@@ -70,16 +110,30 @@ fn warp_size_rules_are_errors_with_a_wave64_target() {
     let f = scan_text(&ctx, &path, FileKind::Cuda, &text);
     let w: Vec<_> = f.iter().filter(|f| f.rule == "warp-size-literal").collect();
     assert!(!w.is_empty());
-    assert!(w.iter().all(|f| f.severity == kplan_scan::Severity::Error && f.targets == vec!["gfx942".to_string()]));
+    assert!(w
+        .iter()
+        .all(|f| f.severity == kplan_scan::Severity::Error
+            && f.targets == vec!["gfx942".to_string()]));
 }
 
 #[test]
 fn wave32_amd_scope_keeps_mask_rule_but_not_wave64_rules() {
     let kb = Kb::builtin();
     let ctx = ScanCtx::with_targets(kb, &["gfx1100"]).unwrap();
-    let (got, _) = lines_of(&ctx, &fixture_dir().join("full-mask-literal/fire.cu"), "full-mask-literal");
-    assert!(!got.is_empty(), "HIP rejects 32-bit masks on every AMD target");
-    let (got, _) = lines_of(&ctx, &fixture_dir().join("warp-size-literal/fire.cu"), "warp-size-literal");
+    let (got, _) = lines_of(
+        &ctx,
+        &fixture_dir().join("full-mask-literal/fire.cu"),
+        "full-mask-literal",
+    );
+    assert!(
+        !got.is_empty(),
+        "HIP rejects 32-bit masks on every AMD target"
+    );
+    let (got, _) = lines_of(
+        &ctx,
+        &fixture_dir().join("warp-size-literal/fire.cu"),
+        "warp-size-literal",
+    );
     assert!(got.is_empty());
 }
 
@@ -89,7 +143,11 @@ fn suppression_comment_silences_one_rule() {
     let ctx = ScanCtx::with_targets(kb, SCOPE).unwrap();
     let src = "__global__ void k(int* x) {\n    // kplan: allow(warp-size-literal)\n    int lane = threadIdx.x % 32;\n    int w = threadIdx.x / 32; // kplan: allow(hardcoded-tile)\n    x[lane] = w;\n}\n";
     let f = scan_text(&ctx, Path::new("s.cu"), FileKind::Cuda, src);
-    let lines: Vec<u32> = f.iter().filter(|f| f.rule == "warp-size-literal").map(|f| f.line).collect();
+    let lines: Vec<u32> = f
+        .iter()
+        .filter(|f| f.rule == "warp-size-literal")
+        .map(|f| f.line)
+        .collect();
     assert_eq!(lines, vec![4]);
 }
 
@@ -98,17 +156,46 @@ fn messages_follow_the_house_style() {
     let kb = Kb::builtin();
     let ctx = ScanCtx::with_targets(kb, SCOPE).unwrap();
     let mut n = 0;
-    for rule in kplan_scan::all_rules().into_iter().filter(|r| r.lang == Lang::Cuda) {
-        assert!(rule.summary.chars().next().is_some_and(|c| !c.is_uppercase()), "{}: summary starts uppercase", rule.id);
-        assert!(!rule.summary.ends_with('.'), "{}: summary ends with a period", rule.id);
+    for rule in kplan_scan::all_rules()
+        .into_iter()
+        .filter(|r| r.lang == Lang::Cuda)
+    {
+        assert!(
+            rule.summary
+                .chars()
+                .next()
+                .is_some_and(|c| !c.is_uppercase()),
+            "{}: summary starts uppercase",
+            rule.id
+        );
+        assert!(
+            !rule.summary.ends_with('.'),
+            "{}: summary ends with a period",
+            rule.id
+        );
         let path = fixture_dir().join(rule.id).join("fire.cu");
         let text = std::fs::read_to_string(&path).unwrap();
         for f in scan_text(&ctx, &path, FileKind::Cuda, &text) {
             n += 1;
             let first = f.message.chars().next().unwrap();
-            assert!(!first.is_uppercase(), "{}: message starts uppercase: {}", f.rule, f.message);
-            assert!(!f.message.ends_with('.'), "{}: message ends with a period: {}", f.rule, f.message);
-            assert!(!f.help.is_empty() && !f.help.ends_with('.'), "{}: help empty or ends with a period: {}", f.rule, f.help);
+            assert!(
+                !first.is_uppercase(),
+                "{}: message starts uppercase: {}",
+                f.rule,
+                f.message
+            );
+            assert!(
+                !f.message.ends_with('.'),
+                "{}: message ends with a period: {}",
+                f.rule,
+                f.message
+            );
+            assert!(
+                !f.help.is_empty() && !f.help.ends_with('.'),
+                "{}: help empty or ends with a period: {}",
+                f.rule,
+                f.help
+            );
             assert!(!f.targets.is_empty(), "{}: finding without targets", f.rule);
         }
     }
@@ -121,8 +208,20 @@ fn rule_ids_are_unique_and_kebab_case() {
     let mut seen = BTreeSet::new();
     for r in &rules {
         assert!(seen.insert(r.id), "duplicate rule id {}", r.id);
-        assert!(r.id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'), "{} is not kebab-case", r.id);
-        assert!(!r.what.is_empty() && !r.why.is_empty() && !r.example.is_empty() && !r.use_instead.is_empty(), "{} lacks a doc section", r.id);
+        assert!(
+            r.id.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
+            "{} is not kebab-case",
+            r.id
+        );
+        assert!(
+            !r.what.is_empty()
+                && !r.why.is_empty()
+                && !r.example.is_empty()
+                && !r.use_instead.is_empty(),
+            "{} lacks a doc section",
+            r.id
+        );
     }
 }
 
@@ -135,8 +234,21 @@ fn platform_branches_belong_in_the_portability_header() {
     let f = scan_text(&ctx, Path::new("include/kplan.h"), FileKind::Cuda, &text);
     assert!(f.iter().all(|f| f.rule != "platform-ifdef-in-kernel"));
     // configured header
-    let cfg = kplan_scan::Config::parse(Path::new("kplan.toml"), "header = \"src/port.cuh\"\n", &kplan_scan::check_rule_id).unwrap();
+    let cfg = kplan_scan::Config::parse(
+        Path::new("kplan.toml"),
+        "header = \"src/port.cuh\"\n",
+        &kplan_scan::check_rule_id,
+    )
+    .unwrap();
     let ctx = ScanCtx::new(kb, &["sm_90a".into(), "gfx942".into()], cfg).unwrap();
-    assert!(scan_text(&ctx, Path::new("src/port.cuh"), FileKind::Cuda, &text).iter().all(|f| f.rule != "platform-ifdef-in-kernel"));
-    assert!(scan_text(&ctx, Path::new("src/other.cu"), FileKind::Cuda, &text).iter().any(|f| f.rule == "platform-ifdef-in-kernel"));
+    assert!(
+        scan_text(&ctx, Path::new("src/port.cuh"), FileKind::Cuda, &text)
+            .iter()
+            .all(|f| f.rule != "platform-ifdef-in-kernel")
+    );
+    assert!(
+        scan_text(&ctx, Path::new("src/other.cu"), FileKind::Cuda, &text)
+            .iter()
+            .any(|f| f.rule == "platform-ifdef-in-kernel")
+    );
 }

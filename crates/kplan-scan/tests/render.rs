@@ -11,7 +11,13 @@ fn result() -> ScanResult {
     let path = Path::new("tests/fixtures/ballot-narrowing/fire.cu");
     let text = std::fs::read_to_string(path).unwrap();
     let findings = scan_text(&ctx, path, FileKind::Cuda, &text);
-    ScanResult { files_scanned: 1, lines_scanned: text.lines().count(), bytes_scanned: text.len() as u64, findings, skipped: Vec::new() }
+    ScanResult {
+        files_scanned: 1,
+        lines_scanned: text.lines().count(),
+        bytes_scanned: text.len() as u64,
+        findings,
+        skipped: Vec::new(),
+    }
 }
 
 #[test]

@@ -57,11 +57,75 @@ fn hostile_shapes() {
 fn random_token_soup_never_panics() {
     let c = ctx();
     let alphabet: &[&str] = &[
-        "__global__", "__device__", "void", "k", "(", ")", "{", "}", "[", "]", ";", ",", "=", "%", "/", "&", ">>", "<<<", ">>>", "32", "31", "16",
-        "5", "0xffffffff", "threadIdx", ".", "x", "lane", "warpSize", "__shfl_xor_sync", "__ballot_sync", "unsigned", "__popc", "asm", "volatile",
-        "\"mov.u32 %0, %%laneid;\"", "\n#if defined(__HIP_PLATFORM_AMD__)\n", "\n#else\n", "\n#endif\n", "\n#define WARP_SIZE 32\n", "for", "int",
-        "offset", "<", ">", "__shared__", "float", "__launch_bounds__", "volatile", "tid", "+", "/*", "*/", "//", "\"", "'", "R\"(", ")\"", "\\\n",
-        "#", "\n", " ", "wmma", "::", "__nv_fp8_e4m3", "constexpr", "static_assert", "__AMDGCN_WAVEFRONT_SIZE", "é",
+        "__global__",
+        "__device__",
+        "void",
+        "k",
+        "(",
+        ")",
+        "{",
+        "}",
+        "[",
+        "]",
+        ";",
+        ",",
+        "=",
+        "%",
+        "/",
+        "&",
+        ">>",
+        "<<<",
+        ">>>",
+        "32",
+        "31",
+        "16",
+        "5",
+        "0xffffffff",
+        "threadIdx",
+        ".",
+        "x",
+        "lane",
+        "warpSize",
+        "__shfl_xor_sync",
+        "__ballot_sync",
+        "unsigned",
+        "__popc",
+        "asm",
+        "volatile",
+        "\"mov.u32 %0, %%laneid;\"",
+        "\n#if defined(__HIP_PLATFORM_AMD__)\n",
+        "\n#else\n",
+        "\n#endif\n",
+        "\n#define WARP_SIZE 32\n",
+        "for",
+        "int",
+        "offset",
+        "<",
+        ">",
+        "__shared__",
+        "float",
+        "__launch_bounds__",
+        "volatile",
+        "tid",
+        "+",
+        "/*",
+        "*/",
+        "//",
+        "\"",
+        "'",
+        "R\"(",
+        ")\"",
+        "\\\n",
+        "#",
+        "\n",
+        " ",
+        "wmma",
+        "::",
+        "__nv_fp8_e4m3",
+        "constexpr",
+        "static_assert",
+        "__AMDGCN_WAVEFRONT_SIZE",
+        "é",
     ];
     let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut next = || {
@@ -87,8 +151,14 @@ fn random_token_soup_never_panics() {
 fn comments_strings_and_raw_strings_are_not_code() {
     let src = "// threadIdx.x % 32\n/* threadIdx.x % 32 */ const char* a = \"threadIdx.x % 32\";\nconst char* b = R\"x(threadIdx.x % 32 )\" still raw)x\";\nint z;\n";
     let s = lex(src);
-    let idents: Vec<&str> = (0..s.toks.len()).filter(|&i| s.is_ident(i)).map(|i| s.s(i)).collect();
-    assert_eq!(idents, ["const", "char", "a", "const", "char", "b", "int", "z"]);
+    let idents: Vec<&str> = (0..s.toks.len())
+        .filter(|&i| s.is_ident(i))
+        .map(|i| s.s(i))
+        .collect();
+    assert_eq!(
+        idents,
+        ["const", "char", "a", "const", "char", "b", "int", "z"]
+    );
     // line numbers survive the raw string
     let z = (0..s.toks.len()).find(|&i| s.is(i, "z")).unwrap();
     assert_eq!(s.line(z), 3);
@@ -99,7 +169,10 @@ fn platform_conditions() {
     let cases = [
         ("defined(__HIP_PLATFORM_AMD__)", Platform::Amd),
         ("!defined(USE_ROCM)", Platform::Nvidia),
-        ("defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800", Platform::Nvidia),
+        (
+            "defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800",
+            Platform::Nvidia,
+        ),
         ("defined(__CUDACC__) || defined(__HIPCC__)", Platform::Any),
         ("defined(__gfx942__) || defined(__gfx90a__)", Platform::Amd),
         ("defined(USE_ROCM) && defined(FOO)", Platform::Amd),
@@ -127,7 +200,15 @@ fn device_function_bodies() {
     assert!(s.in_device(at("x") + 3));
     assert!(!s.in_device(at("y")));
     assert!(s.in_device(at("z")));
-    let k = s.funcs.iter().find(|f| f.name.is_some_and(|n| s.s(n as usize) == "k")).expect("kernel name found after __launch_bounds__");
+    let k = s
+        .funcs
+        .iter()
+        .find(|f| f.name.is_some_and(|n| s.s(n as usize) == "k"))
+        .expect("kernel name found after __launch_bounds__");
     assert_eq!(k.kind, kplan_scan::lex::FnKind::Global);
-    assert_eq!(s.funcs.len(), 2, "`__device__ int arr[2] = {{...}}` is not a function");
+    assert_eq!(
+        s.funcs.len(),
+        2,
+        "`__device__ int arr[2] = {{...}}` is not a function"
+    );
 }

@@ -331,7 +331,15 @@ fn help_names_every_option() {
     let out = kplan(&["plan", "--help"]);
     assert!(out.status.success());
     let help = String::from_utf8(out.stdout).unwrap();
-    for s in ["<SPEC>", "--format <FORMAT>", "md:", "json:", "-o, --output <FILE>", "--source <DIR>", "docs/plan.md"] {
+    for s in [
+        "<SPEC>",
+        "--format <FORMAT>",
+        "md:",
+        "json:",
+        "-o, --output <FILE>",
+        "--source <DIR>",
+        "docs/plan.md",
+    ] {
         assert!(help.contains(s), "`{s}` not in help:\n{help}");
     }
 }
@@ -344,11 +352,19 @@ fn binary_spec_is_located_and_writes_nothing() {
     bytes.extend_from_slice(&[0xff, 0xfe, 0x00, 0x81]);
     std::fs::write(&spec, &bytes).unwrap();
     let out_path = d.join("plan.md");
-    let out = kplan(&["plan", spec.to_str().unwrap(), "-o", out_path.to_str().unwrap()]);
+    let out = kplan(&[
+        "plan",
+        spec.to_str().unwrap(),
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(!out_path.exists());
     let prefix = format!("{}:3:7: error: ", spec.display());
-    assert!(err.starts_with(&prefix), "`{err}` should start with `{prefix}`");
+    assert!(
+        err.starts_with(&prefix),
+        "`{err}` should start with `{prefix}`"
+    );
     assert!(err.contains("UTF-8"), "{err}");
 }

@@ -15,11 +15,17 @@ fn root() -> PathBuf {
 }
 
 fn require() -> bool {
-    std::env::var("KPLAN_REQUIRE_TOOLCHAINS").map(|v| v == "1").unwrap_or(false)
+    std::env::var("KPLAN_REQUIRE_TOOLCHAINS")
+        .map(|v| v == "1")
+        .unwrap_or(false)
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 struct TempDir(PathBuf);
@@ -38,7 +44,17 @@ impl Drop for TempDir {
 
 #[test]
 fn verify_cpu_passes_and_reports_json() {
-    let o = kplan().args(["verify", "softmax", "--sizes", "3x33,2x64,1x1000", "--format", "json"]).output().unwrap();
+    let o = kplan()
+        .args([
+            "verify",
+            "softmax",
+            "--sizes",
+            "3x33,2x64,1x1000",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
     if text(&o).contains("no C++ compiler") {
         assert!(!require(), "{}", text(&o));
         eprintln!("skipped: no C++ compiler");
@@ -61,7 +77,12 @@ fn verify_catches_a_wrong_kernel() {
     assert_ne!(src, broken, "the sabotage no longer applies");
     let path = dir.0.join("rmsnorm.cu");
     std::fs::write(&path, broken).unwrap();
-    let o = kplan().args(["verify"]).arg(&path).args(["--sizes", "2x64", "--dtype", "fp32"]).output().unwrap();
+    let o = kplan()
+        .args(["verify"])
+        .arg(&path)
+        .args(["--sizes", "2x64", "--dtype", "fp32"])
+        .output()
+        .unwrap();
     if text(&o).contains("no C++ compiler") {
         assert!(!require());
         return;
@@ -75,41 +96,86 @@ fn bad_input_is_exit_2_with_a_message() {
     let o = kplan().args(["verify", "matmul"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("unknown kernel `matmul`"), "{}", text(&o));
-    let o = kplan().args(["verify", "add", "--sizes", "12x3"]).output().unwrap();
+    let o = kplan()
+        .args(["verify", "add", "--sizes", "12x3"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("not ROWSxCOLS"), "{}", text(&o));
-    let o = kplan().args(["verify", "softmax", "--sizes", "2^x"]).output().unwrap();
+    let o = kplan()
+        .args(["verify", "softmax", "--sizes", "2^x"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    let o = kplan().args(["verify", "softmax", "--dtype", "fp8"]).output().unwrap();
+    let o = kplan()
+        .args(["verify", "softmax", "--dtype", "fp8"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("unknown dtype"), "{}", text(&o));
-    let o = kplan().args(["verify", "/nonexistent/mykernel.cu"]).output().unwrap();
+    let o = kplan()
+        .args(["verify", "/nonexistent/mykernel.cu"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains("cannot tell which kernel"), "{}", text(&o));
-    let o = kplan().args(["bench", "add", "--reps", "0"]).output().unwrap();
+    assert!(
+        text(&o).contains("cannot tell which kernel"),
+        "{}",
+        text(&o)
+    );
+    let o = kplan()
+        .args(["bench", "add", "--reps", "0"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     // a tiles.toml with a type error names file:line
     let dir = TempDir::new("tiles");
-    std::fs::write(dir.0.join("tiles.toml"), "[defaults.cuda.flat]\nblock = \"many\"\n").unwrap();
-    let o = kplan().args(["verify", "add", "--sizes", "5", "--kernels"]).arg(&dir.0).output().unwrap();
+    std::fs::write(
+        dir.0.join("tiles.toml"),
+        "[defaults.cuda.flat]\nblock = \"many\"\n",
+    )
+    .unwrap();
+    let o = kplan()
+        .args(["verify", "add", "--sizes", "5", "--kernels"])
+        .arg(&dir.0)
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("tiles.toml:2"), "{}", text(&o));
 }
 
 #[test]
 fn cuda_backend_runs_or_says_why_it_skipped() {
-    let o = kplan().args(["verify", "add", "--backend", "cuda", "--sizes", "1,33,1000", "--format", "json"]).output().unwrap();
+    let o = kplan()
+        .args([
+            "verify",
+            "add",
+            "--backend",
+            "cuda",
+            "--sizes",
+            "1,33,1000",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
     match v["status"].as_str() {
         Some("skipped") => {
             assert_eq!(o.status.code(), Some(0));
-            assert!(!v["skip_reason"].as_str().unwrap_or("").is_empty(), "skip without a reason: {v}");
+            assert!(
+                !v["skip_reason"].as_str().unwrap_or("").is_empty(),
+                "skip without a reason: {v}"
+            );
             eprintln!("skipped: {}", v["skip_reason"]);
         }
         Some("passed") => assert_eq!(o.status.code(), Some(0)),
         _ => panic!("{}", text(&o)),
     }
-    let o = kplan().args(["bench", "add", "--sizes", "1000000", "--reps", "3"]).output().unwrap();
+    let o = kplan()
+        .args(["bench", "add", "--sizes", "1000000", "--reps", "3"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let t = text(&o);
     assert!(t.contains("skipped: ") || t.contains("GB/s"), "{t}");
@@ -117,30 +183,91 @@ fn cuda_backend_runs_or_says_why_it_skipped() {
 
 #[test]
 fn reference_kernels_build_for_every_gpu_target_and_scan_clean() {
-    let o = kplan().args(["scan", "kernels", "--format", "json", "--fail-on", "note"]).output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "kplan scan found hazards in kernels/: {}", text(&o));
+    let o = kplan()
+        .args(["scan", "kernels", "--format", "json", "--fail-on", "note"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "kplan scan found hazards in kernels/: {}",
+        text(&o)
+    );
     for (file, defs) in [
-        ("kernels/reduce_sum.cu", vec!["KPLAN_DTYPE_BF16=0", "KPLAN_BLOCK=1024", "KPLAN_VEC=4", "KPLAN_UNROLL=4"]),
-        ("kernels/add.cu", vec!["KPLAN_DTYPE_BF16=1", "KPLAN_BLOCK=1024", "KPLAN_VEC=8", "KPLAN_UNROLL=4"]),
-        ("kernels/softmax.cu", vec!["KPLAN_DTYPE_BF16=1", "KPLAN_BLOCK=256", "KPLAN_VEC=8", "KPLAN_TPR=128", "KPLAN_ITEMS=4"]),
-        ("kernels/rmsnorm.cu", vec!["KPLAN_DTYPE_BF16=1", "KPLAN_BLOCK=1024", "KPLAN_VEC=8", "KPLAN_TPR=1024", "KPLAN_ITEMS=0"]),
+        (
+            "kernels/reduce_sum.cu",
+            vec![
+                "KPLAN_DTYPE_BF16=0",
+                "KPLAN_BLOCK=1024",
+                "KPLAN_VEC=4",
+                "KPLAN_UNROLL=4",
+            ],
+        ),
+        (
+            "kernels/add.cu",
+            vec![
+                "KPLAN_DTYPE_BF16=1",
+                "KPLAN_BLOCK=1024",
+                "KPLAN_VEC=8",
+                "KPLAN_UNROLL=4",
+            ],
+        ),
+        (
+            "kernels/softmax.cu",
+            vec![
+                "KPLAN_DTYPE_BF16=1",
+                "KPLAN_BLOCK=256",
+                "KPLAN_VEC=8",
+                "KPLAN_TPR=128",
+                "KPLAN_ITEMS=4",
+            ],
+        ),
+        (
+            "kernels/rmsnorm.cu",
+            vec![
+                "KPLAN_DTYPE_BF16=1",
+                "KPLAN_BLOCK=1024",
+                "KPLAN_VEC=8",
+                "KPLAN_TPR=1024",
+                "KPLAN_ITEMS=0",
+            ],
+        ),
     ] {
         let mut c = kplan();
-        c.args(["build", file, "--targets", "sm_80,sm_90a,gfx90a,gfx942,gfx1100", "--format", "json", "-I", "include"]);
+        c.args([
+            "build",
+            file,
+            "--targets",
+            "sm_80,sm_90a,gfx90a,gfx942,gfx1100",
+            "--format",
+            "json",
+            "-I",
+            "include",
+        ]);
         for d in defs {
             c.arg("-D").arg(d);
         }
         let o = c.output().unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", text(&o)));
+        let v: serde_json::Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", text(&o)));
         for r in v["results"].as_array().unwrap() {
             let status = r["status"].as_str().unwrap_or("");
             if status == "skipped" {
-                assert!(!require(), "{file} {}: skipped under KPLAN_REQUIRE_TOOLCHAINS=1: {r}", r["target"]);
+                assert!(
+                    !require(),
+                    "{file} {}: skipped under KPLAN_REQUIRE_TOOLCHAINS=1: {r}",
+                    r["target"]
+                );
                 eprintln!("skipped: {file} {}: {}", r["target"], r["diagnostics"]);
                 continue;
             }
             assert_eq!(status, "ok", "{file} {}: {r}", r["target"]);
-            assert_eq!(r["spill_bytes"].as_u64().unwrap_or(0), 0, "{file} {} spills: {r}", r["target"]);
+            assert_eq!(
+                r["spill_bytes"].as_u64().unwrap_or(0),
+                0,
+                "{file} {} spills: {r}",
+                r["target"]
+            );
         }
     }
 }

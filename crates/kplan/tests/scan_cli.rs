@@ -43,7 +43,18 @@ fn json_contract_sorted_and_exit_code() {
     assert!(v["lines_scanned"].as_u64().unwrap() > 200);
     let findings = v["findings"].as_array().unwrap();
     assert!(findings.len() > 40);
-    let keys = ["rule", "severity", "path", "line", "column", "end_line", "end_column", "message", "help", "targets"];
+    let keys = [
+        "rule",
+        "severity",
+        "path",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "message",
+        "help",
+        "targets",
+    ];
     let mut prev: Option<(String, u64, u64)> = None;
     for x in findings {
         let mut k: Vec<&str> = x.as_object().unwrap().keys().map(String::as_str).collect();
@@ -52,7 +63,11 @@ fn json_contract_sorted_and_exit_code() {
         want.sort();
         assert_eq!(k, want);
         assert!(["error", "warning", "note"].contains(&x["severity"].as_str().unwrap()));
-        let key = (x["path"].as_str().unwrap().to_string(), x["line"].as_u64().unwrap(), x["column"].as_u64().unwrap());
+        let key = (
+            x["path"].as_str().unwrap().to_string(),
+            x["line"].as_u64().unwrap(),
+            x["column"].as_u64().unwrap(),
+        );
         if let Some(p) = &prev {
             assert!(p <= &key, "findings not sorted: {p:?} then {key:?}");
         }
@@ -66,7 +81,17 @@ fn json_contract_sorted_and_exit_code() {
 #[test]
 fn fail_on_and_clean_tree() {
     let f = fixtures();
-    let o = kplan(&["scan", f.to_str().unwrap(), "--fail-on", "never", "--format", "json"], None);
+    let o = kplan(
+        &[
+            "scan",
+            f.to_str().unwrap(),
+            "--fail-on",
+            "never",
+            "--format",
+            "json",
+        ],
+        None,
+    );
     assert_eq!(o.status.code(), Some(0));
     let d = tmpdir("clean");
     std::fs::write(
@@ -79,23 +104,75 @@ fn fail_on_and_clean_tree() {
     assert!(stdout(&o).contains("0 errors"));
     // notes only: exit 0 at the default threshold, 1 with --fail-on note
     let h = f.join("hardcoded-tile/fire.cu");
-    let o = kplan(&["scan", h.to_str().unwrap(), "--targets", "sm_90a,gfx1100", "--format", "json"], None);
+    let o = kplan(
+        &[
+            "scan",
+            h.to_str().unwrap(),
+            "--targets",
+            "sm_90a,gfx1100",
+            "--format",
+            "json",
+        ],
+        None,
+    );
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert!(v["findings"].as_array().unwrap().iter().all(|x| x["severity"] == "note"));
+    assert!(v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|x| x["severity"] == "note"));
     assert_eq!(o.status.code(), Some(0));
-    let o = kplan(&["scan", h.to_str().unwrap(), "--targets", "sm_90a,gfx1100", "--fail-on", "note"], None);
+    let o = kplan(
+        &[
+            "scan",
+            h.to_str().unwrap(),
+            "--targets",
+            "sm_90a,gfx1100",
+            "--fail-on",
+            "note",
+        ],
+        None,
+    );
     assert_eq!(o.status.code(), Some(1));
 }
 
 #[test]
 fn nvidia_only_scope_silences_warp_size_rules() {
     let f = fixtures().join("warp-size-literal/fire.cu");
-    let o = kplan(&["scan", f.to_str().unwrap(), "--targets", "sm_90a", "--format", "json"], None);
+    let o = kplan(
+        &[
+            "scan",
+            f.to_str().unwrap(),
+            "--targets",
+            "sm_90a",
+            "--format",
+            "json",
+        ],
+        None,
+    );
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert!(v["findings"].as_array().unwrap().iter().all(|x| x["rule"] != "warp-size-literal"));
-    let o = kplan(&["scan", f.to_str().unwrap(), "--targets", "mi300x", "--format", "json"], None);
+    assert!(v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|x| x["rule"] != "warp-size-literal"));
+    let o = kplan(
+        &[
+            "scan",
+            f.to_str().unwrap(),
+            "--targets",
+            "mi300x",
+            "--format",
+            "json",
+        ],
+        None,
+    );
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert!(v["findings"].as_array().unwrap().iter().any(|x| x["rule"] == "warp-size-literal" && x["severity"] == "error"));
+    assert!(v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|x| x["rule"] == "warp-size-literal" && x["severity"] == "error"));
 }
 
 #[test]
@@ -116,8 +193,16 @@ fn github_annotations() {
     let s = stdout(&o);
     assert!(!s.is_empty());
     for l in s.lines() {
-        assert!(l.starts_with("::error file=") || l.starts_with("::warning file=") || l.starts_with("::notice file="), "{l}");
-        assert!(l.contains(",line=") && l.contains(",col=") && l.contains(",title=kplan "), "{l}");
+        assert!(
+            l.starts_with("::error file=")
+                || l.starts_with("::warning file=")
+                || l.starts_with("::notice file="),
+            "{l}"
+        );
+        assert!(
+            l.contains(",line=") && l.contains(",col=") && l.contains(",title=kplan "),
+            "{l}"
+        );
     }
 }
 
@@ -137,8 +222,13 @@ fn sarif_is_valid_against_the_official_schema() {
     let py = std::env::var("KPLAN_PYTHON").ok();
     let require = std::env::var("KPLAN_REQUIRE_TOOLCHAINS").is_ok_and(|v| v == "1");
     let Some(py) = py else {
-        assert!(!require, "KPLAN_PYTHON is not set but KPLAN_REQUIRE_TOOLCHAINS=1");
-        eprintln!("SKIP sarif schema validation: KPLAN_PYTHON not set (source scripts/test-env.sh)");
+        assert!(
+            !require,
+            "KPLAN_PYTHON is not set but KPLAN_REQUIRE_TOOLCHAINS=1"
+        );
+        eprintln!(
+            "SKIP sarif schema validation: KPLAN_PYTHON not set (source scripts/test-env.sh)"
+        );
         return;
     };
     let d = tmpdir("sarif");
@@ -151,22 +241,39 @@ if not os.path.exists(p):\n    print('missing sarif-schema.json'); sys.exit(3)\n
 schema = json.load(open(p))\n\
 assert 'sarif-schema-2.1.0' in schema.get('id', schema.get('$id', ''))\n\
 jsonschema.Draft4Validator(schema).validate(json.load(open(sys.argv[1])))\nprint('valid')\n";
-    let r = Command::new(&py).arg("-c").arg(script).arg(&out).output().unwrap();
+    let r = Command::new(&py)
+        .arg("-c")
+        .arg(script)
+        .arg(&out)
+        .output()
+        .unwrap();
     let so = String::from_utf8_lossy(&r.stdout).into_owned();
     if r.status.code() == Some(3) {
         assert!(!require, "SARIF validation tools missing: {so}");
         eprintln!("SKIP sarif schema validation: {so}");
         return;
     }
-    assert!(r.status.success(), "SARIF invalid: {so}{}", String::from_utf8_lossy(&r.stderr));
+    assert!(
+        r.status.success(),
+        "SARIF invalid: {so}{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
     assert!(so.contains("valid"));
 }
 
 #[test]
 fn config_errors_name_file_and_line_and_exit_2() {
     let d = tmpdir("cfg");
-    std::fs::write(d.join("a.cu"), "__global__ void k(int* x) { x[threadIdx.x % 32] = 0; }\n").unwrap();
-    std::fs::write(d.join("kplan.toml"), "targets = [\"gfx942\"]\nignore = [\"warp-size-literall\"]\n").unwrap();
+    std::fs::write(
+        d.join("a.cu"),
+        "__global__ void k(int* x) { x[threadIdx.x % 32] = 0; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("kplan.toml"),
+        "targets = [\"gfx942\"]\nignore = [\"warp-size-literall\"]\n",
+    )
+    .unwrap();
     let o = kplan(&["scan", "."], Some(&d));
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
@@ -178,7 +285,11 @@ fn config_errors_name_file_and_line_and_exit_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("kplan.toml:2:"), "{}", stderr(&o));
     // a valid config: targets and per-file ignores apply
-    std::fs::write(d.join("kplan.toml"), "targets = [\"gfx942\"]\n[per-file-ignores]\n\"a.cu\" = [\"warp-size-literal\"]\n").unwrap();
+    std::fs::write(
+        d.join("kplan.toml"),
+        "targets = [\"gfx942\"]\n[per-file-ignores]\n\"a.cu\" = [\"warp-size-literal\"]\n",
+    )
+    .unwrap();
     let o = kplan(&["scan", ".", "--format", "json"], Some(&d));
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     std::fs::write(d.join("kplan.toml"), "targets = [\"gfx942\"]\n").unwrap();
@@ -192,10 +303,18 @@ fn config_errors_name_file_and_line_and_exit_2() {
 fn unknown_target_and_rule_exit_2_with_suggestion() {
     let o = kplan(&["scan", ".", "--targets", "gfx94"], Some(&fixtures()));
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("unknown target `gfx94`"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown target `gfx94`"),
+        "{}",
+        stderr(&o)
+    );
     let o = kplan(&["explain", "ballot-narowing"], None);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("did you mean `ballot-narrowing`"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("did you mean `ballot-narrowing`"),
+        "{}",
+        stderr(&o)
+    );
     let o = kplan(&["scan", "/nonexistent/kplan/path"], None);
     assert_eq!(o.status.code(), Some(2));
 }
@@ -205,14 +324,31 @@ fn rules_and_explain() {
     let o = kplan(&["rules"], None);
     assert_eq!(o.status.code(), Some(0));
     let s = stdout(&o);
-    for id in ["warp-size-literal", "shuffle-offset-literal", "full-mask-literal", "ballot-narrowing", "lane-partials-size", "inline-asm-unguarded",
-        "platform-ifdef-in-kernel", "nvidia-only-feature", "shared-memory-over-limit", "hardcoded-tile", "launch-bounds-warp", "implicit-warp-sync"] {
+    for id in [
+        "warp-size-literal",
+        "shuffle-offset-literal",
+        "full-mask-literal",
+        "ballot-narrowing",
+        "lane-partials-size",
+        "inline-asm-unguarded",
+        "platform-ifdef-in-kernel",
+        "nvidia-only-feature",
+        "shared-memory-over-limit",
+        "hardcoded-tile",
+        "launch-bounds-warp",
+        "implicit-warp-sync",
+    ] {
         assert!(s.contains(id), "{id} missing from `kplan rules`");
     }
     let o = kplan(&["explain", "shuffle-offset-literal"], None);
     assert_eq!(o.status.code(), Some(0));
     let s = stdout(&o);
-    for h in ["## What it does", "## Why is this bad?", "## Example", "## Use instead"] {
+    for h in [
+        "## What it does",
+        "## Why is this bad?",
+        "## Example",
+        "## Use instead",
+    ] {
         assert!(s.contains(h), "{h}");
     }
     let o = kplan(&["rules", "--format", "json"], None);
@@ -223,7 +359,16 @@ fn rules_and_explain() {
 #[test]
 fn inventory_lists_features_with_locations() {
     let f = fixtures().join("nvidia-only-feature");
-    let o = kplan(&["scan", f.to_str().unwrap(), "--inventory", "--format", "json"], None);
+    let o = kplan(
+        &[
+            "scan",
+            f.to_str().unwrap(),
+            "--inventory",
+            "--format",
+            "json",
+        ],
+        None,
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let items = v["items"].as_array().unwrap();
@@ -231,19 +376,44 @@ fn inventory_lists_features_with_locations() {
     let wmma = get("wmma").expect("wmma in inventory");
     assert!(wmma["count"].as_u64().unwrap() >= 3);
     assert_eq!(wmma["locations"][0]["line"], 3);
-    assert!(get("clusters").is_some() && get("async-copy").is_some() && get("fp8-ocp").is_some() && get("dynamic-parallelism").is_some());
+    assert!(
+        get("clusters").is_some()
+            && get("async-copy").is_some()
+            && get("fp8-ocp").is_some()
+            && get("dynamic-parallelism").is_some()
+    );
 }
 
 #[test]
 fn hostile_inputs_are_reported_and_the_scan_goes_on() {
     let d = tmpdir("hostile");
     std::fs::write(d.join("bin.cu"), b"\x7fELF\x00\x00\x01\x02__global__").unwrap();
-    std::fs::write(d.join("latin1.cu"), b"// caf\xe9\n__global__ void k(int* x) { x[threadIdx.x % 32] = 0; }\n").unwrap();
-    std::fs::write(d.join("open_comment.cu"), "__global__ void k() { /* never closed\n").unwrap();
-    std::fs::write(d.join("open_string.cu"), "__global__ void k() { const char* s = \"never closed\n int x = 0xffffffff; R\"x(raw\n").unwrap();
-    let nested = format!("__global__ void k(int* x) {}{}\n", "{".repeat(10_000), "}".repeat(9_000));
+    std::fs::write(
+        d.join("latin1.cu"),
+        b"// caf\xe9\n__global__ void k(int* x) { x[threadIdx.x % 32] = 0; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("open_comment.cu"),
+        "__global__ void k() { /* never closed\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("open_string.cu"),
+        "__global__ void k() { const char* s = \"never closed\n int x = 0xffffffff; R\"x(raw\n",
+    )
+    .unwrap();
+    let nested = format!(
+        "__global__ void k(int* x) {}{}\n",
+        "{".repeat(10_000),
+        "}".repeat(9_000)
+    );
     std::fs::write(d.join("nested.cu"), nested).unwrap();
-    std::fs::write(d.join("directives.cu"), "#if\n#elif\n#else\n#endif\n#endif\n#else\n#if defined(\n#define\n#ifdef\n").unwrap();
+    std::fs::write(
+        d.join("directives.cu"),
+        "#if\n#elif\n#else\n#endif\n#endif\n#else\n#if defined(\n#define\n#ifdef\n",
+    )
+    .unwrap();
     #[cfg(unix)]
     {
         std::fs::create_dir_all(d.join("sub")).unwrap();
@@ -257,7 +427,11 @@ fn hostile_inputs_are_reported_and_the_scan_goes_on() {
     assert!(e.contains("loop"), "{e}");
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["files_scanned"], 5);
-    assert!(v["findings"].as_array().unwrap().iter().any(|x| x["path"].as_str().unwrap().ends_with("latin1.cu") && x["line"] == 2));
+    assert!(v["findings"].as_array().unwrap().iter().any(|x| x["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("latin1.cu")
+        && x["line"] == 2));
 }
 
 #[test]
@@ -265,10 +439,21 @@ fn output_file_is_written_whole() {
     let d = tmpdir("out");
     let out = d.join("report.json");
     let f = fixtures().join("ballot-narrowing");
-    let o = kplan(&["scan", f.to_str().unwrap(), "--format", "json", "-o", out.to_str().unwrap()], None);
+    let o = kplan(
+        &[
+            "scan",
+            f.to_str().unwrap(),
+            "--format",
+            "json",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).is_empty());
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(v["files_scanned"], 2);
 }
 
@@ -278,7 +463,17 @@ fn output_file_is_written_whole() {
 fn generated_header_and_reference_kernels_scan_clean() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let o = kplan(
-        &["scan", "--targets", "sm_80,sm_90a,gfx90a,gfx942,gfx950,gfx1100,gfx1201,cpu-x86_64", "--format", "json", "--fail-on", "note", "include", "kernels"],
+        &[
+            "scan",
+            "--targets",
+            "sm_80,sm_90a,gfx90a,gfx942,gfx950,gfx1100,gfx1201,cpu-x86_64",
+            "--format",
+            "json",
+            "--fail-on",
+            "note",
+            "include",
+            "kernels",
+        ],
         Some(&root),
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");

@@ -153,7 +153,9 @@ pub fn expectations(
             (None, _) => {
                 p.note = Some(format!(
                     "unknown: {}",
-                    o.note.clone().unwrap_or_else(|| "the KB lacks the peak or bandwidth for this target".into())
+                    o.note.clone().unwrap_or_else(|| {
+                        "the KB lacks the peak or bandwidth for this target".into()
+                    })
                 ))
             }
             (Some(r), Some(e)) => {

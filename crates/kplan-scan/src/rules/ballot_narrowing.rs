@@ -49,14 +49,54 @@ fn narrow_type(cx: &Cx, name_tok: usize) -> Option<(usize, String)> {
     }
     let longs = words.iter().filter(|w| **w == "long").count();
     let wide = longs >= 2
-        || words.iter().any(|w| matches!(*w, "uint64_t" | "int64_t" | "auto" | "size_t" | "uint64" | "u64" | "lane_mask_t" | "unsigned_long_long" | "ull" | "decltype"))
+        || words.iter().any(|w| {
+            matches!(
+                *w,
+                "uint64_t"
+                    | "int64_t"
+                    | "auto"
+                    | "size_t"
+                    | "uint64"
+                    | "u64"
+                    | "lane_mask_t"
+                    | "unsigned_long_long"
+                    | "ull"
+                    | "decltype"
+            )
+        })
         || (longs == 1 && !words.contains(&"int"));
-    let narrow = words.iter().any(|w| matches!(*w, "unsigned" | "int" | "uint32_t" | "int32_t" | "uint" | "u32" | "uint32" | "unsigned_int"));
+    let narrow = words.iter().any(|w| {
+        matches!(
+            *w,
+            "unsigned"
+                | "int"
+                | "uint32_t"
+                | "int32_t"
+                | "uint"
+                | "u32"
+                | "uint32"
+                | "unsigned_int"
+        )
+    });
     if narrow && !wide {
         let mut ty: Vec<&str> = words.clone();
         ty.reverse();
         // drop qualifiers and the name-like leftovers
-        let ty: Vec<&str> = ty.into_iter().filter(|w| !matches!(*w, "const" | "static" | "volatile" | "register" | "constexpr" | "__shared__" | "__device__")).collect();
+        let ty: Vec<&str> = ty
+            .into_iter()
+            .filter(|w| {
+                !matches!(
+                    *w,
+                    "const"
+                        | "static"
+                        | "volatile"
+                        | "register"
+                        | "constexpr"
+                        | "__shared__"
+                        | "__device__"
+                )
+            })
+            .collect();
         Some((first, ty.join(" ")))
     } else {
         None
@@ -69,12 +109,29 @@ fn is_ballot_wrapper(s: &str) -> bool {
     let l = s.trim_start_matches('_').to_ascii_lowercase();
     matches!(
         l.as_str(),
-        "activemask" | "active_mask" | "ballot" | "warp_ballot" | "warpballot" | "ballot_sync" | "lanemask_lt" | "lanemask_le" | "lanemask_gt" | "lanemask_ge"
+        "activemask"
+            | "active_mask"
+            | "ballot"
+            | "warp_ballot"
+            | "warpballot"
+            | "ballot_sync"
+            | "lanemask_lt"
+            | "lanemask_le"
+            | "lanemask_gt"
+            | "lanemask_ge"
     ) && !is_ballot_call(s)
 }
 
 pub fn check(cx: &mut Cx) {
-    if !(cx.has("__ballot") || cx.has("__activemask") || cx.has("__lanemask") || cx.has("<<") || cx.has("allot") || cx.has("ctivemask") || cx.has("ctive_mask") || cx.has("lanemask")) {
+    if !(cx.has("__ballot")
+        || cx.has("__activemask")
+        || cx.has("__lanemask")
+        || cx.has("<<")
+        || cx.has("allot")
+        || cx.has("ctivemask")
+        || cx.has("ctive_mask")
+        || cx.has("lanemask"))
+    {
         return;
     }
     let src = cx.src;
@@ -114,7 +171,8 @@ pub fn check(cx: &mut Cx) {
             }
         }
         if i >= 3 && src.is(i - 1, "(") && src.is(i - 2, ">") {
-            let cast_kw = (i.saturating_sub(8)..i - 2).find(|&k| src.is(k, "static_cast") || src.is(k, "reinterpret_cast"));
+            let cast_kw = (i.saturating_sub(8)..i - 2)
+                .find(|&k| src.is(k, "static_cast") || src.is(k, "reinterpret_cast"));
             if let Some(kw) = cast_kw {
                 if let Some((_, ty)) = narrow_type(cx, i - 2) {
                     let msg = format!("`{call}` result cast to 32-bit `{ty}`");
@@ -130,25 +188,48 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         let lit = src.s(k - 1).to_ascii_lowercase();
-        if !matches!(lit.as_str(), "1" | "1u") || (k >= 2 && matches!(src.s(k - 2), "." | "->" | ")" | "]")) || src.kind(k - 2) == Some(Tk::Ident) && !matches!(src.s(k - 2), "return" | "case") {
+        if !matches!(lit.as_str(), "1" | "1u")
+            || (k >= 2 && matches!(src.s(k - 2), "." | "->" | ")" | "]"))
+            || src.kind(k - 2) == Some(Tk::Ident) && !matches!(src.s(k - 2), "return" | "case")
+        {
             continue;
         }
-        let Some(r) = cx.right_operand(k) else { continue };
+        let Some(r) = cx.right_operand(k) else {
+            continue;
+        };
         if cx.any_ident(k + 1, r, crate::cuda::is_lane_ident) {
-            let msg = format!("`{}` builds a 32-bit lane bit, which overflows for lanes 32-63", cx.snippet(k - 1, r));
-            cx.report(&META, k - 1, r, msg, "build lane bits in 64 bits: `1ull << lane`");
+            let msg = format!(
+                "`{}` builds a 32-bit lane bit, which overflows for lanes 32-63",
+                cx.snippet(k - 1, r)
+            );
+            cx.report(
+                &META,
+                k - 1,
+                r,
+                msg,
+                "build lane bits in 64 bits: `1ull << lane`",
+            );
         }
     }
     // __popc / __ffs / __clz / __brev of a ballot
     for i in 0..n {
         let w = src.s(i);
-        if !matches!(w, "__popc" | "__ffs" | "__clz" | "__brev" | "__fns") || !src.is(i + 1, "(") || cx.guarded(i) {
+        if !matches!(w, "__popc" | "__ffs" | "__clz" | "__brev" | "__fns")
+            || !src.is(i + 1, "(")
+            || cx.guarded(i)
+        {
             continue;
         }
         let Some(c) = src.mate(i + 1) else { continue };
-        let hit = (i + 2..c).find(|&k| src.kind(k) == Some(Tk::Ident) && (is_ballot_call(src.s(k)) || ballot_vars.contains(&src.s(k))));
+        let hit = (i + 2..c).find(|&k| {
+            src.kind(k) == Some(Tk::Ident)
+                && (is_ballot_call(src.s(k)) || ballot_vars.contains(&src.s(k)))
+        });
         if let Some(k) = hit {
-            let msg = format!("`{w}` applied to ballot `{}` counts only 32 lanes", src.s(k));
+            let msg = format!(
+                "`{w}` applied to ballot `{}` counts only 32 lanes",
+                src.s(k)
+            );
             cx.report(&META, i, c, msg, help);
         }
     }

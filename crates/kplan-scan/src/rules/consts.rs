@@ -10,10 +10,14 @@ pub struct Consts<'a> {
 /// Byte size of a scalar or vector type name.
 pub fn type_size(t: &str) -> Option<u64> {
     Some(match t {
-        "char" | "int8_t" | "uint8_t" | "bool" | "__nv_fp8_e4m3" | "__nv_fp8_e5m2" | "fp8" | "int8" | "uint8" => 1,
-        "short" | "int16_t" | "uint16_t" | "half" | "__half" | "__nv_bfloat16" | "nv_bfloat16" | "bfloat16" | "__hip_bfloat16" | "hip_bfloat16" | "bf16" | "fp16" | "_Float16" => 2,
-        "float" | "int" | "unsigned" | "uint32_t" | "int32_t" | "uint" | "half2" | "__half2" | "__nv_bfloat162" | "nv_bfloat162" | "char4" | "uchar4" => 4,
-        "double" | "int64_t" | "uint64_t" | "long" | "size_t" | "float2" | "int2" | "uint2" | "longlong" => 8,
+        "char" | "int8_t" | "uint8_t" | "bool" | "__nv_fp8_e4m3" | "__nv_fp8_e5m2" | "fp8"
+        | "int8" | "uint8" => 1,
+        "short" | "int16_t" | "uint16_t" | "half" | "__half" | "__nv_bfloat16" | "nv_bfloat16"
+        | "bfloat16" | "__hip_bfloat16" | "hip_bfloat16" | "bf16" | "fp16" | "_Float16" => 2,
+        "float" | "int" | "unsigned" | "uint32_t" | "int32_t" | "uint" | "half2" | "__half2"
+        | "__nv_bfloat162" | "nv_bfloat162" | "char4" | "uchar4" => 4,
+        "double" | "int64_t" | "uint64_t" | "long" | "size_t" | "float2" | "int2" | "uint2"
+        | "longlong" => 8,
         "float4" | "int4" | "uint4" | "double2" | "longlong2" => 16,
         "double4" => 32,
         _ => return None,
@@ -25,7 +29,10 @@ impl<'a> Consts<'a> {
         let mut names = Vec::new();
         for d in &src.defines {
             if !d.function_like {
-                let name = src.text.get(d.name_start as usize..d.name_end as usize).unwrap_or("");
+                let name = src
+                    .text
+                    .get(d.name_start as usize..d.name_end as usize)
+                    .unwrap_or("");
                 let (a, b) = (d.body.0 as usize, d.body.1 as usize);
                 if b > a {
                     if let Some(v) = eval_with(&names, src, a, b - 1) {
@@ -36,13 +43,20 @@ impl<'a> Consts<'a> {
         }
         let n = src.toks.len();
         for k in 1..n.saturating_sub(2) {
-            if src.is(k, "=") && src.toks[k].flags & IN_DEFINE == 0 && src.kind(k - 1) == Some(Tk::Ident) {
+            if src.is(k, "=")
+                && src.toks[k].flags & IN_DEFINE == 0
+                && src.kind(k - 1) == Some(Tk::Ident)
+            {
                 // const/constexpr declarations only
-                let decl = (k.saturating_sub(5)..k - 1).any(|j| matches!(src.s(j), "constexpr" | "const"));
+                let decl =
+                    (k.saturating_sub(5)..k - 1).any(|j| matches!(src.s(j), "constexpr" | "const"));
                 if !decl {
                     continue;
                 }
-                let Some(end) = (k + 1..n.min(k + 24)).find(|&j| matches!(src.s(j), ";" | ",")) else { continue };
+                let Some(end) = (k + 1..n.min(k + 24)).find(|&j| matches!(src.s(j), ";" | ","))
+                else {
+                    continue;
+                };
                 if let Some(v) = eval_with(&names, src, k + 1, end - 1) {
                     names.push((src.s(k - 1), v));
                 }
@@ -62,14 +76,24 @@ impl<'a> Consts<'a> {
 }
 
 fn get(names: &[(&str, u64)], name: &str) -> Option<u64> {
-    names.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    names
+        .iter()
+        .rev()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| *v)
 }
 
 fn eval_with(names: &[(&str, u64)], src: &Src, a: usize, b: usize) -> Option<u64> {
     if b < a || b - a > 40 {
         return None;
     }
-    let mut p = P { c: names, src, i: a, end: b + 1, depth: 0 };
+    let mut p = P {
+        c: names,
+        src,
+        i: a,
+        end: b + 1,
+        depth: 0,
+    };
     let v = p.sum()?;
     if p.i == p.end {
         Some(v)

@@ -26,13 +26,30 @@ is never \"all lanes\" on wave64.",
 pub fn is_sync_intrinsic(s: &str) -> bool {
     matches!(
         s,
-        "__shfl_sync" | "__shfl_up_sync" | "__shfl_down_sync" | "__shfl_xor_sync" | "__ballot_sync" | "__any_sync" | "__all_sync"
-            | "__uni_sync" | "__syncwarp" | "__match_any_sync" | "__match_all_sync"
+        "__shfl_sync"
+            | "__shfl_up_sync"
+            | "__shfl_down_sync"
+            | "__shfl_xor_sync"
+            | "__ballot_sync"
+            | "__any_sync"
+            | "__all_sync"
+            | "__uni_sync"
+            | "__syncwarp"
+            | "__match_any_sync"
+            | "__match_all_sync"
     ) || (s.starts_with("__reduce_") && s.ends_with("_sync"))
 }
 
 pub fn is_ballot_call(s: &str) -> bool {
-    matches!(s, "__ballot_sync" | "__ballot" | "__activemask" | "__lanemask_lt" | "__lanemask_le" | "__lanemask_gt")
+    matches!(
+        s,
+        "__ballot_sync"
+            | "__ballot"
+            | "__activemask"
+            | "__lanemask_lt"
+            | "__lanemask_le"
+            | "__lanemask_gt"
+    )
 }
 
 fn is_mask32(src: &crate::lex::Src, i: usize) -> bool {
@@ -44,7 +61,12 @@ fn is_mask32(src: &crate::lex::Src, i: usize) -> bool {
 }
 
 pub fn check(cx: &mut Cx) {
-    if !(cx.has("0xffffffff") || cx.has("0xFFFFFFFF") || cx.has("0XFFFFFFFF") || cx.has("0xFFFFffff") || cx.has("0xffffFFFF")) {
+    if !(cx.has("0xffffffff")
+        || cx.has("0xFFFFFFFF")
+        || cx.has("0XFFFFFFFF")
+        || cx.has("0xFFFFffff")
+        || cx.has("0xffffFFFF"))
+    {
         return;
     }
     let src = cx.src;
@@ -53,7 +75,10 @@ pub fn check(cx: &mut Cx) {
     let mut mask_macros: Vec<&str> = Vec::new();
     for d in &src.defines {
         if !d.function_like && d.body.1 == d.body.0 + 1 && is_mask32(src, d.body.0 as usize) {
-            let name = src.text.get(d.name_start as usize..d.name_end as usize).unwrap_or("");
+            let name = src
+                .text
+                .get(d.name_start as usize..d.name_end as usize)
+                .unwrap_or("");
             if src.branch_platform(d.branch) == Platform::Any {
                 mask_macros.push(name);
             }
@@ -65,10 +90,19 @@ pub fn check(cx: &mut Cx) {
     let mut ballot_vars: Vec<&str> = Vec::new();
     let mut mask_vars: Vec<&str> = Vec::new();
     for k in 1..n.saturating_sub(1) {
-        if src.is(k, "=") && src.kind(k - 1) == Some(Tk::Ident) && is_mask32(src, k + 1) && matches!(src.s(k + 2), ";" | ",") && !cx.guarded(k) {
+        if src.is(k, "=")
+            && src.kind(k - 1) == Some(Tk::Ident)
+            && is_mask32(src, k + 1)
+            && matches!(src.s(k + 2), ";" | ",")
+            && !cx.guarded(k)
+        {
             mask_vars.push(src.s(k - 1));
         }
-        if src.is(k, "=") && src.kind(k - 1) == Some(Tk::Ident) && src.kind(k + 1) == Some(Tk::Ident) && is_ballot_call(src.s(k + 1)) {
+        if src.is(k, "=")
+            && src.kind(k - 1) == Some(Tk::Ident)
+            && src.kind(k + 1) == Some(Tk::Ident)
+            && is_ballot_call(src.s(k + 1))
+        {
             ballot_vars.push(src.s(k - 1));
         }
     }
@@ -84,9 +118,15 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         let w = src.s(i);
-        if is_sync_intrinsic(w) && src.is(i + 1, "(") && !shadowed.contains(&w) && src.toks[i].flags & crate::lex::IN_DEFINE == 0 {
+        if is_sync_intrinsic(w)
+            && src.is(i + 1, "(")
+            && !shadowed.contains(&w)
+            && src.toks[i].flags & crate::lex::IN_DEFINE == 0
+        {
             let args = cx.call_args(i + 1);
-            let Some(&(a, b)) = args.first() else { continue };
+            let Some(&(a, b)) = args.first() else {
+                continue;
+            };
             if cx.guarded(i) {
                 continue;
             }
@@ -94,9 +134,15 @@ pub fn check(cx: &mut Cx) {
                 let msg = format!("`{w}` gets the 32-bit full mask `{}`", src.s(a));
                 cx.report(&META, a, a, msg, help);
             } else if a == b && mask_vars.contains(&src.s(a)) {
-                let msg = format!("`{w}` gets `{}`, which holds the 32-bit full mask 0xffffffff", src.s(a));
+                let msg = format!(
+                    "`{w}` gets `{}`, which holds the 32-bit full mask 0xffffffff",
+                    src.s(a)
+                );
                 cx.report(&META, a, a, msg, help);
-            } else if a == b && mask_macros.contains(&src.s(a)) && !reported_macros.contains(&src.s(a)) {
+            } else if a == b
+                && mask_macros.contains(&src.s(a))
+                && !reported_macros.contains(&src.s(a))
+            {
                 reported_macros.push(src.s(a));
                 // the definition that is the 32-bit mask (a name may also have a 64-bit one)
                 let d = src.defines.iter().find(|d| {
@@ -106,11 +152,22 @@ pub fn check(cx: &mut Cx) {
                         && is_mask32(src, d.body.0 as usize)
                         && src.branch_platform(d.branch) == Platform::Any
                 });
-                let msg = format!("`{}` is the 32-bit full mask 0xffffffff and is passed to `{w}`", src.s(a));
+                let msg = format!(
+                    "`{}` is the 32-bit full mask 0xffffffff and is passed to `{w}`",
+                    src.s(a)
+                );
                 match d {
                     Some(d) => {
                         if let Some((sev, t)) = cx.ctx.scope_severity(&META) {
-                            cx.report_span(&META, sev, t, d.name_start as usize, d.name_end as usize, msg, help);
+                            cx.report_span(
+                                &META,
+                                sev,
+                                t,
+                                d.name_start as usize,
+                                d.name_end as usize,
+                                msg,
+                                help,
+                            );
                         }
                     }
                     None => cx.report(&META, a, a, msg, help),
@@ -124,7 +181,10 @@ pub fn check(cx: &mut Cx) {
             }
         } else if src.is(i + 1, "(") && is_ballot_call(w) {
             if let Some(c) = src.mate(i + 1) {
-                if (src.is(c + 1, "==") || src.is(c + 1, "!=")) && is_mask32(src, c + 2) && !cx.guarded(i) {
+                if (src.is(c + 1, "==") || src.is(c + 1, "!="))
+                    && is_mask32(src, c + 2)
+                    && !cx.guarded(i)
+                {
                     let msg = format!("`{w}` result compared with the 32-bit full mask");
                     cx.report(&META, i, c + 2, msg, "compare with a 64-bit all-ones mask; a wave64 ballot of all lanes is 0xffffffffffffffff");
                 }

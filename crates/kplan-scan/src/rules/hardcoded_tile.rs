@@ -30,10 +30,15 @@ pub fn check(cx: &mut Cx) {
         if !src.is(i, "<<<") || cx.guarded(i) {
             continue;
         }
-        let Some((args, _)) = launch_args(src, i) else { continue };
+        let Some((args, _)) = launch_args(src, i) else {
+            continue;
+        };
         let Some(&(a, b)) = args.get(1) else { continue };
         if let Some(v) = literal_block(src, a, b) {
-            let msg = format!("block shape `{}` ({v} threads) is fixed in the launch", cx.snippet(a, b));
+            let msg = format!(
+                "block shape `{}` ({v} threads) is fixed in the launch",
+                cx.snippet(a, b)
+            );
             cx.report(&META, a, b, msg, "name the block shape in one per-target configuration (the kplan plan or header) and launch with it");
         }
         // `kernel<128, 64, 32><<<...>>>`: tile sizes as literal template arguments
@@ -58,9 +63,19 @@ pub fn check(cx: &mut Cx) {
                 k -= 1;
             }
             if let Some(o) = open {
-                let tiles: Vec<u64> = (o + 1..i - 1).filter_map(|t| src.int(t).filter(|_| matches!(src.s(t - 1), "<" | ",") && matches!(src.s(t + 1), ">" | ","))).filter(|v| *v >= 16 && v.is_power_of_two()).collect();
+                let tiles: Vec<u64> = (o + 1..i - 1)
+                    .filter_map(|t| {
+                        src.int(t).filter(|_| {
+                            matches!(src.s(t - 1), "<" | ",") && matches!(src.s(t + 1), ">" | ",")
+                        })
+                    })
+                    .filter(|v| *v >= 16 && v.is_power_of_two())
+                    .collect();
                 if tiles.len() >= 2 {
-                    let msg = format!("tile shape `{}` is fixed as literal template arguments in the launch", cx.snippet(o, i - 1));
+                    let msg = format!(
+                        "tile shape `{}` is fixed as literal template arguments in the launch",
+                        cx.snippet(o, i - 1)
+                    );
                     cx.report(&META, o, i - 1, msg, "take tile sizes from one per-target configuration (the kplan plan or header) instead of literals at the launch site");
                 }
             }

@@ -24,42 +24,80 @@ wrong results, intermittently.",
 };
 
 pub fn check(cx: &mut Cx) {
-    if !(cx.has("volatile") || cx.has("__shfl") || cx.has("__ballot") || cx.has("__any") || cx.has("__all")) {
+    if !(cx.has("volatile")
+        || cx.has("__shfl")
+        || cx.has("__ballot")
+        || cx.has("__any")
+        || cx.has("__all"))
+    {
         return;
     }
     let src = cx.src;
     let n = src.toks.len();
     let nv = cx.ctx.vendor_targets(Vendor::Nvidia);
     // .hip files and files including the HIP runtime get HIP's wrappers for the unmasked forms
-    let is_hip = cx.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("hip")) || src.text.contains("hip/hip_runtime") || in_hip_dir(cx.path);
+    let is_hip = cx
+        .path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("hip"))
+        || src.text.contains("hip/hip_runtime")
+        || in_hip_dir(cx.path);
     if !nv.is_empty() && !is_hip {
         for i in 0..n {
             let w = src.s(i);
-            if matches!(w, "__shfl" | "__shfl_up" | "__shfl_down" | "__shfl_xor" | "__ballot" | "__any" | "__all")
-                && src.is(i + 1, "(")
+            if matches!(
+                w,
+                "__shfl"
+                    | "__shfl_up"
+                    | "__shfl_down"
+                    | "__shfl_xor"
+                    | "__ballot"
+                    | "__any"
+                    | "__all"
+            ) && src.is(i + 1, "(")
                 && src.platform(i) != Platform::Amd
                 && !in_amd_disjunct(src, i)
                 && !(i > 0 && matches!(src.s(i - 1), "." | "->" | "::"))
             {
                 let msg = format!("`{w}` without a mask relies on implicit warp synchronization and is unavailable for sm_70 and newer");
-                cx.report_with(&META, Severity::Error, nv.clone(), i, i, msg, &format!("use `{w}_sync` with an explicit mask (`__activemask()`)"));
+                cx.report_with(
+                    &META,
+                    Severity::Error,
+                    nv.clone(),
+                    i,
+                    i,
+                    msg,
+                    &format!("use `{w}_sync` with an explicit mask (`__activemask()`)"),
+                );
             }
         }
     }
     // volatile lockstep reductions
-    let gpu: Vec<String> = cx.ctx.targets.iter().filter(|t| t.vendor != Vendor::Cpu).map(|t| t.arch.clone()).collect();
+    let gpu: Vec<String> = cx
+        .ctx
+        .targets
+        .iter()
+        .filter(|t| t.vendor != Vendor::Cpu)
+        .map(|t| t.arch.clone())
+        .collect();
     if gpu.is_empty() {
         return;
     }
     for (fi, f) in src.funcs.iter().enumerate() {
         let (lo, hi) = (f.open as usize, (f.close as usize).min(n));
-        if !(f.marker as usize..hi).any(|k| src.is(k, "volatile")) || (lo..hi).any(|k| src.is(k, "__syncwarp")) {
+        if !(f.marker as usize..hi).any(|k| src.is(k, "volatile"))
+            || (lo..hi).any(|k| src.is(k, "__syncwarp"))
+        {
             continue;
         }
         // s[tid + 16] style neighbour reads
         let mut hit = None;
         for k in lo..hi {
-            if src.is(k, "[") && src.kind(k + 1) == Some(Tk::Ident) && is_thread_ident(src.s(k + 1)) && src.is(k + 2, "+") {
+            if src.is(k, "[")
+                && src.kind(k + 1) == Some(Tk::Ident)
+                && is_thread_ident(src.s(k + 1))
+                && src.is(k + 2, "+")
+            {
                 if let Some(v) = src.int(k + 3) {
                     if matches!(v, 16 | 32) && src.is(k + 4, "]") && !cx.guarded(k) {
                         hit = Some(k);
@@ -81,20 +119,32 @@ pub fn check(cx: &mut Cx) {
 /// defined(USE_ROCM)`), or, at any level, a pre-Volta toolkit branch: the unmasked form is
 /// the one those compilers have.
 fn in_amd_disjunct(src: &crate::lex::Src, i: usize) -> bool {
-    let Some(t) = src.toks.get(i) else { return false };
+    let Some(t) = src.toks.get(i) else {
+        return false;
+    };
     let mut b = t.branch;
     let mut innermost = true;
     let mut guard = 0;
     while b != 0 && guard < 10_000 {
-        let Some(br) = src.branches.get(b as usize) else { break };
-        let cond = src.text.get(br.cond.0 as usize..br.cond.1 as usize).unwrap_or("");
+        let Some(br) = src.branches.get(b as usize) else {
+            break;
+        };
+        let cond = src
+            .text
+            .get(br.cond.0 as usize..br.cond.1 as usize)
+            .unwrap_or("");
         let body = cond.trim_start_matches(['#', ' ', '\t']);
         if !body.starts_with("else") {
             let body = body.trim_start_matches("elif").trim_start_matches("if");
             if pre_volta_toolkit(body) && !body.contains("||") {
                 return true;
             }
-            if innermost && crate::lex::amd_disjunct(body) && split_or(body).iter().all(|d| pre_volta_toolkit(d) || crate::lex::amd_disjunct(&format!("{d} || 0"))) {
+            if innermost
+                && crate::lex::amd_disjunct(body)
+                && split_or(body)
+                    .iter()
+                    .all(|d| pre_volta_toolkit(d) || crate::lex::amd_disjunct(&format!("{d} || 0")))
+            {
                 return true;
             }
         }
@@ -132,7 +182,11 @@ fn split_or(c: &str) -> Vec<&str> {
 /// no `*_sync` intrinsics and cannot target sm_70, so the unmasked form is the only one there.
 fn pre_volta_toolkit(cond: &str) -> bool {
     let c: String = cond.chars().filter(|c| !c.is_whitespace()).collect();
-    for (key, limit) in [("CUDA_VERSION<", 9000u64), ("CUDART_VERSION<", 9000), ("__CUDACC_VER_MAJOR__<", 9)] {
+    for (key, limit) in [
+        ("CUDA_VERSION<", 9000u64),
+        ("CUDART_VERSION<", 9000),
+        ("__CUDACC_VER_MAJOR__<", 9),
+    ] {
         let mut from = 0;
         while let Some(p) = c[from..].find(key) {
             let at = from + p + key.len();
@@ -151,10 +205,23 @@ fn pre_volta_toolkit(cond: &str) -> bool {
 fn in_hip_dir(path: &std::path::Path) -> bool {
     let hip_name = |s: &str| {
         let l = s.to_ascii_lowercase();
-        l == "hip" || l.ends_with("-hip") || l.ends_with("_hip") || l.starts_with("hip-") || l.starts_with("hip_")
+        l == "hip"
+            || l.ends_with("-hip")
+            || l.ends_with("_hip")
+            || l.starts_with("hip-")
+            || l.starts_with("hip_")
     };
-    let dirs = path.parent().map(|p| p.components().any(|c| c.as_os_str().to_str().is_some_and(hip_name))).unwrap_or(false);
-    let stem = path.file_stem().and_then(|s| s.to_str()).is_some_and(|s| s.to_ascii_lowercase().ends_with("_hip"));
+    let dirs = path
+        .parent()
+        .map(|p| {
+            p.components()
+                .any(|c| c.as_os_str().to_str().is_some_and(hip_name))
+        })
+        .unwrap_or(false);
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| s.to_ascii_lowercase().ends_with("_hip"));
     dirs || stem
 }
 
@@ -176,7 +243,9 @@ mod tests {
     #[test]
     fn pre_volta_toolkit_branches() {
         assert!(super::pre_volta_toolkit("#if CUDA_VERSION < 9000"));
-        assert!(super::pre_volta_toolkit("#if defined(X) && __CUDACC_VER_MAJOR__ < 9"));
+        assert!(super::pre_volta_toolkit(
+            "#if defined(X) && __CUDACC_VER_MAJOR__ < 9"
+        ));
         assert!(!super::pre_volta_toolkit("#if CUDA_VERSION < 12000"));
         assert!(!super::pre_volta_toolkit("#if CUDA_VERSION >= 9000"));
     }
@@ -188,8 +257,12 @@ mod tests {
             let i = (0..src.toks.len()).find(|&i| src.is(i, "__any")).unwrap();
             super::in_amd_disjunct(&src, i)
         };
-        assert!(check("#if CUDA_VERSION < 9000 || defined(USE_ROCM)\nx = __any(p);\n#endif\n"));
-        assert!(!check("#if defined(__CUDACC__) || defined(__HIPCC__)\nx = __any(p);\n#endif\n"));
+        assert!(check(
+            "#if CUDA_VERSION < 9000 || defined(USE_ROCM)\nx = __any(p);\n#endif\n"
+        ));
+        assert!(!check(
+            "#if defined(__CUDACC__) || defined(__HIPCC__)\nx = __any(p);\n#endif\n"
+        ));
         assert!(!check("#if (__CUDA_ARCH__ >= 300) || (defined(__HIP_PLATFORM_AMD__) && HIP_VERSION >= 502)\nx = __any(p);\n#endif\n"));
     }
 }

@@ -33,20 +33,80 @@ pub enum AsmKind {
 /// Classifies an assembly template.
 pub fn classify_asm(t: &str) -> AsmKind {
     let ptx = [
-        "%%", ".reg", ".u32", ".b32", ".b64", ".u64", ".f32", ".f16", ".s32", "mov.", "ld.", "st.", "cvt.", "mma.", "cp.async", "shfl.",
-        "bar.", "red.", "atom.", "prmt", "lop3", "ldmatrix", "stmatrix", "mbarrier", "fence.", "setp.", "wgmma", "tcgen05", "elect.",
-        "griddepcontrol", "membar", "nanosleep", "vote.", "activemask", "match.", "redux.", "tanh.approx", "ex2.approx", "rcp.approx",
+        "%%",
+        ".reg",
+        ".u32",
+        ".b32",
+        ".b64",
+        ".u64",
+        ".f32",
+        ".f16",
+        ".s32",
+        "mov.",
+        "ld.",
+        "st.",
+        "cvt.",
+        "mma.",
+        "cp.async",
+        "shfl.",
+        "bar.",
+        "red.",
+        "atom.",
+        "prmt",
+        "lop3",
+        "ldmatrix",
+        "stmatrix",
+        "mbarrier",
+        "fence.",
+        "setp.",
+        "wgmma",
+        "tcgen05",
+        "elect.",
+        "griddepcontrol",
+        "membar",
+        "nanosleep",
+        "vote.",
+        "activemask",
+        "match.",
+        "redux.",
+        "tanh.approx",
+        "ex2.approx",
+        "rcp.approx",
     ];
     let gcn = [
-        "v_", "s_waitcnt", "s_mov", "s_", "ds_", "buffer_", "global_load", "global_store", "flat_", "scratch_", "v_mfma", "s_barrier",
-        "s_setprio", "s_nop", "s_sleep", "dpp", "row_shr", "row_bcast",
+        "v_",
+        "s_waitcnt",
+        "s_mov",
+        "s_",
+        "ds_",
+        "buffer_",
+        "global_load",
+        "global_store",
+        "flat_",
+        "scratch_",
+        "v_mfma",
+        "s_barrier",
+        "s_setprio",
+        "s_nop",
+        "s_sleep",
+        "dpp",
+        "row_shr",
+        "row_bcast",
     ];
-    let x86 = ["%%eax", "%%rax", "%%ebx", "%%rbx", "%%ecx", "%%rcx", "%%edx", "%%rdx", "%%xmm", "%%ymm", "%%rsp", "%%esp", "cpuid", "rdtsc", "xgetbv", "pause"];
+    let x86 = [
+        "%%eax", "%%rax", "%%ebx", "%%rbx", "%%ecx", "%%rcx", "%%edx", "%%rdx", "%%xmm", "%%ymm",
+        "%%rsp", "%%esp", "cpuid", "rdtsc", "xgetbv", "pause",
+    ];
     if x86.iter().any(|p| t.contains(p)) {
         return AsmKind::Unknown;
     }
     let trimmed = t.trim_start();
-    if gcn.iter().any(|p| trimmed.starts_with(p)) || t.contains("v_mfma") || t.contains("s_waitcnt") || t.contains("ds_swizzle") || t.contains("ds_bpermute") {
+    if gcn.iter().any(|p| trimmed.starts_with(p))
+        || t.contains("v_mfma")
+        || t.contains("s_waitcnt")
+        || t.contains("ds_swizzle")
+        || t.contains("ds_bpermute")
+    {
         return AsmKind::Gcn;
     }
     if ptx.iter().any(|p| t.contains(p)) {
@@ -64,7 +124,10 @@ pub fn asm_statements<'a>(src: &crate::lex::Src<'a>) -> Vec<(usize, usize, Strin
             continue;
         }
         let mut k = i + 1;
-        while matches!(src.s(k), "volatile" | "__volatile__" | "__volatile" | "goto" | "inline") {
+        while matches!(
+            src.s(k),
+            "volatile" | "__volatile__" | "__volatile" | "goto" | "inline"
+        ) {
             k += 1;
         }
         if !src.is(k, "(") {
@@ -105,14 +168,25 @@ pub fn check(cx: &mut Cx) {
             // under a condition kplan cannot tie to a platform (a feature macro): trust it
             None if src.in_conditional(i, false) => {}
             None => {
-                let guard = if own == Platform::Nvidia { "`__CUDA_ARCH__` or `!defined(__HIP_PLATFORM_AMD__)`" } else { "`__HIP_PLATFORM_AMD__` or an `__gfx*__` macro" };
+                let guard = if own == Platform::Nvidia {
+                    "`__CUDA_ARCH__` or `!defined(__HIP_PLATFORM_AMD__)`"
+                } else {
+                    "`__HIP_PLATFORM_AMD__` or an `__gfx*__` macro"
+                };
                 let msg = format!("inline {isa} assembly is not under an architecture guard");
                 cx.report_with(&META, Severity::Error, targets, i, end, msg, &format!("guard it with {guard} and give the other platforms a fallback (an intrinsic or plain C++)"));
             }
             Some((br, g)) if br.platform == own => {
                 let inside = src.toks.get(i).map(|t| t.func).unwrap_or(0);
-                if !br.is_alternative && !g.has_alternative && inside != 0 && g.func == inside && !src.in_conditional(i, true) {
-                    let msg = format!("inline {isa} assembly is guarded but the guard has no `#else` fallback");
+                if !br.is_alternative
+                    && !g.has_alternative
+                    && inside != 0
+                    && g.func == inside
+                    && !src.in_conditional(i, true)
+                {
+                    let msg = format!(
+                        "inline {isa} assembly is guarded but the guard has no `#else` fallback"
+                    );
                     cx.report_with(&META, Severity::Warning, targets, i, end, msg, "add an `#else` branch that computes the same result (an intrinsic or plain C++), or a static assertion");
                 }
             }

@@ -24,12 +24,19 @@ of the array into whatever shared memory follows it.",
 /// a named constant other than `warpSize`: it stays below 32 and cannot overflow the array.
 fn bounded_by_32(cx: &Cx, name: &str, lo: usize, at: usize) -> bool {
     let src = cx.src;
-    let Some(eq) = (lo..at).rev().find(|&k| src.is(k, "=") && k > 0 && src.is(k - 1, name)) else { return false };
+    let Some(eq) = (lo..at)
+        .rev()
+        .find(|&k| src.is(k, "=") && k > 0 && src.is(k - 1, name))
+    else {
+        return false;
+    };
     let end = (eq..at).find(|&k| src.is(k, ";")).unwrap_or(at);
     for k in eq + 1..end {
         match src.s(k) {
             "%" => {
-                if src.int(k + 1) == Some(32) || (src.kind(k + 1) == Some(Tk::Ident) && src.s(k + 1) != "warpSize") {
+                if src.int(k + 1) == Some(32)
+                    || (src.kind(k + 1) == Some(Tk::Ident) && src.s(k + 1) != "warpSize")
+                {
                     return true;
                 }
             }
@@ -54,9 +61,15 @@ pub fn check(cx: &mut Cx) {
         if !src.is(i, "__shared__") || cx.guarded(i) {
             continue;
         }
-        let Some(semi) = (i + 1..n.min(i + 64)).find(|&k| src.is(k, ";") || src.is(k, "{") || src.is(k, "=")) else { continue };
+        let Some(semi) =
+            (i + 1..n.min(i + 64)).find(|&k| src.is(k, ";") || src.is(k, "{") || src.is(k, "="))
+        else {
+            continue;
+        };
         // name [ d0 ] [ d1 ] ... with the last dimension 32
-        let Some(lb) = (i + 1..semi).find(|&k| src.is(k, "[")) else { continue };
+        let Some(lb) = (i + 1..semi).find(|&k| src.is(k, "[")) else {
+            continue;
+        };
         if lb == 0 || src.kind(lb - 1) != Some(Tk::Ident) {
             continue;
         }
@@ -69,7 +82,9 @@ pub fn check(cx: &mut Cx) {
             dims.push((k + 1, m));
             k = m + 1;
         }
-        let Some(&(d0, d1)) = dims.last() else { continue };
+        let Some(&(d0, d1)) = dims.last() else {
+            continue;
+        };
         if d1 != d0 + 1 || src.int(d0) != Some(32) {
             continue;
         }
@@ -93,8 +108,12 @@ pub fn check(cx: &mut Cx) {
                     k = m + 1;
                 }
                 if let (Some((a, b)), true) = (last, cnt == ndims) {
-                    let lane_idx = (a..b).any(|t| src.kind(t) == Some(Tk::Ident) && is_lane_ident(src.s(t)) && !bounded_by_32(cx, src.s(t), lo, t))
-                        || ((a..b).any(|t| src.is(t, "warpSize")) && (a..b).any(|t| src.is(t, "%") || src.is(t, "&")));
+                    let lane_idx = (a..b).any(|t| {
+                        src.kind(t) == Some(Tk::Ident)
+                            && is_lane_ident(src.s(t))
+                            && !bounded_by_32(cx, src.s(t), lo, t)
+                    }) || ((a..b).any(|t| src.is(t, "warpSize"))
+                        && (a..b).any(|t| src.is(t, "%") || src.is(t, "&")));
                     if lane_idx {
                         use_at = Some((j, b));
                         break;
@@ -106,7 +125,10 @@ pub fn check(cx: &mut Cx) {
             j += 1;
         }
         if let Some((u, ub)) = use_at {
-            let msg = format!("`{name}` has 32 entries but is indexed by lane (`{}`), which reaches 63 on wave64", cx.snippet(u, ub));
+            let msg = format!(
+                "`{name}` has 32 entries but is indexed by lane (`{}`), which reaches 63 on wave64",
+                cx.snippet(u, ub)
+            );
             if let Some((sev, targets)) = cx.ctx.scope_severity(&META) {
                 let (s, _) = src.span(name_tok);
                 let (_, e) = src.span(d1);

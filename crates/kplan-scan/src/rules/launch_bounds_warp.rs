@@ -41,27 +41,57 @@ pub fn check(cx: &mut Cx) {
         }
         if src.is(i, "__launch_bounds__") && src.is(i + 1, "(") {
             let args = cx.call_args(i + 1);
-            let Some(&(a, b)) = args.first() else { continue };
+            let Some(&(a, b)) = args.first() else {
+                continue;
+            };
             let c = consts.get_or_insert_with(|| Consts::collect(src));
             if let Some(v) = c.eval(src, a, b) {
                 if !wide.is_empty() && v % max_warp != 0 {
                     let msg = format!("`__launch_bounds__({v})` is not a multiple of the {max_warp}-lane wavefront");
-                    cx.report_with(&META, Severity::Warning, wide.clone(), a, b, msg, "use a multiple of the widest warp in scope (64)");
+                    cx.report_with(
+                        &META,
+                        Severity::Warning,
+                        wide.clone(),
+                        a,
+                        b,
+                        msg,
+                        "use a multiple of the widest warp in scope (64)",
+                    );
                 }
             }
-            let second_is_one = args.get(1).is_some_and(|&(a2, b2)| a2 == b2 && src.int(a2) == Some(1));
+            let second_is_one = args
+                .get(1)
+                .is_some_and(|&(a2, b2)| a2 == b2 && src.int(a2) == Some(1));
             if args.len() >= 2 && !amd.is_empty() && !second_is_one {
                 let (a2, b2) = args[1];
                 let msg = format!("second `__launch_bounds__` argument `{}` means min blocks per SM on CUDA but min waves per EU on HIP", cx.snippet(a2, b2));
-                cx.report_with(&META, Severity::Warning, amd.clone(), a2, b2, msg, "give each platform its own value (a header macro), or drop the occupancy hint");
+                cx.report_with(
+                    &META,
+                    Severity::Warning,
+                    amd.clone(),
+                    a2,
+                    b2,
+                    msg,
+                    "give each platform its own value (a header macro), or drop the occupancy hint",
+                );
             }
         } else if src.is(i, "<<<") && !wide.is_empty() {
-            let Some((args, _)) = launch_args(src, i) else { continue };
+            let Some((args, _)) = launch_args(src, i) else {
+                continue;
+            };
             let Some(&(a, b)) = args.get(1) else { continue };
             if let Some(v) = literal_block(src, a, b) {
                 if v % max_warp != 0 && v > 1 {
                     let msg = format!("launch block of {v} threads is not a multiple of the {max_warp}-lane wavefront");
-                    cx.report_with(&META, Severity::Warning, wide.clone(), a, b, msg, "use a multiple of the widest warp in scope (64)");
+                    cx.report_with(
+                        &META,
+                        Severity::Warning,
+                        wide.clone(),
+                        a,
+                        b,
+                        msg,
+                        "use a multiple of the widest warp in scope (64)",
+                    );
                 }
             }
         }

@@ -40,46 +40,92 @@ struct Det {
 }
 
 const fn d(feature: &'static str, nvidia_only: bool) -> Det {
-    Det { feature, nvidia_only, inventory_only: false }
+    Det {
+        feature,
+        nvidia_only,
+        inventory_only: false,
+    }
 }
 
 const fn inv(feature: &'static str) -> Det {
-    Det { feature, nvidia_only: false, inventory_only: true }
+    Det {
+        feature,
+        nvidia_only: false,
+        inventory_only: true,
+    }
 }
 
 /// Feature of an identifier (the token after it is given for `ns::` checks).
 fn ident_feature(w: &str, next: &str) -> Option<Det> {
     // cheap rejection first: most identifiers start with none of these
     let b = w.as_bytes();
-    if b.len() < 4 || !matches!(b[0], b'_' | b'S' | b'w' | b'n' | b'm' | b'c' | b'C' | b't' | b'g' | b'G' | b'U') {
+    if b.len() < 4
+        || !matches!(
+            b[0],
+            b'_' | b'S' | b'w' | b'n' | b'm' | b'c' | b'C' | b't' | b'g' | b'G' | b'U'
+        )
+    {
         return None;
     }
     Some(match w {
         "wmma" if next == "::" => d("wmma", true),
         "nvcuda" if next == "::" => d("wmma", true),
-        "__pipeline_memcpy_async" | "__pipeline_commit" | "__pipeline_wait_prior" | "memcpy_async" | "cp_async_fence" | "cp_async_wait" => d("async-copy", true),
-        "CUtensorMap" | "cuTensorMapEncodeTiled" | "cuTensorMapEncodeIm2col" | "cudaTensorMap" => d("tma", true),
-        "__cluster_dims__" | "this_cluster" | "cluster_group" | "cudaLaunchAttributeClusterDimension" | "cudaFuncAttributeNonPortableClusterSizeAllowed"
-        | "cluster_sync" | "cluster_arrive" | "cluster_wait" => d("clusters", true),
-        "__reduce_add_sync" | "__reduce_min_sync" | "__reduce_max_sync" | "__reduce_and_sync" | "__reduce_or_sync" | "__reduce_xor_sync" => d("warp-reduce", false),
+        "__pipeline_memcpy_async"
+        | "__pipeline_commit"
+        | "__pipeline_wait_prior"
+        | "memcpy_async"
+        | "cp_async_fence"
+        | "cp_async_wait" => d("async-copy", true),
+        "CUtensorMap" | "cuTensorMapEncodeTiled" | "cuTensorMapEncodeIm2col" | "cudaTensorMap" => {
+            d("tma", true)
+        }
+        "__cluster_dims__"
+        | "this_cluster"
+        | "cluster_group"
+        | "cudaLaunchAttributeClusterDimension"
+        | "cudaFuncAttributeNonPortableClusterSizeAllowed"
+        | "cluster_sync"
+        | "cluster_arrive"
+        | "cluster_wait" => d("clusters", true),
+        "__reduce_add_sync" | "__reduce_min_sync" | "__reduce_max_sync" | "__reduce_and_sync"
+        | "__reduce_or_sync" | "__reduce_xor_sync" => d("warp-reduce", false),
         "__match_any_sync" | "__match_all_sync" => d("warp-match", false),
-        "cudaLaunchCooperativeKernel" | "cudaLaunchCooperativeKernelMultiDevice" | "this_grid" | "grid_group" => d("cooperative-launch", false),
-        "__shfl_sync" | "__shfl_up_sync" | "__shfl_down_sync" | "__shfl_xor_sync" => inv("warp-shuffle-sync"),
+        "cudaLaunchCooperativeKernel"
+        | "cudaLaunchCooperativeKernelMultiDevice"
+        | "this_grid"
+        | "grid_group" => d("cooperative-launch", false),
+        "__shfl_sync" | "__shfl_up_sync" | "__shfl_down_sync" | "__shfl_xor_sync" => {
+            inv("warp-shuffle-sync")
+        }
         "__shfl" | "__shfl_up" | "__shfl_down" | "__shfl_xor" => inv("warp-shuffle"),
-        "__ballot_sync" | "__any_sync" | "__all_sync" | "__activemask" | "__uni_sync" => inv("warp-vote"),
+        "__ballot_sync" | "__any_sync" | "__all_sync" | "__activemask" | "__uni_sync" => {
+            inv("warp-vote")
+        }
         "__syncwarp" => inv("syncwarp"),
         _ => {
             if w.starts_with("__nv_fp8") || w.starts_with("__nv_cvt_") && w.contains("fp8") {
                 d("fp8-ocp", true)
-            } else if w.starts_with("SM90_") && (w.contains("TMA") || w.contains("BULK")) || w.starts_with("SM90_BULK") {
+            } else if w.starts_with("SM90_") && (w.contains("TMA") || w.contains("BULK"))
+                || w.starts_with("SM90_BULK")
+            {
                 d("tma", true)
             } else if w.starts_with("SM90_") && w.contains("GMMA") || w == "GMMA" && next == "::" {
                 d("wgmma", true)
-            } else if w.starts_with("SM100_") && (w.contains("MMA") || w.contains("UMMA")) || w == "UMMA" && next == "::" {
+            } else if w.starts_with("SM100_") && (w.contains("MMA") || w.contains("UMMA"))
+                || w == "UMMA" && next == "::"
+            {
                 d("tcgen05", true)
             } else if w.starts_with("SM80_CP_ASYNC") {
                 d("async-copy", true)
-            } else if (w.starts_with("SM80_") || w.starts_with("SM75_") || w.starts_with("SM89_") || w.starts_with("SM70_")) && !w.contains("MMA") && w.contains('x') && w.contains('_') && w.chars().nth(5).is_some_and(|c| c.is_ascii_digit()) {
+            } else if (w.starts_with("SM80_")
+                || w.starts_with("SM75_")
+                || w.starts_with("SM89_")
+                || w.starts_with("SM70_"))
+                && !w.contains("MMA")
+                && w.contains('x')
+                && w.contains('_')
+                && w.chars().nth(5).is_some_and(|c| c.is_ascii_digit())
+            {
                 d("mma-sync", true)
             } else if w.starts_with("SM75_U32x") || w.starts_with("SM75_U16x") {
                 d("mma-sync", true)
@@ -107,7 +153,11 @@ fn asm_features(t: &str) -> Vec<Det> {
     if t.contains("mma.sync") || t.contains("ldmatrix") || t.contains("stmatrix") {
         v.push(d("mma-sync", true));
     }
-    if t.contains("barrier.cluster") || t.contains("%cluster") || t.contains("mapa.") || t.contains("shared::cluster") {
+    if t.contains("barrier.cluster")
+        || t.contains("%cluster")
+        || t.contains("mapa.")
+        || t.contains("shared::cluster")
+    {
         v.push(d("clusters", true));
     }
     if t.contains("e4m3") || t.contains("e5m2") {
@@ -164,38 +214,71 @@ pub fn check(cx: &mut Cx, report: bool) {
         let mut missing: Vec<String> = Vec::new();
         let mut partial: Vec<String> = Vec::new();
         for t in &cx.ctx.targets {
-            if t.vendor == Vendor::Cpu || t.vendor == Vendor::Nvidia && cx.ctx.kb.support(det.feature, &t.arch).is_none() {
+            if t.vendor == Vendor::Cpu
+                || t.vendor == Vendor::Nvidia && cx.ctx.kb.support(det.feature, &t.arch).is_none()
+            {
                 continue;
             }
             match cx.ctx.kb.availability(det.feature, &t.arch) {
                 Availability::No => missing.push(t.arch.clone()),
                 Availability::Partial => partial.push(t.arch.clone()),
-                Availability::Unknown if det.nvidia_only && t.vendor != Vendor::Nvidia => missing.push(t.arch.clone()),
+                Availability::Unknown if det.nvidia_only && t.vendor != Vendor::Nvidia => {
+                    missing.push(t.arch.clone())
+                }
                 _ => {}
             }
         }
         if missing.is_empty() && partial.is_empty() {
             continue;
         }
-        let name = cx.ctx.kb.feature(det.feature).map(|f| f.name.clone()).unwrap_or_else(|| det.feature.to_string());
+        let name = cx
+            .ctx
+            .kb
+            .feature(det.feature)
+            .map(|f| f.name.clone())
+            .unwrap_or_else(|| det.feature.to_string());
         let (sev, mut targets, how) = if !missing.is_empty() {
             (Severity::Error, missing.clone(), "is not available on")
         } else {
-            (Severity::Warning, partial.clone(), "is only partly available on")
+            (
+                Severity::Warning,
+                partial.clone(),
+                "is only partly available on",
+            )
         };
         if !missing.is_empty() && !partial.is_empty() {
             targets.extend(partial.iter().cloned());
         }
-        let what = if a == b { format!("`{}`", src.s(a)) } else { "inline assembly".to_string() };
-        let more = if count > 1 { format!(" ({count} unguarded uses in this file)") } else { String::new() };
-        let msg = format!("{what} uses {name} ({}), which {how} {}{more}", det.feature, targets.join(", "));
+        let what = if a == b {
+            format!("`{}`", src.s(a))
+        } else {
+            "inline assembly".to_string()
+        };
+        let more = if count > 1 {
+            format!(" ({count} unguarded uses in this file)")
+        } else {
+            String::new()
+        };
+        let msg = format!(
+            "{what} uses {name} ({}), which {how} {}{more}",
+            det.feature,
+            targets.join(", ")
+        );
         let help = cx
             .ctx
             .kb
             .feature(det.feature)
             .and_then(|f| f.fallback.clone())
-            .map(|f| format!("guard it for NVIDIA and give the other targets a path: {}", f.trim().trim_end_matches('.')))
-            .unwrap_or_else(|| "guard it for NVIDIA (`__CUDA_ARCH__`) and give the other targets their own path".to_string());
+            .map(|f| {
+                format!(
+                    "guard it for NVIDIA and give the other targets a path: {}",
+                    f.trim().trim_end_matches('.')
+                )
+            })
+            .unwrap_or_else(|| {
+                "guard it for NVIDIA (`__CUDA_ARCH__`) and give the other targets their own path"
+                    .to_string()
+            });
         cx.report_with(&META, sev, targets, a, b, msg, &help);
     }
 }

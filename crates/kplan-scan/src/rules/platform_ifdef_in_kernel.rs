@@ -30,16 +30,40 @@ pub fn check(cx: &mut Cx) {
         if !d.vendor_test || d.func == 0 {
             continue;
         }
-        let Some((sev, targets)) = cx.ctx.scope_severity(&META) else { return };
-        let text = src.text.get(d.start as usize..d.end as usize).unwrap_or("").trim_end();
-        let first = text.lines().next().unwrap_or("").trim_end_matches('\\').trim();
-        let fname = src.funcs.get(d.func as usize - 1).and_then(|f| f.name).map(|t| src.s(t as usize)).unwrap_or("");
+        let Some((sev, targets)) = cx.ctx.scope_severity(&META) else {
+            return;
+        };
+        let text = src
+            .text
+            .get(d.start as usize..d.end as usize)
+            .unwrap_or("")
+            .trim_end();
+        let first = text
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('\\')
+            .trim();
+        let fname = src
+            .funcs
+            .get(d.func as usize - 1)
+            .and_then(|f| f.name)
+            .map(|t| src.s(t as usize))
+            .unwrap_or("");
         let msg = if fname.is_empty() {
             format!("platform conditional `{first}` inside a device function body")
         } else {
             format!("platform conditional `{first}` inside the body of `{fname}`")
         };
         let end = d.start as usize + text.lines().next().map(str::len).unwrap_or(0);
-        cx.report_span(&META, sev, targets, d.start as usize, end, msg, "move the platform difference into the portability header behind a named helper");
+        cx.report_span(
+            &META,
+            sev,
+            targets,
+            d.start as usize,
+            end,
+            msg,
+            "move the platform difference into the portability header behind a named helper",
+        );
     }
 }

@@ -45,21 +45,30 @@ pub fn check(cx: &mut Cx) {
         if !src.is(i, "__shared__") || (i > 0 && src.is(i - 1, "extern")) || cx.guarded(i) {
             continue;
         }
-        let Some(semi) = (i + 1..n.min(i + 64)).find(|&k| src.is(k, ";")) else { continue };
+        let Some(semi) = (i + 1..n.min(i + 64)).find(|&k| src.is(k, ";")) else {
+            continue;
+        };
         if (i.saturating_sub(3)..i).any(|k| src.is(k, "extern")) {
             continue;
         }
-        let Some(lb) = (i + 1..semi).find(|&k| src.is(k, "[")) else { continue };
+        let Some(lb) = (i + 1..semi).find(|&k| src.is(k, "[")) else {
+            continue;
+        };
         if lb < 2 || src.kind(lb - 1) != Some(Tk::Ident) {
             continue;
         }
-        let Some(elem) = (i + 1..lb - 1).rev().find_map(|k| type_size(src.s(k))) else { continue };
+        let Some(elem) = (i + 1..lb - 1).rev().find_map(|k| type_size(src.s(k))) else {
+            continue;
+        };
         let c = consts.get_or_insert_with(|| Consts::collect(src));
         let mut bytes = elem;
         let mut k = lb;
         let mut ok = true;
         while src.is(k, "[") {
-            let Some(m) = src.mate(k) else { ok = false; break };
+            let Some(m) = src.mate(k) else {
+                ok = false;
+                break;
+            };
             match c.eval(src, k + 1, m.saturating_sub(1)) {
                 Some(v) => bytes = bytes.saturating_mul(v),
                 None => {
@@ -83,30 +92,56 @@ pub fn check(cx: &mut Cx) {
             .ctx
             .targets
             .iter()
-            .filter_map(|t| t.static_shared_limit().filter(|&l| l < bytes).map(|l| (t.arch.clone(), l)))
+            .filter_map(|t| {
+                t.static_shared_limit()
+                    .filter(|&l| l < bytes)
+                    .map(|l| (t.arch.clone(), l))
+            })
             .collect();
         if over.is_empty() {
             continue;
         }
         let min = over.iter().map(|o| o.1).min().unwrap_or(0);
-        let whose = if f == 0 { String::new() } else { src.funcs.get(f as usize - 1).and_then(|x| x.name).map(|t| format!(" in `{}`", src.s(t as usize))).unwrap_or_default() };
-        let msg = format!("{bytes} bytes of static shared memory{whose} exceed the {} limit of {}", kib(min), over.iter().map(|o| o.0.as_str()).collect::<Vec<_>>().join(", "));
+        let whose = if f == 0 {
+            String::new()
+        } else {
+            src.funcs
+                .get(f as usize - 1)
+                .and_then(|x| x.name)
+                .map(|t| format!(" in `{}`", src.s(t as usize)))
+                .unwrap_or_default()
+        };
+        let msg = format!(
+            "{bytes} bytes of static shared memory{whose} exceed the {} limit of {}",
+            kib(min),
+            over.iter()
+                .map(|o| o.0.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         let end = (at..n).find(|&k| src.is(k, ";")).unwrap_or(at);
         cx.report_with(&META, Severity::Error, over.into_iter().map(|o| o.0).collect(), at, end.saturating_sub(1), msg, "shrink the tile for these targets (per-target tile sizes from the plan) or move to dynamic shared memory with a per-target size");
     }
     // dynamic requests
     for i in 0..n {
         let w = src.s(i);
-        let val = if (w == "cudaFuncSetAttribute" || w == "hipFuncSetAttribute") && src.is(i + 1, "(") {
+        let val = if (w == "cudaFuncSetAttribute" || w == "hipFuncSetAttribute")
+            && src.is(i + 1, "(")
+        {
             let args = cx.call_args(i + 1);
-            if args.len() == 3 && (args[1].0..=args[1].1).any(|k| src.s(k).ends_with("MaxDynamicSharedMemorySize")) {
+            if args.len() == 3
+                && (args[1].0..=args[1].1).any(|k| src.s(k).ends_with("MaxDynamicSharedMemorySize"))
+            {
                 let c = consts.get_or_insert_with(|| Consts::collect(src));
-                c.eval(src, args[2].0, args[2].1).map(|v| (v, args[2].0, args[2].1))
+                c.eval(src, args[2].0, args[2].1)
+                    .map(|v| (v, args[2].0, args[2].1))
             } else {
                 None
             }
         } else if w == "<<<" {
-            let Some(end) = (i + 1..n.min(i + 200)).find(|&k| src.is(k, ">>>")) else { continue };
+            let Some(end) = (i + 1..n.min(i + 200)).find(|&k| src.is(k, ">>>")) else {
+                continue;
+            };
             let mut parts = Vec::new();
             let mut st = i + 1;
             let mut k = i + 1;
@@ -126,7 +161,8 @@ pub fn check(cx: &mut Cx) {
             parts.push((st, end.saturating_sub(1)));
             if parts.len() >= 3 {
                 let c = consts.get_or_insert_with(|| Consts::collect(src));
-                c.eval(src, parts[2].0, parts[2].1).map(|v| (v, parts[2].0, parts[2].1))
+                c.eval(src, parts[2].0, parts[2].1)
+                    .map(|v| (v, parts[2].0, parts[2].1))
             } else {
                 None
             }
@@ -141,13 +177,24 @@ pub fn check(cx: &mut Cx) {
             .ctx
             .targets
             .iter()
-            .filter_map(|t| t.shared_max.filter(|&l| l < bytes).map(|l| (t.arch.clone(), l)))
+            .filter_map(|t| {
+                t.shared_max
+                    .filter(|&l| l < bytes)
+                    .map(|l| (t.arch.clone(), l))
+            })
             .collect();
         if over.is_empty() {
             continue;
         }
         let min = over.iter().map(|o| o.1).min().unwrap_or(0);
-        let msg = format!("{bytes} bytes of dynamic shared memory exceed the {} limit of {}", kib(min), over.iter().map(|o| o.0.as_str()).collect::<Vec<_>>().join(", "));
+        let msg = format!(
+            "{bytes} bytes of dynamic shared memory exceed the {} limit of {}",
+            kib(min),
+            over.iter()
+                .map(|o| o.0.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         cx.report_with(&META, Severity::Error, over.into_iter().map(|o| o.0).collect(), a, b, msg, "size dynamic shared memory per target (query the device limit at run time, or per-target tiles from the plan)");
     }
 }

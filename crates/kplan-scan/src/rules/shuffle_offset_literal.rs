@@ -47,14 +47,18 @@ pub fn check(cx: &mut Cx) {
         }
         let w = src.s(i);
         if w == "for" && src.is(i + 1, "(") {
-            let Some(close) = src.mate(i + 1) else { continue };
+            let Some(close) = src.mate(i + 1) else {
+                continue;
+            };
             // init ; cond ; step
             let semis: Vec<usize> = (i + 2..close).filter(|&k| src.is(k, ";")).collect();
             if semis.len() != 2 {
                 continue;
             }
             let (s1, s2) = (semis[0], semis[1]);
-            let Some(eq) = (i + 2..s1).find(|&k| src.is(k, "=")) else { continue };
+            let Some(eq) = (i + 2..s1).find(|&k| src.is(k, "=")) else {
+                continue;
+            };
             if eq == 0 || src.kind(eq - 1) != Some(Tk::Ident) {
                 continue;
             }
@@ -68,7 +72,8 @@ pub fn check(cx: &mut Cx) {
                 }
             });
             let descending_from_16 = start == Some(16);
-            let ascending_to_32 = start == Some(1) && matches!(cond_limit, Some((32, _, false)) | Some((16, _, true)));
+            let ascending_to_32 = start == Some(1)
+                && matches!(cond_limit, Some((32, _, false)) | Some((16, _, true)));
             if !descending_from_16 && !ascending_to_32 {
                 continue;
             }
@@ -77,14 +82,20 @@ pub fn check(cx: &mut Cx) {
             let body_end = if src.is(body_start, "{") {
                 src.mate(body_start).unwrap_or(body_start)
             } else {
-                (body_start..n).find(|&k| src.is(k, ";")).unwrap_or(n.saturating_sub(1))
+                (body_start..n)
+                    .find(|&k| src.is(k, ";"))
+                    .unwrap_or(n.saturating_sub(1))
             };
             let mut hit = false;
             let mut k = body_start;
             while k <= body_end && k < n {
                 // `tile.shfl_down(v, o)`: a cooperative-groups tile's shuffle; its width is the tile's
                 let member = k > 0 && matches!(src.s(k - 1), "." | "->");
-                if src.kind(k) == Some(Tk::Ident) && is_shuffle_name(src.s(k)) && src.is(k + 1, "(") && !member {
+                if src.kind(k) == Some(Tk::Ident)
+                    && is_shuffle_name(src.s(k))
+                    && src.is(k + 1, "(")
+                    && !member
+                {
                     let args = cx.call_args(k + 1);
                     let uses_var = args.iter().any(|&(a, b)| (a..=b).any(|t| src.is(t, var)));
                     let explicit_width = shuffle_arity(src.s(k)).is_some_and(|ar| args.len() > ar);
@@ -102,7 +113,13 @@ pub fn check(cx: &mut Cx) {
                 (eq + 1, format!("shuffle reduction starts at offset 16, so it covers 32 lanes (`{var} = 16`)"))
             } else {
                 let (_, at, _) = cond_limit.unwrap_or((32, eq + 1, false));
-                (at, format!("shuffle reduction stops below offset 32, so it covers 32 lanes (`{}`)", cx.snippet(s1 + 1, s2 - 1)))
+                (
+                    at,
+                    format!(
+                        "shuffle reduction stops below offset 32, so it covers 32 lanes (`{}`)",
+                        cx.snippet(s1 + 1, s2 - 1)
+                    ),
+                )
             };
             cx.report(&META, lit, lit, msg, help);
         } else if let Some(arity) = shuffle_arity(w) {

@@ -29,7 +29,10 @@ uses.",
 /// Names that denote the warp width.
 fn warp_width_name(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
-    let plural = l.replace("warpsize", "").replace("warp_size", "").contains("warps");
+    let plural = l
+        .replace("warpsize", "")
+        .replace("warp_size", "")
+        .contains("warps");
     if !l.contains("warp") || plural || l.contains("per_block") || l.contains("perblock") {
         return false;
     }
@@ -68,14 +71,20 @@ fn used_as_width(cx: &Cx, name: &str) -> bool {
             }
             if k > 0 && src.is(k, "<") {
                 let callee = src.s(k - 1).to_ascii_lowercase();
-                if callee.contains("reduce") || callee.contains("shfl") || callee.contains("shuffle") || callee.contains("warp") {
+                if callee.contains("reduce")
+                    || callee.contains("shfl")
+                    || callee.contains("shuffle")
+                    || callee.contains("warp")
+                {
                     return true;
                 }
             }
         }
         if src.is(i + 1, ")") {
             // last argument of a shuffle with an explicit width
-            let Some(open) = src.mate(i + 1) else { continue };
+            let Some(open) = src.mate(i + 1) else {
+                continue;
+            };
             if open == 0 {
                 continue;
             }
@@ -92,16 +101,28 @@ fn used_as_width(cx: &Cx, name: &str) -> bool {
 /// The condition of a branch names a wave64-only architecture or width, so a 64 under it is right.
 fn wave64_condition(c: &str) -> bool {
     let l = c.to_ascii_lowercase();
-    l.contains("gfx9") || l.contains("cdna") || l.contains("wave64") || l.contains("wavefront64") || l.contains("== 64")
-        || l.contains("==64") || l.contains("gcn") || l.contains("wavefront_size") || l.contains("wave_size")
+    l.contains("gfx9")
+        || l.contains("cdna")
+        || l.contains("wave64")
+        || l.contains("wavefront64")
+        || l.contains("== 64")
+        || l.contains("==64")
+        || l.contains("gcn")
+        || l.contains("wavefront_size")
+        || l.contains("wave_size")
 }
 
 /// The condition picks out wave32 parts (`__AMDGCN_WAVEFRONT_SIZE == 32`, RDNA architectures):
 /// the branches after it in the same `#if` group are the wave64 ones.
 fn wave32_condition(c: &str) -> bool {
     let l = c.to_ascii_lowercase();
-    l.contains("== 32") || l.contains("==32") || l.contains("wave32") || l.contains("gfx10") || l.contains("gfx11")
-        || l.contains("gfx12") || l.contains("rdna")
+    l.contains("== 32")
+        || l.contains("==32")
+        || l.contains("wave32")
+        || l.contains("gfx10")
+        || l.contains("gfx11")
+        || l.contains("gfx12")
+        || l.contains("rdna")
 }
 
 /// Where a width fixed at 64 under branch `b` is wrong: `None` when a wave64-only condition
@@ -112,25 +133,43 @@ fn width64_scope(cx: &Cx, mut b: u32) -> Option<bool> {
     let mut amd = false;
     let mut guard = 0;
     while b != 0 && guard < 10_000 {
-        let Some(br) = src.branches.get(b as usize) else { break };
+        let Some(br) = src.branches.get(b as usize) else {
+            break;
+        };
         if br.platform == crate::lex::Platform::Amd {
             amd = true;
         } else if br.platform == crate::lex::Platform::Nvidia && !amd {
             // an NVIDIA-only branch (a wrong but harmless 64 there is not this rule's business)
-            let cond = src.text.get(br.cond.0 as usize..br.cond.1 as usize).unwrap_or("");
-            if !cond.trim_start_matches(['#', ' ', '\t']).starts_with("else") {
+            let cond = src
+                .text
+                .get(br.cond.0 as usize..br.cond.1 as usize)
+                .unwrap_or("");
+            if !cond
+                .trim_start_matches(['#', ' ', '\t'])
+                .starts_with("else")
+            {
                 return None;
             }
         }
-        let cond = src.text.get(br.cond.0 as usize..br.cond.1 as usize).unwrap_or("");
-        let is_else = cond.trim_start_matches(['#', ' ', '\t']).starts_with("else");
+        let cond = src
+            .text
+            .get(br.cond.0 as usize..br.cond.1 as usize)
+            .unwrap_or("");
+        let is_else = cond
+            .trim_start_matches(['#', ' ', '\t'])
+            .starts_with("else");
         if !is_else && wave64_condition(cond) {
             return None;
         }
         // an earlier branch of the same group took the wave32 parts
         if br.is_alternative
             && src.branches.iter().take(b as usize).any(|x| {
-                x.group == br.group && wave32_condition(src.text.get(x.cond.0 as usize..x.cond.1 as usize).unwrap_or(""))
+                x.group == br.group
+                    && wave32_condition(
+                        src.text
+                            .get(x.cond.0 as usize..x.cond.1 as usize)
+                            .unwrap_or(""),
+                    )
             })
         {
             return None;
@@ -164,7 +203,9 @@ fn report_64(cx: &mut Cx, s: usize, e: usize, name: &str, in_amd_branch: bool) {
         return;
     }
     let msg = if amd_only {
-        format!("`{name}` is fixed at 64 for every AMD target; RDNA (wave32) runs 32-lane wavefronts")
+        format!(
+            "`{name}` is fixed at 64 for every AMD target; RDNA (wave32) runs 32-lane wavefronts"
+        )
     } else {
         format!("`{name}` is fixed at 64 for every platform; only wave64 AMD targets have 64 lanes (RDNA and NVIDIA have 32)")
     };
@@ -187,7 +228,10 @@ pub fn check(cx: &mut Cx) {
         if d.function_like || d.body.1 != d.body.0 + 1 {
             continue;
         }
-        let name = src.text.get(d.name_start as usize..d.name_end as usize).unwrap_or("");
+        let name = src
+            .text
+            .get(d.name_start as usize..d.name_end as usize)
+            .unwrap_or("");
         if !warp_width_name(name) {
             continue;
         }
@@ -240,11 +284,18 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         // a declaration: a type or qualifier before the name, or an enumerator
-        let decl = k >= 2 && (src.kind(k - 2) == Some(Tk::Ident) || matches!(src.s(k - 2), "{" | ","));
+        let decl =
+            k >= 2 && (src.kind(k - 2) == Some(Tk::Ident) || matches!(src.s(k - 2), "{" | ","));
         if !decl || cx.guarded(k) || used_as_width(cx, src.s(k - 1)) {
             continue;
         }
         let msg = format!("`{}` is fixed at 32 for every platform", src.s(k - 1));
-        cx.report(&META, k - 1, k + 1, msg, "derive it from `warpSize` or define it per platform");
+        cx.report(
+            &META,
+            k - 1,
+            k + 1,
+            msg,
+            "derive it from `warpSize` or define it per platform",
+        );
     }
 }

@@ -40,15 +40,27 @@ pub fn check(cx: &mut Cx) {
             steps += 1;
             let t = src.s(k);
             if t == "[" {
-                if src.mate(k).is_some_and(|m| m > i) && k >= 2 && src.kind(k - 1) == Some(Tk::Ident) && (src.kind(k - 2) == Some(Tk::Ident) || src.is(k - 2, "*")) && !matches!(src.s(k - 2), "return" | "case") {
+                if src.mate(k).is_some_and(|m| m > i)
+                    && k >= 2
+                    && src.kind(k - 1) == Some(Tk::Ident)
+                    && (src.kind(k - 2) == Some(Tk::Ident) || src.is(k - 2, "*"))
+                    && !matches!(src.s(k - 2), "return" | "case")
+                {
                     why = Some("an array bound");
                 }
                 break;
             }
-            if t == "<" && k >= 1 && src.kind(k - 1) == Some(Tk::Ident) && src.s(k - 1) != "warpSize" {
+            if t == "<"
+                && k >= 1
+                && src.kind(k - 1) == Some(Tk::Ident)
+                && src.s(k - 1) != "warpSize"
+            {
                 // template argument list: `name<..., warpSize, ...>` closed by `>` before any `;`
-                let closes = (i + 1..n.min(i + 8)).find(|&j| matches!(src.s(j), ">" | ";" | "{" | ")" | "<"));
-                if closes.is_some_and(|j| src.is(j, ">")) && !matches!(src.s(i + 1), "-" | "+" ) || closes.is_some_and(|j| src.is(j, ">") && j == i + 1) {
+                let closes = (i + 1..n.min(i + 8))
+                    .find(|&j| matches!(src.s(j), ">" | ";" | "{" | ")" | "<"));
+                if closes.is_some_and(|j| src.is(j, ">")) && !matches!(src.s(i + 1), "-" | "+")
+                    || closes.is_some_and(|j| src.is(j, ">") && j == i + 1)
+                {
                     why = Some("a template argument");
                 }
                 break;
@@ -61,11 +73,16 @@ pub fn check(cx: &mut Cx) {
                 }
                 break;
             }
-            if t == "(" && src.mate(k).is_some_and(|m| m > i) && (k == 0 || !(src.kind(k - 1) == Some(Tk::Ident) || matches!(src.s(k - 1), ")" | "]" | ">"))) {
+            if t == "("
+                && src.mate(k).is_some_and(|m| m > i)
+                && (k == 0
+                    || !(src.kind(k - 1) == Some(Tk::Ident)
+                        || matches!(src.s(k - 1), ")" | "]" | ">")))
+            {
                 // a grouping paren around the use: `[N * (T / warpSize)]`
                 continue;
             }
-            if matches!(t, ";" | "{" | "}" | ")" | "(" | "]" ) {
+            if matches!(t, ";" | "{" | "}" | ")" | "(" | "]") {
                 if t == "(" && k >= 1 && src.is(k - 1, "static_assert") {
                     why = Some("a static assertion");
                 }
@@ -76,7 +93,10 @@ pub fn check(cx: &mut Cx) {
                 break;
             }
             if t == "=" {
-                let decl_start = (k.saturating_sub(8)..k).rev().take_while(|&j| !matches!(src.s(j), ";" | "{" | "}")).any(|j| src.is(j, "constexpr"));
+                let decl_start = (k.saturating_sub(8)..k)
+                    .rev()
+                    .take_while(|&j| !matches!(src.s(j), ";" | "{" | "}"))
+                    .any(|j| src.is(j, "constexpr"));
                 if decl_start {
                     why = Some("a constexpr initializer");
                 }
@@ -84,7 +104,9 @@ pub fn check(cx: &mut Cx) {
             }
         }
         if let Some(w) = why {
-            let msg = format!("`warpSize` used in {w}, but it is not a constant expression (ROCm 7 and later)");
+            let msg = format!(
+                "`warpSize` used in {w}, but it is not a constant expression (ROCm 7 and later)"
+            );
             cx.report(&META, i, i, msg, "use a per-target compile-time constant (the kplan header's `KPLAN_MAX_WARP_SIZE`) and keep `warpSize` for run-time arithmetic");
         }
     }

@@ -21,7 +21,13 @@ silently combine the wrong lanes and results are wrong without any error.",
 };
 
 pub fn check(cx: &mut Cx) {
-    if !(cx.has("32") || cx.has("31") || cx.has(">> 5") || cx.has(">>5") || cx.has("0x1f") || cx.has("0x1F")) {
+    if !(cx.has("32")
+        || cx.has("31")
+        || cx.has(">> 5")
+        || cx.has(">>5")
+        || cx.has("0x1f")
+        || cx.has("0x1F"))
+    {
         return;
     }
     let src = cx.src;
@@ -29,14 +35,19 @@ pub fn check(cx: &mut Cx) {
     for k in 1..n.saturating_sub(1) {
         let op = src.s(k);
         let lit = match op {
-            "%" | "/" | "*" | "&" | ">>" | "<" | ">=" | "%=" | "/=" | ">>=" => match src.int(k + 1) {
+            "%" | "/" | "*" | "&" | ">>" | "<" | ">=" | "%=" | "/=" | ">>=" => match src.int(k + 1)
+            {
                 Some(v) => v,
                 None => {
                     if op == "*" {
                         // `32 * warp_id`
                         if let (Some(32), Some(r)) = (src.int(k - 1), cx.right_operand(k)) {
-                            if cx.any_ident(k + 1, r, is_warp_id_ident) && !cx.guarded(k) && src.in_device(k) {
-                                let msg = format!("`{}` assumes a 32-lane warp", cx.snippet(k - 1, r));
+                            if cx.any_ident(k + 1, r, is_warp_id_ident)
+                                && !cx.guarded(k)
+                                && src.in_device(k)
+                            {
+                                let msg =
+                                    format!("`{}` assumes a 32-lane warp", cx.snippet(k - 1, r));
                                 cx.report(&META, k - 1, r, msg, "use `warpSize` (or the kplan header's `KPLAN_WARP_SIZE`): wave64 targets have 64 lanes");
                             }
                         }
@@ -60,7 +71,9 @@ pub fn check(cx: &mut Cx) {
         if !ok_lit || cx.guarded(k) {
             continue;
         }
-        let Some(a) = cx.left_operand(k) else { continue };
+        let Some(a) = cx.left_operand(k) else {
+            continue;
+        };
         // `threadIdx` exists only in device code, wherever the structure pass puts the token
         // (a constructor's member-initialiser list sits before the body's brace)
         let device = src.in_device(k) || cx.any_ident(a, k - 1, |s| s == "threadIdx");
@@ -71,13 +84,18 @@ pub fn check(cx: &mut Cx) {
             "%" | "&" | "%=" => device && lane_like,
             "/" | ">>" | "/=" | ">>=" => (device && lane_like) || count_like,
             "*" => device && warp_like,
-            "<" | ">=" => device && cx.any_ident(a, k - 1, is_thread_ident) && !lane_like_only(cx, a, k - 1),
+            "<" | ">=" => {
+                device && cx.any_ident(a, k - 1, is_thread_ident) && !lane_like_only(cx, a, k - 1)
+            }
             _ => false,
         };
         if !fire {
             continue;
         }
-        if matches!(op, "%" | "&" | "%=" | "/" | ">>" | "/=" | ">>=") && !count_like && logical_warp32(cx, k) {
+        if matches!(op, "%" | "&" | "%=" | "/" | ">>" | "/=" | ">>=")
+            && !count_like
+            && logical_warp32(cx, k)
+        {
             continue;
         }
         let what = match op {
@@ -100,14 +118,19 @@ fn lane_like_only(cx: &Cx, a: usize, b: usize) -> bool {
 /// arithmetic works on a logical 32-lane warp, which is the same on every target.
 fn logical_warp32(cx: &Cx, k: usize) -> bool {
     let src = cx.src;
-    let Some(f) = src.func_of(k) else { return false };
+    let Some(f) = src.func_of(k) else {
+        return false;
+    };
     let (open, close) = (f.open as usize, (f.close as usize).min(src.toks.len()));
     let mut seen = false;
     let mut i = open;
     while i < close {
         let w = src.s(i);
         let l = w.to_ascii_lowercase();
-        if src.kind(i) == Some(crate::lex::Tk::Ident) && (l.contains("shfl") || l.contains("shuffle")) && src.is(i + 1, "(") {
+        if src.kind(i) == Some(crate::lex::Tk::Ident)
+            && (l.contains("shfl") || l.contains("shuffle"))
+            && src.is(i + 1, "(")
+        {
             let args = cx.call_args(i + 1);
             match args.last() {
                 Some(&(a, b)) if a == b && src.int(a) == Some(32) && args.len() >= 3 => seen = true,

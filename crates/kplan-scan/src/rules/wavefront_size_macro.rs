@@ -45,7 +45,11 @@ pub fn check(cx: &mut Cx) {
         let text = src.text.get(d.start as usize..d.end as usize).unwrap_or("");
         if let Some(p) = text.find("__AMDGCN_WAVEFRONT_SIZE") {
             let s = d.start as usize + p;
-            let len = if text[p..].starts_with("__AMDGCN_WAVEFRONT_SIZE__") { 25 } else { 23 };
+            let len = if text[p..].starts_with("__AMDGCN_WAVEFRONT_SIZE__") {
+                25
+            } else {
+                23
+            };
             if let Some((sev, t)) = cx.ctx.scope_severity(&META) {
                 cx.report_span(&META, sev, t, s, s + len, "`__AMDGCN_WAVEFRONT_SIZE` tested in a preprocessor condition is defined only for device code".to_string(), help);
             }
@@ -55,7 +59,10 @@ pub fn check(cx: &mut Cx) {
 
 /// An `#if` condition that only device compilation can make true.
 fn device_only_condition(c: &str) -> bool {
-    c.contains("__GFX") || c.contains("__gfx") || c.contains("__AMDGCN_WAVEFRONT_SIZE") || c.contains("__HIP_DEVICE_COMPILE__")
+    c.contains("__GFX")
+        || c.contains("__gfx")
+        || c.contains("__AMDGCN_WAVEFRONT_SIZE")
+        || c.contains("__HIP_DEVICE_COMPILE__")
 }
 
 /// Warp-width macros this file defines under a device-only condition (either branch of it).
@@ -63,7 +70,10 @@ fn device_only_widths<'a>(cx: &Cx<'_, 'a, '_>) -> Vec<&'a str> {
     let src = cx.src;
     let mut out: Vec<&str> = Vec::new();
     for d in &src.defines {
-        let name = src.text.get(d.name_start as usize..d.name_end as usize).unwrap_or("");
+        let name = src
+            .text
+            .get(d.name_start as usize..d.name_end as usize)
+            .unwrap_or("");
         let l = name.to_ascii_lowercase();
         if !(l.contains("warp") || l.contains("wave")) || out.contains(&name) {
             continue;
@@ -72,10 +82,15 @@ fn device_only_widths<'a>(cx: &Cx<'_, 'a, '_>) -> Vec<&'a str> {
         let mut guard = 0;
         let mut hit = false;
         while b != 0 && guard < 10_000 && !hit {
-            let Some(br) = src.branches.get(b as usize) else { break };
+            let Some(br) = src.branches.get(b as usize) else {
+                break;
+            };
             // every branch of the group: an `#else` takes its meaning from the `#if`
             for sib in src.branches.iter().filter(|x| x.group == br.group) {
-                let c = src.text.get(sib.cond.0 as usize..sib.cond.1 as usize).unwrap_or("");
+                let c = src
+                    .text
+                    .get(sib.cond.0 as usize..sib.cond.1 as usize)
+                    .unwrap_or("");
                 if device_only_condition(c) {
                     hit = true;
                 }
@@ -94,7 +109,9 @@ fn device_only_widths<'a>(cx: &Cx<'_, 'a, '_>) -> Vec<&'a str> {
 /// opening is preceded by a parameter list.
 fn in_host_function(cx: &Cx, i: usize) -> bool {
     let src = cx.src;
-    let Some(t) = src.toks.get(i) else { return false };
+    let Some(t) = src.toks.get(i) else {
+        return false;
+    };
     if t.func != 0 || t.depth == 0 || t.flags & crate::lex::IN_DEFINE != 0 {
         return false;
     }
@@ -111,12 +128,17 @@ fn in_host_function(cx: &Cx, i: usize) -> bool {
             if p > 0 && src.is(p - 1, ")") {
                 // a function body, unless it is a control statement's block
                 let open = src.mate(p - 1).unwrap_or(0);
-                if open > 0 && matches!(src.s(open - 1), "if" | "for" | "while" | "switch" | "catch") {
+                if open > 0
+                    && matches!(src.s(open - 1), "if" | "for" | "while" | "switch" | "catch")
+                {
                     continue;
                 }
                 return true;
             }
-            if matches!(src.s(p.saturating_sub(1)), "else" | "do" | "try" | ";" | "{" | "}") {
+            if matches!(
+                src.s(p.saturating_sub(1)),
+                "else" | "do" | "try" | ";" | "{" | "}"
+            ) {
                 continue;
             }
             return false;
@@ -126,10 +148,17 @@ fn in_host_function(cx: &Cx, i: usize) -> bool {
 }
 
 fn check_host_uses(cx: &mut Cx) {
-    if !(cx.has("__GFX") || cx.has("__gfx") || cx.has("__HIP_DEVICE_COMPILE__") || cx.has("__AMDGCN_WAVEFRONT_SIZE")) {
+    if !(cx.has("__GFX")
+        || cx.has("__gfx")
+        || cx.has("__HIP_DEVICE_COMPILE__")
+        || cx.has("__AMDGCN_WAVEFRONT_SIZE"))
+    {
         return;
     }
-    let names: Vec<String> = device_only_widths(cx).into_iter().map(str::to_string).collect();
+    let names: Vec<String> = device_only_widths(cx)
+        .into_iter()
+        .map(str::to_string)
+        .collect();
     if names.is_empty() {
         return;
     }

@@ -28,12 +28,13 @@ enum KbHandle {
 
 impl Ctx {
     pub fn new(kb_dir: Option<&Path>) -> anyhow::Result<Ctx> {
-        let kb = match kb_dir {
-            None => KbHandle::Builtin(Kb::builtin()),
-            Some(d) => KbHandle::Loaded(Box::new(
-                Kb::load_dir(d).with_context(|| format!("cannot load knowledge base from {}", d.display()))?,
-            )),
-        };
+        let kb =
+            match kb_dir {
+                None => KbHandle::Builtin(Kb::builtin()),
+                Some(d) => KbHandle::Loaded(Box::new(Kb::load_dir(d).with_context(|| {
+                    format!("cannot load knowledge base from {}", d.display())
+                })?)),
+            };
         Ok(Ctx { kb })
     }
     pub fn kb(&self) -> &Kb {
@@ -60,13 +61,17 @@ pub fn write_output(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
             out.flush()?;
         }
         Some(p) => {
-            let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let dir = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
             let tmp = dir.join(format!(
                 ".{}.kplan-tmp-{}",
                 p.file_name().and_then(|n| n.to_str()).unwrap_or("out"),
                 std::process::id()
             ));
-            std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+            std::fs::write(&tmp, text)
+                .with_context(|| format!("cannot write {}", tmp.display()))?;
             std::fs::rename(&tmp, p).with_context(|| format!("cannot write {}", p.display()))?;
         }
     }

@@ -3,7 +3,9 @@
 
 use super::{write_output, Ctx};
 use anyhow::{bail, Context};
-use kplan_run::bench::{bench_case, bench_configs, copy_bandwidth, default_cases, kb_peak, BenchRecord, BenchReport};
+use kplan_run::bench::{
+    bench_case, bench_configs, copy_bandwidth, default_cases, kb_peak, BenchRecord, BenchReport,
+};
 use kplan_run::cpu::HostExecutor;
 use kplan_run::cuda::CudaExecutor;
 use kplan_run::exec::Executor;
@@ -86,7 +88,11 @@ fn parse_dtypes(d: &Option<String>) -> anyhow::Result<Option<Vec<DType>>> {
         Some(s) => {
             let mut v = Vec::new();
             for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                v.push(DType::parse(part).with_context(|| format!("unknown dtype `{part}` (expected fp32 or bf16)"))?);
+                v.push(
+                    DType::parse(part).with_context(|| {
+                        format!("unknown dtype `{part}` (expected fp32 or bf16)")
+                    })?,
+                );
             }
             if v.is_empty() {
                 bail!("--dtype given without a value (expected fp32 or bf16)");
@@ -97,10 +103,17 @@ fn parse_dtypes(d: &Option<String>) -> anyhow::Result<Option<Vec<DType>>> {
 }
 
 /// Resolves KERNEL to (op, sources). A path to a .cu file replaces that kernel's source.
-fn resolve_kernel(kernel: &str, kernels_dir: &Option<PathBuf>) -> anyhow::Result<(Vec<Op>, KernelSources)> {
+fn resolve_kernel(
+    kernel: &str,
+    kernels_dir: &Option<PathBuf>,
+) -> anyhow::Result<(Vec<Op>, KernelSources)> {
     let path = Path::new(kernel);
     let from_file = kernel.ends_with(".cu");
-    let start = if from_file { path.parent().map(Path::to_path_buf) } else { kernels_dir.clone() };
+    let start = if from_file {
+        path.parent().map(Path::to_path_buf)
+    } else {
+        kernels_dir.clone()
+    };
     let (header, _) = find_header(start.as_deref())?;
     let mut sources = match kernels_dir {
         Some(d) => {
@@ -118,9 +131,14 @@ fn resolve_kernel(kernel: &str, kernels_dir: &Option<PathBuf>) -> anyhow::Result
                 "{kernel}: cannot tell which kernel this is (the file name must be reduce_sum.cu, softmax.cu, rmsnorm.cu or add.cu, with the same entry points)"
             )
         })?;
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {kernel}"))?;
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("cannot read {kernel}"))?;
         sources.set(source_file(op), text);
-        if let Some(helpers) = path.parent().map(|p| p.join("kplan_kernels.h")).filter(|p| p.is_file()) {
+        if let Some(helpers) = path
+            .parent()
+            .map(|p| p.join("kplan_kernels.h"))
+            .filter(|p| p.is_file())
+        {
             sources.set("kplan_kernels.h", std::fs::read_to_string(&helpers)?);
         }
         return Ok((vec![op], sources));
@@ -128,21 +146,29 @@ fn resolve_kernel(kernel: &str, kernels_dir: &Option<PathBuf>) -> anyhow::Result
     if kernel == "all" {
         return Ok((Op::ALL.to_vec(), sources));
     }
-    let op = Op::parse(kernel).ok_or_else(|| kplan_run::RunError::UnknownKernel(kernel.to_string()))?;
+    let op =
+        Op::parse(kernel).ok_or_else(|| kplan_run::RunError::UnknownKernel(kernel.to_string()))?;
     Ok((vec![op], sources))
 }
 
 fn human_verify(r: &VerifyReport) -> String {
     let mut s = String::new();
     if r.status == Status::Skipped {
-        s.push_str(&format!("{} on {}: skipped: {}\n", r.kernel, r.backend, r.skip_reason.as_deref().unwrap_or("")));
+        s.push_str(&format!(
+            "{} on {}: skipped: {}\n",
+            r.kernel,
+            r.backend,
+            r.skip_reason.as_deref().unwrap_or("")
+        ));
         return s;
     }
     s.push_str(&format!("{} on {} ({})\n", r.kernel, r.backend, r.device));
     s.push_str(&format!("  configurations: {}\n", r.configs.join(", ")));
     let mut worst: Option<&kplan_run::verify::CaseResult> = None;
     for c in r.cases.iter().filter(|c| c.passed) {
-        if worst.map_or(true, |w| c.max_rel_err > w.max_rel_err && c.max_rel_err.is_finite()) {
+        if worst.map_or(true, |w| {
+            c.max_rel_err > w.max_rel_err && c.max_rel_err.is_finite()
+        }) {
             worst = Some(c);
         }
     }
@@ -153,23 +179,39 @@ fn human_verify(r: &VerifyReport) -> String {
             c.shape,
             c.data,
             c.config,
-            c.error.clone().or_else(|| c.first_bad.clone().map(|f| format!("{} mismatches, {f}", c.mismatches))).unwrap_or_default()
+            c.error
+                .clone()
+                .or_else(|| c
+                    .first_bad
+                    .clone()
+                    .map(|f| format!("{} mismatches, {f}", c.mismatches)))
+                .unwrap_or_default()
         ));
     }
     if r.failures > 20 {
         s.push_str(&format!("  ... {} more failures\n", r.failures - 20));
     }
     if !r.not_applicable.is_empty() {
-        s.push_str(&format!("  {} (shape, configuration) pairs not applicable (see --format json)\n", r.not_applicable.len()));
+        s.push_str(&format!(
+            "  {} (shape, configuration) pairs not applicable (see --format json)\n",
+            r.not_applicable.len()
+        ));
     }
     s.push_str(&format!(
         "  {}: {} runs, {} failed",
-        if r.status == Status::Passed { "passed" } else { "FAILED" },
+        if r.status == Status::Passed {
+            "passed"
+        } else {
+            "FAILED"
+        },
         r.runs,
         r.failures
     ));
     if let Some(w) = worst {
-        s.push_str(&format!("; largest relative error {:.2e} ({} {} {})", w.max_rel_err, w.dtype, w.shape, w.data));
+        s.push_str(&format!(
+            "; largest relative error {:.2e} ({} {} {})",
+            w.max_rel_err, w.dtype, w.shape, w.data
+        ));
     }
     s.push('\n');
     s
@@ -189,7 +231,9 @@ pub fn verify(_ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
     let mut exec: Result<Box<dyn Executor>, String> = match args.backend {
         RunBackend::Cpu => match HostExecutor::new(&sources)? {
             Some(h) => Ok(Box::new(h)),
-            None => Err("no C++ compiler found (set KPLAN_CXX or CXX, or install g++ or clang++)".into()),
+            None => Err(
+                "no C++ compiler found (set KPLAN_CXX or CXX, or install g++ or clang++)".into(),
+            ),
         },
         RunBackend::Cuda => CudaExecutor::open(&sources)?.map(|c| Box::new(c) as Box<dyn Executor>),
     };
@@ -202,7 +246,13 @@ pub fn verify(_ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
         let r = match &mut exec {
             Err(reason) => VerifyReport::skipped(op.as_str(), backend_name, reason.clone()),
             Ok(e) => {
-                let plan = VerifyPlan { op, dtypes: dtypes.clone(), shapes, seed: args.seed, eps: 1e-6 };
+                let plan = VerifyPlan {
+                    op,
+                    dtypes: dtypes.clone(),
+                    shapes,
+                    seed: args.seed,
+                    eps: 1e-6,
+                };
                 run_verify(e.as_mut(), &tiles, op.as_str(), &plan, &mut |_| {})
             }
         };
@@ -211,7 +261,11 @@ pub fn verify(_ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
     let failed = reports.iter().any(|r| r.status == Status::Failed);
     let text = match args.format {
         Format::Json => {
-            let v = if reports.len() == 1 { serde_json::to_value(&reports[0])? } else { serde_json::to_value(&reports)? };
+            let v = if reports.len() == 1 {
+                serde_json::to_value(&reports[0])?
+            } else {
+                serde_json::to_value(&reports)?
+            };
             serde_json::to_string_pretty(&v)? + "\n"
         }
         Format::Human => reports.iter().map(human_verify).collect(),
@@ -287,12 +341,22 @@ fn human_bench(r: &BenchReport) -> String {
             x.kernel,
             x.dtype,
             x.shape,
-            if x.default { x.config.clone() } else { format!("({})", x.config) },
+            if x.default {
+                x.config.clone()
+            } else {
+                format!("({})", x.config)
+            },
             x.median_ms,
             x.gbs,
-            x.frac_peak.map(|f| format!("{:.1}", f * 100.0)).unwrap_or_else(|| "-".into()),
+            x.frac_peak
+                .map(|f| format!("{:.1}", f * 100.0))
+                .unwrap_or_else(|| "-".into()),
             x.frac_copy * 100.0,
-            if x.output_checked { "ok".to_string() } else { format!("FAILED: {}", x.check_error.clone().unwrap_or_default()) }
+            if x.output_checked {
+                "ok".to_string()
+            } else {
+                format!("FAILED: {}", x.check_error.clone().unwrap_or_default())
+            }
         ));
     }
     s
@@ -331,7 +395,11 @@ pub fn bench(ctx: &Ctx, args: BenchArgs) -> anyhow::Result<u8> {
         Ok(e) => e,
         Err(reason) => {
             let text = match args.format {
-                Format::Json => serde_json::to_string_pretty(&serde_json::json!({"status": "skipped", "skip_reason": reason}))? + "\n",
+                Format::Json => {
+                    serde_json::to_string_pretty(
+                        &serde_json::json!({"status": "skipped", "skip_reason": reason}),
+                    )? + "\n"
+                }
                 Format::Human => format!("bench skipped: {reason}\n"),
             };
             write_output(args.output.as_deref(), &text)?;
@@ -345,8 +413,25 @@ pub fn bench(ctx: &Ctx, args: BenchArgs) -> anyhow::Result<u8> {
     let mut failed = false;
     for (op, dtype, shape) in cases {
         let configs = bench_configs(&tiles, op, dtype, shape, args.alternatives);
-        let rs = bench_case(&mut exec, op, dtype, shape, &configs, args.warmup, args.reps, copy_gbs, peak.as_ref().map(|p| p.1))
-            .with_context(|| format!("benchmarking {} {} {}", op.as_str(), dtype.as_str(), shape.label()))?;
+        let rs = bench_case(
+            &mut exec,
+            op,
+            dtype,
+            shape,
+            &configs,
+            args.warmup,
+            args.reps,
+            copy_gbs,
+            peak.as_ref().map(|p| p.1),
+        )
+        .with_context(|| {
+            format!(
+                "benchmarking {} {} {}",
+                op.as_str(),
+                dtype.as_str(),
+                shape.label()
+            )
+        })?;
         for (i, mut r) in rs.into_iter().enumerate() {
             r.default = i == 0;
             failed |= !r.output_checked;

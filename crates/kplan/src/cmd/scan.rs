@@ -90,7 +90,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
     }
     let res = kplan_scan::scan_paths(&sctx, &args.paths)?;
     for n in &res.skipped {
-        eprintln!("warning: {}: {}", kplan_scan::display_path(&n.path), n.message);
+        eprintln!(
+            "warning: {}: {}",
+            kplan_scan::display_path(&n.path),
+            n.message
+        );
     }
     let text = match args.format {
         Format::Human => render::human(&res),
@@ -121,7 +125,13 @@ pub fn rules(_ctx: &Ctx, args: RulesArgs) -> anyhow::Result<u8> {
             let w = rules.iter().map(|r| r.id.len()).max().unwrap_or(0);
             let mut s = String::new();
             for r in &rules {
-                s.push_str(&format!("{:<w$}  {:<7}  {:<6}  {}\n", r.id, r.severity.as_str(), r.lang.as_str(), r.summary));
+                s.push_str(&format!(
+                    "{:<w$}  {:<7}  {:<6}  {}\n",
+                    r.id,
+                    r.severity.as_str(),
+                    r.lang.as_str(),
+                    r.summary
+                ));
             }
             s
         }
@@ -136,6 +146,10 @@ pub fn explain(_ctx: &Ctx, args: ExplainArgs) -> anyhow::Result<u8> {
             write_output(None, &r.doc_markdown())?;
             Ok(0)
         }
-        None => Err(kplan_scan::ScanError::UnknownRule { id: args.rule.clone(), suggestion: kplan_scan::check_rule_id(&args.rule).flatten() }.into()),
+        None => Err(kplan_scan::ScanError::UnknownRule {
+            id: args.rule.clone(),
+            suggestion: kplan_scan::check_rule_id(&args.rule).flatten(),
+        }
+        .into()),
     }
 }
