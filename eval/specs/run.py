@@ -126,6 +126,10 @@ def run_spec(kplan: str, spec: Path, tmp: Path, timeout: int) -> dict:
         except json.JSONDecodeError as e:
             return {"exit": proc.returncode, "error": f"plan is not JSON: {e}", "plan": None}
     err = "" if plan is not None else first_error_line(proc.stderr) or f"exit {proc.returncode}"
+    try:
+        err = err.replace(str(spec), str(spec.relative_to(HERE)))
+    except ValueError:
+        pass
     return {"exit": proc.returncode, "error": err, "plan": plan}
 
 
@@ -133,13 +137,18 @@ ERR_RE = re.compile(r"^(?P<path>.*?):(?P<line>\d+):(?P<col>\d+):\s*error:\s*(?P<
 
 
 def blocker_of(line: str) -> tuple[str, str]:
-    """(kind, value) of a rejection: `unknown field`, `latency_us`."""
+    """(kind, value) of a rejection: `unknown field`, `latency_us`; the value carries kplan's
+    "did you mean" hint when it gave one: `int32 (did you mean int8?)`."""
     msg = ERR_RE.match(line)
     text = msg.group("msg") if msg else line
     kind = normalise_reason(line)
     kind = re.sub(r"\s*`_`.*$", "", kind) or kind
     value = re.search(r"`([^`]*)`", text)
-    return kind, value.group(1) if value else ""
+    value = value.group(1) if value else ""
+    hint = re.search(r"did you mean `([^`]*)`", text)
+    if hint:
+        value += f" (did you mean {hint.group(1)}?)"
+    return kind, value
 
 
 def peel_once(src: str, line: str) -> str | None:
@@ -212,7 +221,7 @@ def peel(kplan: str, spec: Path, first_error: str, tmp: Path, timeout: int,
         res = run_spec(kplan, work, tmp, timeout)
         if res["plan"] is not None:
             return {"blockers": blockers, "accepted_after_peel": True, "stuck_on": None}
-        err = res["error"]
+        err = res["error"].replace(str(work), f"{spec.parent.name}/{spec.name} (peeled)")
     return {"blockers": blockers, "accepted_after_peel": False, "stuck_on": err}
 
 
