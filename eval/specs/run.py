@@ -18,11 +18,13 @@ For every spec of the split it runs `kplan plan SPEC --format json -o TMP/x.json
 - for a rejected spec, every blocker behind the first error (unless --no-peel): on a temporary
   copy, what the error points at is removed (a key, an array element; a dtype becomes fp32; an
   unknown op becomes `custom`), and the spec is planned again, until it plans or nothing more
-  can be removed. The spec files are never changed.
+  can be removed. The spec files are never changed. The plans of these peeled specs are scored
+  too, in a separate table: what kplan makes of the part of the intent it understands.
 
 Rejected specs score 0 on verdict, libraries and risks in the "of all" figures; the
 "of accepted" figures look at accepted specs only. Writes results.json and summary.md to --out
-(default: a new temporary directory, printed at the end). Standard library only (Python 3.11+).
+(default: a new temporary directory, printed at the end), and every plan under plans/<split>/
+(NAME.json as planned, NAME.peeled.json with the blockers removed). Standard library only (Python 3.11+).
 """
 
 from __future__ import annotations
@@ -88,10 +90,11 @@ def risk_text(risk: dict) -> str:
 def library_text(plan: dict) -> str:
     """The plan text libraries are looked for in: everything but the echo of the spec
     (`kernel`, `verdict.inputs`), the bibliography (`sources`), the generated header text, the
-    efficiency table's citation text (`performance[].efficiency.basis`), and the alternatives
-    that were not chosen (the alternatives table names every abstraction level, CUTLASS
+    efficiency table's citation text (`performance[].efficiency.basis`), the kernel's own name,
+    and the alternatives that were not chosen (the alternatives table names every abstraction level, CUTLASS
     included, for every op)."""
     body = {k: v for k, v in plan.items() if k not in ("kernel", "sources", "header")}
+    name = str((plan.get("kernel") or {}).get("name") or "")
     verdict = dict(body.get("verdict") or {})
     verdict.pop("inputs", None)
     body["verdict"] = verdict
@@ -107,7 +110,9 @@ def library_text(plan: dict) -> str:
             p["efficiency"] = {k: v for k, v in p["efficiency"].items() if k != "basis"}
         perf.append(p)
     body["performance"] = perf
-    return json.dumps(body, ensure_ascii=False).lower()
+    text = json.dumps(body, ensure_ascii=False).lower()
+    # the kernel's own name (in CI commands, file paths) is not a library being named
+    return text.replace(name.lower(), " ") if name else text
 
 
 def run_spec(kplan: str, spec: Path, tmp: Path, timeout: int) -> dict:
@@ -220,7 +225,8 @@ def peel(kplan: str, spec: Path, first_error: str, tmp: Path, timeout: int,
         work.write_text(src)
         res = run_spec(kplan, work, tmp, timeout)
         if res["plan"] is not None:
-            return {"blockers": blockers, "accepted_after_peel": True, "stuck_on": None}
+            return {"blockers": blockers, "accepted_after_peel": True, "stuck_on": None,
+                    "peeled_result": res}
         err = res["error"].replace(str(work), f"{spec.parent.name}/{spec.name} (peeled)")
     return {"blockers": blockers, "accepted_after_peel": False, "stuck_on": err}
 
@@ -253,6 +259,12 @@ def score(name: str, split: str, exp: dict, res: dict) -> dict:
     return row
 
 
+PEELED_KEYS = ("accepted", "verdict_match", "verdict_match_of_accepted", "libraries_named",
+               "libraries_of_accepted", "risk_topics_matched", "risk_topics_of_accepted",
+               "risk_entries", "risk_ids_distinct", "top_risk_id", "top_risk_id_share",
+               "risk_ids_top10", "verdicts")
+
+
 def frac(num: int, den: int) -> float | None:
     return None if den == 0 else num / den
 
@@ -282,6 +294,9 @@ def aggregate(rows: list[dict]) -> dict:
         "verdict_match": sum(r["verdict_ok"] for r in rows),
         "verdict_match_of_all": frac(sum(r["verdict_ok"] for r in rows), len(rows)),
         "verdict_match_of_accepted": frac(sum(r["verdict_ok"] for r in acc), len(acc)),
+        # what a planner that always answers write-kernel would score
+        "verdict_always_write_kernel": frac(
+            sum("write-kernel" in r["expected_verdict"] for r in rows), len(rows)),
         "libraries_expected": lib_exp,
         "libraries_named": lib_hit,
         "libraries_of_all": frac(lib_hit, lib_exp),
@@ -327,6 +342,7 @@ def markdown(meta: dict, aggs: dict, rows: list[dict], detail: set[str]) -> str:
     line("accepted", lambda a: f"{a['accepted']} ({pct(a['accepted_fraction'])})")
     line("verdict match (of all)", lambda a: f"{a['verdict_match']} ({pct(a['verdict_match_of_all'])})")
     line("verdict match (of accepted)", lambda a: pct(a["verdict_match_of_accepted"]))
+    line("verdict match if always write-kernel", lambda a: pct(a["verdict_always_write_kernel"]))
     line("libraries named (of all)",
          lambda a: f"{a['libraries_named']}/{a['libraries_expected']} ({pct(a['libraries_of_all'])})")
     line("libraries named (of accepted)", lambda a: pct(a["libraries_of_accepted"]))
@@ -338,6 +354,26 @@ def markdown(meta: dict, aggs: dict, rows: list[dict], detail: set[str]) -> str:
     line("most common risk id (share)",
          lambda a: f"`{a['top_risk_id']}` ({pct(a['top_risk_id_share'])})" if a["top_risk_id"]
          else "n/a")
+    if all("peeled" in a for a in aggs.values()):
+        out += ["", "The same specs with their blockers removed (what kplan plans from the part of",
+                "the intent it understands; accepted specs as they are):", "",
+                "| metric | " + " | ".join(aggs) + " |", "|---|" + "---|" * len(aggs)]
+        line("planned", lambda a: str(a["peeled"]["accepted"]))
+        line("verdict match", lambda a: f"{a['peeled']['verdict_match']} "
+             f"({pct(a['peeled']['verdict_match_of_accepted'])})")
+        line("libraries named", lambda a: f"{a['peeled']['libraries_named']}/"
+             f"{a['libraries_expected']} ({pct(a['peeled']['libraries_of_accepted'])})")
+        line("risk topics matched", lambda a: f"{a['peeled']['risk_topics_matched']}/"
+             f"{a['risk_topics_expected']} ({pct(a['peeled']['risk_topics_of_accepted'])})")
+        line("risk entries / distinct ids",
+             lambda a: f"{a['peeled']['risk_entries']} / {a['peeled']['risk_ids_distinct']}")
+        line("most common risk id (share)",
+             lambda a: f"`{a['peeled']['top_risk_id']}` ({pct(a['peeled']['top_risk_id_share'])})"
+             if a["peeled"]["top_risk_id"] else "n/a")
+        line("top 5 risk ids", lambda a: ", ".join(
+            f"`{i}` {n}" for i, n in a["peeled"]["risk_ids_top10"][:5]))
+        line("verdicts", lambda a: ", ".join(
+            f"{v} {n}" for v, n in sorted(a["peeled"]["verdicts"].items(), key=lambda x: -x[1])))
     out.append("")
     for split, a in aggs.items():
         if split not in detail:
@@ -400,6 +436,8 @@ def main() -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
 
     rows: list[dict] = []
+    # the plan of each spec with its blockers removed (the original when it was accepted)
+    peeled_rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="kplan-plans-") as tmp:
         for split in splits:
             specs = sorted((HERE / split).glob("*.toml"))
@@ -410,14 +448,33 @@ def main() -> int:
                 return 2
             for spec in specs:
                 res = run_spec(kplan, spec, Path(tmp), args.timeout)
+                plans = out_dir / "plans" / split
+                plans.mkdir(parents=True, exist_ok=True)
+                if res["plan"] is not None:
+                    (plans / f"{spec.stem}.json").write_text(json.dumps(res["plan"], indent=1))
                 row = score(spec.stem, split, expect[split][spec.stem], res)
+                peeled = row
                 if not row["accepted"] and not args.no_peel:
-                    row.update(peel(kplan, spec, row["error"], Path(tmp), args.timeout))
+                    info = peel(kplan, spec, row["error"], Path(tmp), args.timeout)
+                    res_p = info.pop("peeled_result", None)
+                    row.update(info)
+                    if res_p is not None:
+                        (plans / f"{spec.stem}.peeled.json").write_text(
+                            json.dumps(res_p["plan"], indent=1))
+                        peeled = score(spec.stem, split, expect[split][spec.stem], res_p)
+                        row["peeled"] = {k: peeled[k] for k in (
+                            "verdict", "verdict_ok", "libraries_named", "risks_matched",
+                            "risk_ids")}
                 rows.append(row)
+                peeled_rows.append(peeled)
 
     aggs = {s: aggregate([r for r in rows if r["split"] == s]) for s in splits}
     if len(splits) > 1:
         aggs["all"] = aggregate(rows)
+    if not args.no_peel:
+        for s in list(aggs):
+            part = [r for r in peeled_rows if s == "all" or r["split"] == s]
+            aggs[s]["peeled"] = {k: v for k, v in aggregate(part).items() if k in PEELED_KEYS}
     try:
         version = subprocess.run([kplan, "--version"], capture_output=True, text=True,
                                  timeout=30).stdout.strip()
