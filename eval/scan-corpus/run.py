@@ -45,7 +45,18 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_TARGETS = "gfx942,gfx90a,gfx1100,sm_90a,sm_80"
 # The extensions kplan scan reads in a directory walk (docs/scan.md).
 SCANNED_EXT = {
-    ".cu", ".cuh", ".hip", ".h", ".hpp", ".cc", ".cpp", ".cxx", ".inl", ".hh", ".hxx", ".py"
+    ".cu",
+    ".cuh",
+    ".hip",
+    ".h",
+    ".hpp",
+    ".cc",
+    ".cpp",
+    ".cxx",
+    ".inl",
+    ".hh",
+    ".hxx",
+    ".py",
 }
 # A case directory is extracted recursively when it is at most this big, else flat.
 MAX_RECURSIVE_FILES = 600
@@ -73,8 +84,15 @@ def load_toml(path: Path) -> dict:
 
 
 CASE_KEYS = {
-    "id": str, "repo": str, "fix": str, "parent": str, "path": str, "lines": list,
-    "class": str, "hazard": str, "split": str,
+    "id": str,
+    "repo": str,
+    "fix": str,
+    "parent": str,
+    "path": str,
+    "lines": list,
+    "class": str,
+    "hazard": str,
+    "split": str,
 }
 TREE_KEYS = {"id": str, "repo": str, "commit": str, "subdir": str, "note": str}
 
@@ -84,7 +102,9 @@ def check_table(kind: str, path: Path, i: int, t: dict, keys: dict) -> None:
         if k not in t:
             raise InputError(f"{path}: {kind} #{i + 1}: missing key `{k}`")
         if not isinstance(t[k], ty):
-            raise InputError(f"{path}: {kind} #{i + 1} ({t.get('id')}): `{k}` must be {ty.__name__}")
+            raise InputError(
+                f"{path}: {kind} #{i + 1} ({t.get('id')}): `{k}` must be {ty.__name__}"
+            )
 
 
 def load_cases(path: Path) -> list[dict]:
@@ -142,7 +162,7 @@ def mirror_dir(mirrors: Path, repo: str) -> Path | None:
 
 def git(gd: Path, *args: str, binary: bool = False) -> subprocess.CompletedProcess:
     return subprocess.run(
-        ["git", f"--git-dir={gd}", *args], capture_output=True, text=not binary
+        ["git", f"--git-dir={gd}", *args], capture_output=True, text=not binary, check=False
     )
 
 
@@ -176,7 +196,10 @@ def extract_blobs(gd: Path, commit: str, paths: list[str], dest: Path) -> None:
         return
     req = "".join(f"{commit}:{p}\n" for p in paths).encode()
     r = subprocess.run(
-        ["git", f"--git-dir={gd}", "cat-file", "--batch"], input=req, capture_output=True
+        ["git", f"--git-dir={gd}", "cat-file", "--batch"],
+        input=req,
+        capture_output=True,
+        check=False,
     )
     data = r.stdout
     pos = 0
@@ -234,11 +257,16 @@ def extract_tree(gd: Path, commit: str, subdir: str, dest: Path) -> int:
 # kplan
 
 
-def run_kplan(kplan: str, root: Path, scan_path: str, targets: str) -> tuple[dict | None, str, float]:
+def run_kplan(
+    kplan: str, root: Path, scan_path: str, targets: str
+) -> tuple[dict | None, str, float]:
     t0 = time.monotonic()
     r = subprocess.run(
         [kplan, "scan", "--format", "json", "--targets", targets, "--fail-on", "never", scan_path],
-        cwd=root, capture_output=True, text=True,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     dt = time.monotonic() - t0
     if r.returncode not in (0, 1):
@@ -401,10 +429,16 @@ def measure_tree(tree: dict, args) -> dict:
                 cache[p] = file_lines(tmp / p)
             src = cache[p]
             text = src[f["line"] - 1].strip() if 0 < f["line"] <= len(src) else ""
-            errs.append({
-                "path": p, "line": f["line"], "rule": f["rule"], "message": f["message"],
-                "source": text[:200], "targets": f.get("targets", []),
-            })
+            errs.append(
+                {
+                    "path": p,
+                    "line": f["line"],
+                    "rule": f["rule"],
+                    "message": f["message"],
+                    "source": text[:200],
+                    "targets": f.get("targets", []),
+                }
+            )
         res["errors"] = errs
     return res
 
@@ -438,15 +472,23 @@ def pct(x) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
-def write_summary(out: Path, meta: dict, results: list[dict], recall: dict, trees: list[dict],
-                  reveal_holdout: bool) -> None:
+def write_summary(
+    out: Path,
+    meta: dict,
+    results: list[dict],
+    recall: dict,
+    trees: list[dict],
+    reveal_holdout: bool,
+) -> None:
     L = []
     L.append("# kplan scan evaluation")
     L.append("")
     L.append(f"- date (UTC): {meta['date']}")
     L.append(f"- kplan: `{meta['kplan']}` (sha256 {meta['kplan_sha256'][:16]}...)")
-    L.append(f"- targets: `{meta['targets']}`; a case is found by an error or warning within "
-             f"+-{meta['slack']} lines of a hazard line")
+    L.append(
+        f"- targets: `{meta['targets']}`; a case is found by an error or warning within "
+        f"+-{meta['slack']} lines of a hazard line"
+    )
     L.append(f"- command: `{meta['command']}`")
     L.append(f"- machine: {meta['machine']}")
     L.append("")
@@ -457,7 +499,9 @@ def write_summary(out: Path, meta: dict, results: list[dict], recall: dict, tree
         L.append("|---|---|---|---|---|")
         for s, t in recall.items():
             o = t["overall"]
-            L.append(f"| {s} | {o['found']} | {o['measured']} | {pct(o['recall'])} | {o['skipped']} |")
+            L.append(
+                f"| {s} | {o['found']} | {o['measured']} | {pct(o['recall'])} | {o['skipped']} |"
+            )
         L.append("")
         classes = sorted({c for t in recall.values() for c in t["per_class"]})
         L.append("| class | " + " | ".join(f"{s} found/measured" for s in recall) + " |")
@@ -466,12 +510,19 @@ def write_summary(out: Path, meta: dict, results: list[dict], recall: dict, tree
             cells = []
             for s in recall:
                 d = recall[s]["per_class"].get(c)
-                cells.append("-" if d is None else
-                             f"{d['found']}/{d['measured']}" + (f" (+{d['skipped']} skipped)" if d["skipped"] else ""))
+                cells.append(
+                    "-"
+                    if d is None
+                    else f"{d['found']}/{d['measured']}"
+                    + (f" (+{d['skipped']} skipped)" if d["skipped"] else "")
+                )
             L.append(f"| {c} | " + " | ".join(cells) + " |")
         L.append("")
         shown = [r for r in results if reveal_holdout or r["split"] == "dev"]
-        L.append("## Cases" + ("" if reveal_holdout else " (dev split; holdout cases are counted above only)"))
+        L.append(
+            "## Cases"
+            + ("" if reveal_holdout else " (dev split; holdout cases are counted above only)")
+        )
         L.append("")
         L.append("| id | class | status | rules on the hazard lines | after the fix |")
         L.append("|---|---|---|---|---|")
@@ -479,16 +530,22 @@ def write_summary(out: Path, meta: dict, results: list[dict], recall: dict, tree
             rules = ", ".join(sorted({f"{h['rule']} ({h['severity']})" for h in r.get("hits", [])}))
             if not rules and r.get("notes_on_lines"):
                 rules = "notes only: " + ", ".join(r["notes_on_lines"])
-            L.append(f"| {r['id']} | {r['class']} | {r['status']} | {rules} | {r.get('after', '')} |")
+            L.append(
+                f"| {r['id']} | {r['class']} | {r['status']} | {rules} | {r.get('after', '')} |"
+            )
         L.append("")
     if trees:
         L.append("## Precision on portable trees")
         L.append("")
-        L.append("| tree | commit | files | non-blank lines | errors | warnings | notes | errors / 10k lines | seconds |")
+        L.append(
+            "| tree | commit | files | non-blank lines | errors | warnings | notes | errors / 10k lines | seconds |"
+        )
         L.append("|---|---|---|---|---|---|---|---|---|")
         for t in trees:
             if t["status"] != "measured":
-                L.append(f"| {t['id']} ({t['repo']} `{t['subdir']}`) | {t['commit'][:10]} | {t['status']} | | | | | | |")
+                L.append(
+                    f"| {t['id']} ({t['repo']} `{t['subdir']}`) | {t['commit'][:10]} | {t['status']} | | | | | | |"
+                )
                 continue
             s = t["by_severity"]
             L.append(
@@ -499,10 +556,12 @@ def write_summary(out: Path, meta: dict, results: list[dict], recall: dict, tree
         if m:
             e = sum(t["by_severity"].get("error", 0) for t in m)
             n = sum(t["nonblank_lines"] for t in m)
-            L.append(f"| all | | {sum(t['files'] for t in m)} | {n} | {e} | "
-                     f"{sum(t['by_severity'].get('warning', 0) for t in m)} | "
-                     f"{sum(t['by_severity'].get('note', 0) for t in m)} | "
-                     f"{round(e * 10000 / n, 3) if n else 'n/a'} | |")
+            L.append(
+                f"| all | | {sum(t['files'] for t in m)} | {n} | {e} | "
+                f"{sum(t['by_severity'].get('warning', 0) for t in m)} | "
+                f"{sum(t['by_severity'].get('note', 0) for t in m)} | "
+                f"{round(e * 10000 / n, 3) if n else 'n/a'} | |"
+            )
         L.append("")
         L.append("Findings by rule:")
         L.append("")
@@ -515,12 +574,18 @@ def write_summary(out: Path, meta: dict, results: list[dict], recall: dict, tree
 
 
 def write_errors(out: Path, trees: list[dict]) -> None:
-    L = ["# Errors reported on the portable trees", "",
-         "One row per error; `verdict` is left for the reader (true / false).", ""]
+    L = [
+        "# Errors reported on the portable trees",
+        "",
+        "One row per error; `verdict` is left for the reader (true / false).",
+        "",
+    ]
     for t in trees:
         if t["status"] != "measured":
             continue
-        L.append(f"## {t['id']} ({t['repo']} {t['commit'][:10]} `{t['subdir']}`): {len(t['errors'])} errors")
+        L.append(
+            f"## {t['id']} ({t['repo']} {t['commit'][:10]} `{t['subdir']}`): {len(t['errors'])} errors"
+        )
         L.append("")
         if t["errors"]:
             L.append("| location | rule | source | verdict |")
@@ -538,24 +603,41 @@ def write_errors(out: Path, trees: list[dict]) -> None:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kplan", help="path to the kplan binary")
-    ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"),
-                    help="directory of bare git mirrors, <owner>+<name>[/repo] (default /work/.mirror)")
+    ap.add_argument(
+        "--mirrors",
+        type=Path,
+        default=Path("/work/.mirror"),
+        help="directory of bare git mirrors, <owner>+<name>[/repo] (default /work/.mirror)",
+    )
     ap.add_argument("--split", choices=("dev", "holdout", "all"), default="all")
-    ap.add_argument("--out", type=Path, help="output directory (results.json, summary.md, precision-errors.md)")
+    ap.add_argument(
+        "--out", type=Path, help="output directory (results.json, summary.md, precision-errors.md)"
+    )
     ap.add_argument("--targets", default=DEFAULT_TARGETS)
-    ap.add_argument("--slack", type=int, default=2, help="lines of slack around a hazard line (default 2)")
+    ap.add_argument(
+        "--slack", type=int, default=2, help="lines of slack around a hazard line (default 2)"
+    )
     ap.add_argument("--cases", type=Path, default=HERE / "cases.toml")
     ap.add_argument("--precision", type=Path, default=HERE / "precision.toml")
     ap.add_argument("--no-precision", action="store_true", help="skip the portable trees")
     ap.add_argument("--no-recall", action="store_true", help="skip the fix-commit cases")
     ap.add_argument("--only", help="comma-separated case ids to run")
-    ap.add_argument("--reveal-holdout", action="store_true",
-                    help="list holdout cases one by one in summary.md (default: counts only)")
+    ap.add_argument(
+        "--reveal-holdout",
+        action="store_true",
+        help="list holdout cases one by one in summary.md (default: counts only)",
+    )
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
-    ap.add_argument("--fetch-list", action="store_true",
-                    help="print the owner/name of every repository the corpus needs, and exit")
-    ap.add_argument("--check-split", action="store_true",
-                    help="check that every case's split follows the rule in cases.toml, and exit")
+    ap.add_argument(
+        "--fetch-list",
+        action="store_true",
+        help="print the owner/name of every repository the corpus needs, and exit",
+    )
+    ap.add_argument(
+        "--check-split",
+        action="store_true",
+        help="check that every case's split follows the rule in cases.toml, and exit",
+    )
     args = ap.parse_args(argv)
 
     try:
@@ -575,12 +657,17 @@ def main(argv: list[str]) -> int:
         for cid in bad:
             print(f"{args.cases}: case `{cid}`: split should be {exp[cid]}", file=sys.stderr)
         n = collections.Counter(c["split"] for c in cases)
-        print(f"{len(cases)} cases: {n['dev']} dev, {n['holdout']} holdout; "
-              f"{'split follows the rule' if not bad else f'{len(bad)} do not follow the rule'}")
+        print(
+            f"{len(cases)} cases: {n['dev']} dev, {n['holdout']} holdout; "
+            f"{'split follows the rule' if not bad else f'{len(bad)} do not follow the rule'}"
+        )
         return 1 if bad else 0
 
     if not args.kplan or not args.out:
-        print("error: --kplan and --out are required (unless --fetch-list or --check-split)", file=sys.stderr)
+        print(
+            "error: --kplan and --out are required (unless --fetch-list or --check-split)",
+            file=sys.stderr,
+        )
         return 2
     kplan = shutil.which(args.kplan) or args.kplan
     if not os.path.isfile(kplan) or not os.access(kplan, os.X_OK):
@@ -610,7 +697,7 @@ def main(argv: list[str]) -> int:
     splits = [s for s in SPLITS if args.split in ("all", s)]
     recall = {s: recall_table(results, s) for s in splits} if results else {}
     meta = {
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M"),
         "kplan": args.kplan,
         "kplan_sha256": hashlib.sha256(Path(args.kplan).read_bytes()).hexdigest(),
         "targets": args.targets,
@@ -634,17 +721,23 @@ def main(argv: list[str]) -> int:
         write_errors(args.out, tree_res)
     for s, t in recall.items():
         o = t["overall"]
-        print(f"recall {s}: {o['found']}/{o['measured']} = {pct(o['recall'])} (skipped {o['skipped']})")
+        print(
+            f"recall {s}: {o['found']}/{o['measured']} = {pct(o['recall'])} (skipped {o['skipped']})"
+        )
     for t in tree_res:
         if t["status"] == "measured":
-            print(f"precision {t['id']}: {t['by_severity'].get('error', 0)} errors, "
-                  f"{t['errors_per_10k_lines']} per 10k lines ({t['nonblank_lines']} lines)")
+            print(
+                f"precision {t['id']}: {t['by_severity'].get('error', 0)} errors, "
+                f"{t['errors_per_10k_lines']} per 10k lines ({t['nonblank_lines']} lines)"
+            )
         else:
             print(f"precision {t['id']}: {t['status']}")
     skipped = [r for r in results if r["status"].startswith(("skipped", "error"))]
     for r in skipped:
         print(f"  {r['id']}: {r['status']}", file=sys.stderr)
-    print(f"wrote {args.out}/summary.md, results.json" + (", precision-errors.md" if tree_res else ""))
+    print(
+        f"wrote {args.out}/summary.md, results.json" + (", precision-errors.md" if tree_res else "")
+    )
     return 0
 
 
