@@ -14,6 +14,8 @@ pub mod cuda;
 pub mod data;
 pub mod error;
 pub mod exec;
+pub mod expr;
+pub mod harness;
 pub mod kernels;
 pub mod reference;
 pub mod report;
