@@ -16,9 +16,12 @@ pub mod error;
 pub mod exec;
 pub mod expr;
 pub mod harness;
+pub mod harness_cuda;
+pub mod harness_verify;
 pub mod kernels;
 pub mod reference;
 pub mod report;
+pub mod simt;
 pub mod triton;
 pub mod verify;
 

@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 pub enum RunBackend {
     /// The kernel source compiled by the host C++ compiler (one lane per warp).
     Cpu,
+    /// A harness's kernel on the CPU with W-lane warps (`--warp`), every GPU thread a fiber.
+    CpuSimt,
     /// An NVIDIA GPU through libcuda + NVRTC (dynamic loading).
     Cuda,
 }
@@ -30,9 +32,14 @@ pub enum Format {
 
 #[derive(clap::Args)]
 pub struct VerifyArgs {
-    /// Kernel: reduce_sum, softmax, rmsnorm, add, `all`, a path to one of their .cu files (a
-    /// modified copy keeping the entry points), or a Triton kernel (.py)
+    /// A harness file (HARNESS.toml: any kernel against its CPU reference; docs/verify.md), or
+    /// kplan's kernels by name: reduce_sum, softmax, rmsnorm, add, `all`, a path to one of their
+    /// .cu files (a modified copy keeping the entry points), or a Triton kernel (.py)
     pub kernel: String,
+    /// Warp widths for --backend cpu-simt, comma-separated (1, 2, 4, 8, 16, 32, 64); every case
+    /// runs at each. Default: 32,64
+    #[arg(long)]
+    pub warp: Option<String>,
     #[arg(long, value_enum, default_value = "cpu")]
     pub backend: RunBackend,
     /// Comma-separated sizes: N for reduce_sum/add, ROWSxCOLS (or COLS, three rows) for
@@ -218,6 +225,15 @@ fn human_verify(r: &VerifyReport) -> String {
 }
 
 pub fn verify(_ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
+    if args.kernel.ends_with(".toml") {
+        return verify_harness_file(&args);
+    }
+    if args.backend == RunBackend::CpuSimt {
+        bail!("--backend cpu-simt runs a harness file (kplan verify HARNESS.toml --backend cpu-simt); kplan's kernels have theirs in kernels/*.toml");
+    }
+    if args.warp.is_some() {
+        bail!("--warp applies to a harness file with --backend cpu-simt");
+    }
     if args.kernel.ends_with(".py") {
         return verify_triton(&args);
     }
@@ -225,11 +241,11 @@ pub fn verify(_ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
     let tiles = sources.tiles()?;
     let dtypes = parse_dtypes(&args.dtype)?.unwrap_or_else(|| DType::ALL.to_vec());
     let backend_name = match args.backend {
-        RunBackend::Cpu => "cpu",
+        RunBackend::Cpu | RunBackend::CpuSimt => "cpu",
         RunBackend::Cuda => "cuda",
     };
     let mut exec: Result<Box<dyn Executor>, String> = match args.backend {
-        RunBackend::Cpu => match HostExecutor::new(&sources)? {
+        RunBackend::Cpu | RunBackend::CpuSimt => match HostExecutor::new(&sources)? {
             Some(h) => Ok(Box::new(h)),
             None => Err(
                 "no C++ compiler found (set KPLAN_CXX or CXX, or install g++ or clang++)".into(),
@@ -274,10 +290,76 @@ pub fn verify(_ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
     Ok(failed as u8)
 }
 
+/// Parses `--warp`: comma-separated powers of two from 1 to 64.
+fn parse_warps(text: &str) -> anyhow::Result<Vec<u32>> {
+    let mut v = Vec::new();
+    for p in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match p.parse::<u32>() {
+            Ok(w) if w.is_power_of_two() && w <= 64 => {
+                if !v.contains(&w) {
+                    v.push(w)
+                }
+            }
+            _ => bail!(
+                "--warp {p:?}: expected lane counts 1, 2, 4, 8, 16, 32 or 64 (e.g. --warp 32,64)"
+            ),
+        }
+    }
+    if v.is_empty() {
+        bail!("--warp given without a value (e.g. --warp 32,64)");
+    }
+    v.sort_unstable();
+    Ok(v)
+}
+
+fn verify_harness_file(args: &VerifyArgs) -> anyhow::Result<u8> {
+    use kplan_run::harness::Harness;
+    use kplan_run::harness_verify::{
+        parse_harness_sizes, run_harness, HarnessBackend, HarnessPlan, HarnessStatus,
+    };
+    if args.dtype.is_some() || args.kernels.is_some() {
+        bail!(
+            "--dtype and --kernels do not apply to a harness file (its [[args]] give the dtypes)"
+        );
+    }
+    let h = Harness::load(Path::new(&args.kernel))?;
+    let backend = match args.backend {
+        RunBackend::CpuSimt => HarnessBackend::CpuSimt,
+        RunBackend::Cpu => HarnessBackend::Cpu,
+        RunBackend::Cuda => HarnessBackend::Cuda,
+    };
+    let warps = match &args.warp {
+        Some(w) => {
+            if backend != HarnessBackend::CpuSimt {
+                bail!("--warp applies to --backend cpu-simt (cpu runs one lane per warp, cuda the device's warp)");
+            }
+            parse_warps(w)?
+        }
+        None => vec![32, 64],
+    };
+    let sizes = match &args.sizes {
+        Some(s) => parse_harness_sizes(&h, s).map_err(anyhow::Error::msg)?,
+        None => Vec::new(),
+    };
+    let plan = HarnessPlan {
+        backend,
+        warps,
+        sizes,
+        seed: (args.seed != 1).then_some(args.seed),
+    };
+    let r = run_harness(&h, &plan, &mut |_| {})?;
+    let text = match args.format {
+        Format::Json => serde_json::to_string_pretty(&r)? + "\n",
+        Format::Human => r.render_human(),
+    };
+    write_output(args.output.as_deref(), &text)?;
+    Ok((r.status == HarnessStatus::Failed) as u8)
+}
+
 fn verify_triton(args: &VerifyArgs) -> anyhow::Result<u8> {
     use kplan_run::triton::{verify as tv, TritonBackend, TritonVerifyRequest};
     let backend = match args.backend {
-        RunBackend::Cpu => TritonBackend::Cpu,
+        RunBackend::Cpu | RunBackend::CpuSimt => TritonBackend::Cpu,
         RunBackend::Cuda => TritonBackend::Cuda,
     };
     let mut req = TritonVerifyRequest::new(&args.kernel, backend);
