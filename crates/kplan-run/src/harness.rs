@@ -222,6 +222,8 @@ pub struct Arg {
     pub len: Option<Expr>,
     /// Scalars: value.
     pub value: Option<Expr>,
+    /// Floating-point scalars given as a number (`value = 1e-6`).
+    pub fvalue: Option<f64>,
     /// Generated buffers: one data kind per case (one entry: every case).
     pub data: Vec<DataKind>,
 }
@@ -333,6 +335,9 @@ impl<'de> Deserialize<'de> for ExprText {
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<ExprText, E> {
                 Ok(ExprText(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<ExprText, E> {
+                Ok(ExprText(format!("{v:e}")))
             }
         }
         d.deserialize_any(V)
@@ -636,6 +641,7 @@ impl Harness {
                 return Err(cx.err(a.name.span().start, format!("arg `{name}` is listed twice")));
             }
             let what = |f: &str| format!("arg `{name}` {f}");
+            let mut fvalue = None;
             let (len, value) = if a.kind == ArgKind::Scalar {
                 if let Some(l) = &a.len {
                     return Err(cx.err(
@@ -649,7 +655,23 @@ impl Harness {
                         format!("arg `{name}`: a scalar needs `value = \"...\"`"),
                     ));
                 };
-                (None, Some(cx.expr(v, &names, &what("value"))?))
+                let text = &v.get_ref().0;
+                match text.trim().parse::<f64>() {
+                    Ok(x) if a.dtype.is_float() && text.trim().parse::<i64>().is_err() => {
+                        fvalue = Some(x);
+                        (None, Some(Expr::int(0)))
+                    }
+                    Ok(_) if text.trim().parse::<i64>().is_err() => {
+                        return Err(cx.err(
+                            v.span().start,
+                            format!(
+                                "arg `{name}`: {text} is not an integer (dtype {})",
+                                a.dtype.as_str()
+                            ),
+                        ));
+                    }
+                    _ => (None, Some(cx.expr(v, &names, &what("value"))?)),
+                }
             } else {
                 if let Some(v) = &a.value {
                     return Err(cx.err(
@@ -701,6 +723,7 @@ impl Harness {
                 dtype: a.dtype,
                 len,
                 value,
+                fvalue,
                 data,
             });
         }

@@ -495,6 +495,12 @@ fn build_input(
     let mut data = Vec::new();
     for (ai, a) in h.args.iter().enumerate() {
         match a.kind {
+            ArgKind::Scalar if a.fvalue.is_some() => {
+                let mut b = Vec::new();
+                push_f(a.dtype, a.fvalue.unwrap_or(0.0), &mut b);
+                b.resize(8, 0);
+                args.push(b);
+            }
             ArgKind::Scalar => {
                 let v = eval(
                     h,
@@ -912,6 +918,7 @@ mod tests {
             dtype: Dtype::Fp32,
             len: None,
             value: None,
+            fvalue: None,
             data: vec![],
         };
         let enc = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();

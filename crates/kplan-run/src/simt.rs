@@ -391,6 +391,52 @@ pub fn prepare_source(text: &str, original: &Path) -> String {
     out
 }
 
+/// 1-based (line, column) of every `asm` keyword outside comments and literals.
+pub fn asm_keywords(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let (mut i, mut line, mut line_start) = (0, 1, 0);
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\n' {
+            line += 1;
+            line_start = i + 1;
+            i += 1;
+        } else if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            i += 2;
+            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                if b[i] == b'\n' {
+                    line += 1;
+                    line_start = i + 1;
+                }
+                i += 1;
+            }
+            i += 2;
+        } else if c == b'"' || c == b'\'' {
+            i += 1;
+            while i < b.len() && b[i] != c && b[i] != b'\n' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let s = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            if &text[s..i] == "asm" {
+                out.push((line, text[line_start..s].chars().count() + 1));
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
 /// `T name[]` (after `extern __shared__`, alignment attributes removed) -> (T, name).
 fn dynamic_shared_decl(decl: &str) -> Option<(String, String)> {
     let mut d = decl.to_string();
@@ -507,6 +553,8 @@ pub struct SimtBuild {
     cc: Option<PathBuf>,
     dir: tempfile::TempDir,
     copies: Vec<(PathBuf, PathBuf)>,
+    /// `file:line:col` of every `asm` keyword in the kernel sources.
+    asm_uses: Vec<String>,
     kernels: HashMap<(Defines, u32), Result<PathBuf, String>>,
     references: HashMap<Defines, Result<PathBuf, String>>,
     pub timeout: Duration,
@@ -559,6 +607,7 @@ impl SimtBuild {
         let src = dir.path().join("src");
         std::fs::create_dir_all(&src).map_err(io(&src))?;
         let mut copies: Vec<(PathBuf, PathBuf)> = Vec::new();
+        let mut asm_uses = Vec::new();
         for k in &h.kernels {
             if copies.iter().any(|(o, _)| o == &k.source) {
                 continue;
@@ -574,6 +623,9 @@ impl SimtBuild {
             );
             let copy = src.join(name);
             std::fs::write(&copy, prepare_source(&text, &k.source)).map_err(io(&copy))?;
+            for (line, col) in asm_keywords(&text) {
+                asm_uses.push(format!("{}:{line}:{col}", k.source.display()));
+            }
             copies.push((k.source.clone(), copy));
         }
         let cc = if h.reference.lang == Lang::C {
@@ -586,6 +638,7 @@ impl SimtBuild {
             cc,
             dir,
             copies,
+            asm_uses,
             kernels: HashMap::new(),
             references: HashMap::new(),
             timeout: Duration::from_secs(
@@ -662,7 +715,16 @@ impl SimtBuild {
         let (ok, log) =
             run_limited(&mut cmd, self.timeout, "kernel compile").map_err(|e| e.to_string())?;
         if !ok {
-            return Err(self.tidy(&log));
+            let mut notes = String::new();
+            if log.contains("cannot_run_inline_asm") {
+                for at in &self.asm_uses {
+                    let _ = writeln!(
+                        notes,
+                        "{at}: error: inline assembly (`asm`) is not emulated by cpu-simt"
+                    );
+                }
+            }
+            return Err(notes + &self.tidy(&log));
         }
         Ok(exe)
     }
@@ -842,5 +904,9 @@ mod tests {
             Some(("T".into(), "data".into()))
         );
         assert_eq!(dynamic_shared_decl(" float x[32]"), None);
+        assert_eq!(
+            asm_keywords("// asm\nint a; asm volatile(\"asm\");\n/* asm */ asm(\"x\");"),
+            vec![(2, 8), (3, 11)]
+        );
     }
 }

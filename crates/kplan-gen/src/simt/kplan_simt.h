@@ -1126,4 +1126,6 @@ inline T kplan_shfl_up(T v, unsigned int off, int width = KPLAN_WARP_SIZE, KPLAN
 template <typename T>
 inline T kplan_shfl_xor(T v, int mask, int width = KPLAN_WARP_SIZE, KPLAN_SIMT_HERE_ARGS) { return __shfl_xor(v, mask, width, KPLAN_SIMT_HERE); }
 @KPLAN_COMMON@
+/* Inline assembly (PTX, GCN) cannot run on the CPU: using it is a compile error naming it. */
+#define asm kplan_cpu_simt_cannot_run_inline_asm
 #endif /* KPLAN_SIMT_H */
