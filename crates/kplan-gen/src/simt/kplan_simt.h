@@ -12,9 +12,12 @@
  *     (lanes that took another branch are not), and they exchange through the warp's buffer;
  *   - a shuffle whose source lane is not active, or is outside the warp, returns all-one bits
  *     (NaN for floats): a result that depends on it fails verification instead of passing;
- *   - a mask argument selects lanes for ballot, any, all, match and reductions (result bits
- *     outside the mask are 0); for shuffles it is ignored at W = 64 (as on AMD hardware) and at
- *     W <= 32 a source lane outside the mask returns all-one bits;
+ *   - the mask of a _sync intrinsic is checked as the hardware's toolchain checks it: at W <= 32
+ *     (NVIDIA) it must name the calling lane, and a shuffle source outside it returns all-one
+ *     bits; at W = 64 (AMD, as HIP asserts) it must equal the lanes that execute the call, with
+ *     CUDA's full mask 0xffffffff read as the whole warp. A mismatch stops the run naming the
+ *     intrinsic, its call site, the mask and the active lanes. Ballot, any, all, match and
+ *     reductions count the lanes in the mask;
  *   - warpSize and KPLAN_WARP_SIZE are W; ballot and activemask return W bits, a 64-bit type at
  *     W = 64 (storing one in 32 bits drops lanes 32..63, as on a 64-lane GPU);
  *   - __shared__ variables are per block; atomics are real atomics;
@@ -106,6 +109,9 @@ struct Fiber {
     unsigned long long mask;
     unsigned long long result;
     int pred;
+    /* set by a _sync intrinsic: its name, and that its mask is a contract to check */
+    const char* name;
+    unsigned char sync;
 };
 
 struct Block {
@@ -174,7 +180,20 @@ inline unsigned long long warp_op(Op op, unsigned long long val, unsigned bytes,
     f->pred = pred;
     f->state = AT_WARP;
     yield_to_scheduler();
+    f->sync = 0;
+    f->name = nullptr;
     return f->result;
+}
+
+/* Marks the calling lane's next warp operation as the _sync intrinsic `name` with `mask`. */
+template <typename M>
+inline unsigned long long sync_mask(M mask, const char* name) {
+    static_assert(std::is_integral<M>::value, "kplan cpu-simt: a warp mask must be an integer");
+    cur->sync = 1;
+    cur->name = name;
+    const unsigned long long m = (unsigned long long)mask & (sizeof(M) >= 8 ? ~0ull : 0xffffffffull);
+    /* CUDA's full mask, a 32-bit all-ones value, names the whole warp at any width. */
+    return (sizeof(M) < 8 && m == 0xffffffffull) ? (unsigned long long)FULL : m;
 }
 
 inline unsigned long long all_ones(unsigned bytes) {
@@ -205,6 +224,30 @@ inline bool resolve_warp(Block* b, unsigned w) {
     for (unsigned l = (unsigned)first; l < nl; ++l) {
         if (!(group >> l & 1ull)) continue;
         Fiber& f = lanes[l];
+        if (f.sync) {
+            /* W <= 32 (NVIDIA): the mask must name the calling lane. W = 64 (AMD, as HIP checks):
+             * the mask must equal the lanes that execute the call; CUDA's full mask 0xffffffff
+             * is read as the whole warp. */
+            unsigned long long m = f.mask;
+            bool ok;
+            if (W > 32) {
+                ok = m == group;
+            } else {
+                m &= FULL;
+                ok = (m >> l) & 1ull;
+            }
+            if (!ok) {
+                char buf[320];
+                std::snprintf(buf, sizeof buf,
+                              "%s at %s:%d: mask 0x%llx %s (active lanes 0x%llx, W=%d)", f.name ? f.name : "warp operation",
+                              f.file, f.line, (unsigned long long)f.mask,
+                              W > 32 ? "does not equal the lanes that execute it, as AMD requires" : "does not include the calling lane",
+                              group, W);
+                cur = &f;
+                fatal(buf);
+            }
+            f.mask = m;
+        }
         const unsigned long long sel = group & f.mask;
         switch (f.op) {
         case OP_SHFL_IDX:
@@ -607,21 +650,21 @@ inline void __nanosleep(unsigned) {}
 inline long long clock64() { static thread_local long long c = 0; return c += 1000; }
 
 /* Shuffles: CUDA (_sync, with mask) and HIP / legacy (without). */
-template <typename T>
-inline T __shfl_sync(unsigned long long mask, T v, int src, int width = warpSize, KPLAN_SIMT_HERE_ARGS) {
-    return ::kplan_simt::shfl(::kplan_simt::OP_SHFL_IDX, v, src, width, ::kplan_simt::own_mask_bits(mask), KPLAN_SIMT_HERE);
+template <typename M, typename T>
+inline T __shfl_sync(M mask, T v, int src, int width = warpSize, KPLAN_SIMT_HERE_ARGS) {
+    return ::kplan_simt::shfl(::kplan_simt::OP_SHFL_IDX, v, src, width, ::kplan_simt::sync_mask(mask, "__shfl_sync"), KPLAN_SIMT_HERE);
 }
-template <typename T>
-inline T __shfl_up_sync(unsigned long long mask, T v, unsigned int d, int width = warpSize, KPLAN_SIMT_HERE_ARGS) {
-    return ::kplan_simt::shfl(::kplan_simt::OP_SHFL_UP, v, (int)d, width, ::kplan_simt::own_mask_bits(mask), KPLAN_SIMT_HERE);
+template <typename M, typename T>
+inline T __shfl_up_sync(M mask, T v, unsigned int d, int width = warpSize, KPLAN_SIMT_HERE_ARGS) {
+    return ::kplan_simt::shfl(::kplan_simt::OP_SHFL_UP, v, (int)d, width, ::kplan_simt::sync_mask(mask, "__shfl_up_sync"), KPLAN_SIMT_HERE);
 }
-template <typename T>
-inline T __shfl_down_sync(unsigned long long mask, T v, unsigned int d, int width = warpSize, KPLAN_SIMT_HERE_ARGS) {
-    return ::kplan_simt::shfl(::kplan_simt::OP_SHFL_DOWN, v, (int)d, width, ::kplan_simt::own_mask_bits(mask), KPLAN_SIMT_HERE);
+template <typename M, typename T>
+inline T __shfl_down_sync(M mask, T v, unsigned int d, int width = warpSize, KPLAN_SIMT_HERE_ARGS) {
+    return ::kplan_simt::shfl(::kplan_simt::OP_SHFL_DOWN, v, (int)d, width, ::kplan_simt::sync_mask(mask, "__shfl_down_sync"), KPLAN_SIMT_HERE);
 }
-template <typename T>
-inline T __shfl_xor_sync(unsigned long long mask, T v, int m, int width = warpSize, KPLAN_SIMT_HERE_ARGS) {
-    return ::kplan_simt::shfl(::kplan_simt::OP_SHFL_XOR, v, m, width, ::kplan_simt::own_mask_bits(mask), KPLAN_SIMT_HERE);
+template <typename M, typename T>
+inline T __shfl_xor_sync(M mask, T v, int m, int width = warpSize, KPLAN_SIMT_HERE_ARGS) {
+    return ::kplan_simt::shfl(::kplan_simt::OP_SHFL_XOR, v, m, width, ::kplan_simt::sync_mask(mask, "__shfl_xor_sync"), KPLAN_SIMT_HERE);
 }
 template <typename T>
 inline T __shfl(T v, int src, int width = warpSize, KPLAN_SIMT_HERE_ARGS) {
@@ -641,15 +684,18 @@ inline T __shfl_xor(T v, int m, int width = warpSize, KPLAN_SIMT_HERE_ARGS) {
 }
 
 /* Votes. Results are kplan_simt::mask_t: 32 bits at W <= 32, 64 bits at W = 64. */
-inline ::kplan_simt::mask_t __ballot_sync(unsigned long long mask, int pred, KPLAN_SIMT_HERE_ARGS) {
-    return ::kplan_simt::ballot(::kplan_simt::own_mask_bits(mask), pred, KPLAN_SIMT_HERE);
+template <typename M>
+inline ::kplan_simt::mask_t __ballot_sync(M mask, int pred, KPLAN_SIMT_HERE_ARGS) {
+    return ::kplan_simt::ballot(::kplan_simt::sync_mask(mask, "__ballot_sync"), pred, KPLAN_SIMT_HERE);
 }
 inline ::kplan_simt::mask_t __ballot(int pred, KPLAN_SIMT_HERE_ARGS) { return ::kplan_simt::ballot(~0ull, pred, KPLAN_SIMT_HERE); }
-inline int __any_sync(unsigned long long mask, int pred, KPLAN_SIMT_HERE_ARGS) {
-    return ::kplan_simt::ballot(::kplan_simt::own_mask_bits(mask), pred, KPLAN_SIMT_HERE) != 0;
+template <typename M>
+inline int __any_sync(M mask, int pred, KPLAN_SIMT_HERE_ARGS) {
+    return ::kplan_simt::ballot(::kplan_simt::sync_mask(mask, "__any_sync"), pred, KPLAN_SIMT_HERE) != 0;
 }
-inline int __all_sync(unsigned long long mask, int pred, KPLAN_SIMT_HERE_ARGS) {
-    const unsigned long long m = ::kplan_simt::own_mask_bits(mask);
+template <typename M>
+inline int __all_sync(M mask, int pred, KPLAN_SIMT_HERE_ARGS) {
+    const unsigned long long m = ::kplan_simt::sync_mask(mask, "__all_sync");
     const unsigned long long yes = ::kplan_simt::ballot(m, pred, KPLAN_SIMT_HERE);
     const unsigned long long act = ::kplan_simt::ballot(m, 1, KPLAN_SIMT_HERE);
     return yes == act;
@@ -659,30 +705,31 @@ inline int __all(int pred, KPLAN_SIMT_HERE_ARGS) {
     const unsigned long long yes = ::kplan_simt::ballot(~0ull, pred, KPLAN_SIMT_HERE);
     return yes == (unsigned long long)::kplan_simt::ballot(~0ull, 1, KPLAN_SIMT_HERE);
 }
-inline int __uni_sync(unsigned long long mask, int pred, KPLAN_SIMT_HERE_ARGS) {
-    const unsigned long long m = ::kplan_simt::own_mask_bits(mask);
+template <typename M>
+inline int __uni_sync(M mask, int pred, KPLAN_SIMT_HERE_ARGS) {
+    const unsigned long long m = ::kplan_simt::sync_mask(mask, "__uni_sync");
     const unsigned long long yes = ::kplan_simt::ballot(m, pred, KPLAN_SIMT_HERE);
     return yes == 0 || yes == (unsigned long long)::kplan_simt::ballot(m, 1, KPLAN_SIMT_HERE);
 }
 inline ::kplan_simt::mask_t __activemask(KPLAN_SIMT_HERE_ARGS) { return ::kplan_simt::ballot(~0ull, 1, KPLAN_SIMT_HERE); }
 
 /* Match and warp reductions (32-bit values, as CUDA). */
-template <typename T>
-inline ::kplan_simt::mask_t __match_any_sync(unsigned long long mask, T v, KPLAN_SIMT_HERE_ARGS) {
+template <typename M, typename T>
+inline ::kplan_simt::mask_t __match_any_sync(M mask, T v, KPLAN_SIMT_HERE_ARGS) {
     return (::kplan_simt::mask_t)::kplan_simt::warp_op(::kplan_simt::OP_MATCH_ANY, ::kplan_simt::to_bits(v), sizeof(T), 0,
-                                                       ::kplan_simt::W, ::kplan_simt::own_mask_bits(mask), KPLAN_SIMT_HERE);
+                                                       ::kplan_simt::W, ::kplan_simt::sync_mask(mask, "__match_any_sync"), KPLAN_SIMT_HERE);
 }
-template <typename T>
-inline ::kplan_simt::mask_t __match_all_sync(unsigned long long mask, T v, int* pred, KPLAN_SIMT_HERE_ARGS) {
+template <typename M, typename T>
+inline ::kplan_simt::mask_t __match_all_sync(M mask, T v, int* pred, KPLAN_SIMT_HERE_ARGS) {
     const unsigned long long r = ::kplan_simt::warp_op(::kplan_simt::OP_MATCH_ALL, ::kplan_simt::to_bits(v), sizeof(T), 0,
-                                                       ::kplan_simt::W, ::kplan_simt::own_mask_bits(mask), KPLAN_SIMT_HERE);
+                                                       ::kplan_simt::W, ::kplan_simt::sync_mask(mask, "__match_all_sync"), KPLAN_SIMT_HERE);
     *pred = ::kplan_simt::cur->pred;
     return (::kplan_simt::mask_t)r;
 }
 #define KPLAN_SIMT_RED(name, op, T)                                                                  \
-    inline T name(unsigned long long mask, T v, KPLAN_SIMT_HERE_ARGS) {                               \
+    template <typename M> inline T name(M mask, T v, KPLAN_SIMT_HERE_ARGS) {                               \
         return (T)::kplan_simt::warp_op(::kplan_simt::op, (unsigned long long)(unsigned int)v, 4, 0, \
-                                        ::kplan_simt::W, ::kplan_simt::own_mask_bits(mask), KPLAN_SIMT_HERE); \
+                                        ::kplan_simt::W, ::kplan_simt::sync_mask(mask, #name), KPLAN_SIMT_HERE); \
     }
 KPLAN_SIMT_RED(__reduce_add_sync, OP_RED_ADD, unsigned)
 KPLAN_SIMT_RED(__reduce_add_sync, OP_RED_ADD, int)
@@ -1046,12 +1093,12 @@ class thread_block_tile {
     unsigned thread_rank() const { return __lane_id() & (N - 1u); }
     unsigned meta_group_rank() const { return ::kplan_simt::cur->lin / N; }
     unsigned meta_group_size() const { return (unsigned)((thread_block().size() + N - 1) / N); }
-    void sync(KPLAN_SIMT_HERE_ARGS) const { __syncwarp(bits() << base(), KPLAN_SIMT_HERE); }
-    template <typename T> T shfl(T v, int src, KPLAN_SIMT_HERE_ARGS) const { return __shfl_sync(~0ull, v, src, (int)N, KPLAN_SIMT_HERE); }
-    template <typename T> T shfl_down(T v, unsigned d, KPLAN_SIMT_HERE_ARGS) const { return __shfl_down_sync(~0ull, v, d, (int)N, KPLAN_SIMT_HERE); }
-    template <typename T> T shfl_up(T v, unsigned d, KPLAN_SIMT_HERE_ARGS) const { return __shfl_up_sync(~0ull, v, d, (int)N, KPLAN_SIMT_HERE); }
-    template <typename T> T shfl_xor(T v, int m, KPLAN_SIMT_HERE_ARGS) const { return __shfl_xor_sync(~0ull, v, m, (int)N, KPLAN_SIMT_HERE); }
-    unsigned long long ballot(int p, KPLAN_SIMT_HERE_ARGS) const { return ((unsigned long long)__ballot_sync(~0ull, p, KPLAN_SIMT_HERE) >> base()) & bits(); }
+    void sync(KPLAN_SIMT_HERE_ARGS) const { __syncwarp(~0ull, KPLAN_SIMT_HERE); }
+    template <typename T> T shfl(T v, int src, KPLAN_SIMT_HERE_ARGS) const { return __shfl(v, src, (int)N, KPLAN_SIMT_HERE); }
+    template <typename T> T shfl_down(T v, unsigned d, KPLAN_SIMT_HERE_ARGS) const { return __shfl_down(v, d, (int)N, KPLAN_SIMT_HERE); }
+    template <typename T> T shfl_up(T v, unsigned d, KPLAN_SIMT_HERE_ARGS) const { return __shfl_up(v, d, (int)N, KPLAN_SIMT_HERE); }
+    template <typename T> T shfl_xor(T v, int m, KPLAN_SIMT_HERE_ARGS) const { return __shfl_xor(v, m, (int)N, KPLAN_SIMT_HERE); }
+    unsigned long long ballot(int p, KPLAN_SIMT_HERE_ARGS) const { return ((unsigned long long)__ballot(p, KPLAN_SIMT_HERE) >> base()) & bits(); }
     int any(int p, KPLAN_SIMT_HERE_ARGS) const { return ballot(p, KPLAN_SIMT_HERE) != 0; }
     int all(int p, KPLAN_SIMT_HERE_ARGS) const {
         const unsigned long long yes = ballot(p, KPLAN_SIMT_HERE);
