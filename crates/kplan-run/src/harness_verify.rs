@@ -144,6 +144,9 @@ pub struct HarnessReport {
     pub warp_dependence: Option<WarpDependence>,
     /// Compile errors, one per (config, warp) that did not build.
     pub compile_errors: Vec<String>,
+    /// Seconds spent compiling (kernels and references, in parallel) and running the cases.
+    pub compile_s: f64,
+    pub run_s: f64,
     pub cases: Vec<HarnessCase>,
 }
 
@@ -160,6 +163,8 @@ impl HarnessReport {
             warps: vec![],
             warp_dependence: None,
             compile_errors: vec![],
+            compile_s: 0.0,
+            run_s: 0.0,
             cases: vec![],
         }
     }
@@ -628,10 +633,17 @@ pub fn verify_harness(
             .collect(),
         warp_dependence: None,
         compile_errors: vec![],
+        compile_s: 0.0,
+        run_s: 0.0,
         cases: vec![],
     };
-    reference.prepare(h, &configs, &[]);
-    runner.prepare(h, &configs, &warps);
+    let t0 = std::time::Instant::now();
+    std::thread::scope(|s| {
+        s.spawn(|| reference.prepare(h, &configs, &[]));
+        runner.prepare(h, &configs, &warps);
+    });
+    report.compile_s = t0.elapsed().as_secs_f64();
+    let t1 = std::time::Instant::now();
     let compared: Vec<usize> = (0..h.args.len())
         .filter(|&i| h.args[i].kind.compared())
         .collect();
@@ -758,6 +770,7 @@ pub fn verify_harness(
             }
         }
     }
+    report.run_s = t1.elapsed().as_secs_f64();
     // Warp-size dependence: passes at a narrower width, fails at a wider one.
     let mut dep_cases = 0;
     let mut first = None;

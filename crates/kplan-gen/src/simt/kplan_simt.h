@@ -158,7 +158,21 @@ extern "C" void kplan_simt_switch(void** save_sp, void* next_sp);
 
 namespace kplan_simt {
 
-inline void yield_to_scheduler() { kplan_simt_switch(&cur->sp, blk->sched_sp); }
+/* Switches to the next ready fiber of the block (in thread order), or back to the scheduler at
+ * the end of the pass: one switch per blocked fiber. */
+inline void yield_to_scheduler() {
+    Fiber* f = cur;
+    Block* b = blk;
+    for (unsigned j = f->lin + 1; j < b->n; ++j) {
+        Fiber& g = b->fibers[j];
+        if (g.state == READY) {
+            cur = &g;
+            kplan_simt_switch(&f->sp, g.sp);
+            return;
+        }
+    }
+    kplan_simt_switch(&f->sp, b->sched_sp);
+}
 
 inline unsigned lane_of(const Fiber* f) { return f->lin % (unsigned)W; }
 
@@ -374,7 +388,7 @@ extern "C" inline void kplan_simt_fiber_start() {
     Fiber* f = cur;
     f->state = DONE;
     --blk->live;
-    kplan_simt_switch(&f->sp, blk->sched_sp);
+    yield_to_scheduler();
     __builtin_trap();
 }
 
