@@ -13,11 +13,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// A backend that could not run, and why. The one "skipped" type of verify and bench.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Skip {
-    pub reason: String,
-}
+pub use crate::skip::Skip;
 
 /// Where the harness's kernel runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -9,6 +9,7 @@
 //! - [`verify`], [`bench`]: the two verbs' engines; they return reports, never print.
 
 pub mod bench;
+pub mod bench_run;
 pub mod cpu;
 pub mod cuda;
 pub mod data;
@@ -22,7 +23,9 @@ pub mod kernels;
 pub mod reference;
 pub mod report;
 pub mod simt;
+pub mod skip;
 pub mod triton;
 pub mod verify;
 
 pub use error::RunError;
+pub use skip::Skip;

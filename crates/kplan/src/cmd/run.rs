@@ -3,9 +3,6 @@
 
 use super::{write_output, Ctx};
 use anyhow::{bail, Context};
-use kplan_run::bench::{
-    bench_case, bench_configs, copy_bandwidth, default_cases, kb_peak, BenchRecord, BenchReport,
-};
 use kplan_run::cpu::HostExecutor;
 use kplan_run::cuda::CudaExecutor;
 use kplan_run::exec::Executor;
@@ -400,51 +397,8 @@ fn verify_triton(args: &VerifyArgs) -> anyhow::Result<u8> {
     Ok((r.skipped.is_none() && !r.ok()) as u8)
 }
 
-fn human_bench(r: &BenchReport) -> String {
-    let mut s = format!(
-        "{} (sm_{}, {} SMs, driver {}); copy {:.0} GB/s; peak {}\n",
-        r.device,
-        r.compute_capability,
-        r.sm_count,
-        r.driver,
-        r.copy_gbs,
-        match (&r.kb_device, r.peak_gbs) {
-            (Some(d), Some(p)) => format!("{p:.0} GB/s ({d}, KB)"),
-            _ => "unknown (device not in the KB)".into(),
-        }
-    );
-    s.push_str(&format!(
-        "{:<11} {:<5} {:<14} {:<18} {:>10} {:>9} {:>7} {:>7} {}\n",
-        "kernel", "dtype", "shape", "config", "median ms", "GB/s", "%peak", "%copy", "check"
-    ));
-    for x in &r.records {
-        s.push_str(&format!(
-            "{:<11} {:<5} {:<14} {:<18} {:>10.4} {:>9.1} {:>7} {:>7.1} {}\n",
-            x.kernel,
-            x.dtype,
-            x.shape,
-            if x.default {
-                x.config.clone()
-            } else {
-                format!("({})", x.config)
-            },
-            x.median_ms,
-            x.gbs,
-            x.frac_peak
-                .map(|f| format!("{:.1}", f * 100.0))
-                .unwrap_or_else(|| "-".into()),
-            x.frac_copy * 100.0,
-            if x.output_checked {
-                "ok".to_string()
-            } else {
-                format!("FAILED: {}", x.check_error.clone().unwrap_or_default())
-            }
-        ));
-    }
-    s
-}
-
 pub fn bench(ctx: &Ctx, args: BenchArgs) -> anyhow::Result<u8> {
+    use kplan_run::bench_run::{run_bench, BenchPlan};
     if args.backend != RunBackend::Cuda {
         bail!("kplan bench times GPU kernels: only --backend cuda is supported");
     }
@@ -453,93 +407,19 @@ pub fn bench(ctx: &Ctx, args: BenchArgs) -> anyhow::Result<u8> {
     }
     let (ops, sources) = resolve_kernel(&args.kernel, &args.kernels)?;
     let tiles = sources.tiles()?;
-    let dtypes = parse_dtypes(&args.dtype)?;
-    let mut cases: Vec<(Op, DType, Shape)> = Vec::new();
-    for &op in &ops {
-        match &args.sizes {
-            Some(s) => {
-                for shape in parse_sizes(op, s)? {
-                    for &d in dtypes.as_deref().unwrap_or(&[DType::Bf16]) {
-                        cases.push((op, d, shape));
-                    }
-                }
-            }
-            None => {
-                for (d, shape) in default_cases(op) {
-                    if dtypes.as_ref().map_or(true, |v| v.contains(&d)) {
-                        cases.push((op, d, shape));
-                    }
-                }
-            }
-        }
-    }
-    let mut exec = match CudaExecutor::open(&sources)? {
-        Ok(e) => e,
-        Err(reason) => {
-            let text = match args.format {
-                Format::Json => {
-                    serde_json::to_string_pretty(
-                        &serde_json::json!({"status": "skipped", "skip_reason": reason}),
-                    )? + "\n"
-                }
-                Format::Human => format!("bench skipped: {reason}\n"),
-            };
-            write_output(args.output.as_deref(), &text)?;
-            return Ok(0);
-        }
-    };
-    let peak = kb_peak(ctx.kb(), &exec.name);
-    let copy_bytes: usize = 1 << 30;
-    let copy_gbs = copy_bandwidth(&mut exec, copy_bytes, args.reps.max(10))?;
-    let mut records: Vec<BenchRecord> = Vec::new();
-    let mut failed = false;
-    for (op, dtype, shape) in cases {
-        let configs = bench_configs(&tiles, op, dtype, shape, args.alternatives);
-        let rs = bench_case(
-            &mut exec,
-            op,
-            dtype,
-            shape,
-            &configs,
-            args.warmup,
-            args.reps,
-            copy_gbs,
-            peak.as_ref().map(|p| p.1),
-        )
-        .with_context(|| {
-            format!(
-                "benchmarking {} {} {}",
-                op.as_str(),
-                dtype.as_str(),
-                shape.label()
-            )
-        })?;
-        for (i, mut r) in rs.into_iter().enumerate() {
-            r.default = i == 0;
-            failed |= !r.output_checked;
-            records.push(r);
-        }
-    }
-    let report = BenchReport {
-        device: exec.name.clone(),
-        compute_capability: format!("{}{}", exec.cc.0, exec.cc.1),
-        sm_count: exec.sm_count,
-        l2_bytes: exec.l2_bytes,
-        driver: exec.driver_version(),
-        kb_device: peak.as_ref().map(|p| p.0.clone()),
-        peak_gbs: peak.as_ref().map(|p| p.1),
-        peak_source: peak.as_ref().map(|p| p.2.clone()),
-        copy_gbs,
-        copy_bytes: 2 * copy_bytes as u64,
-        flush_bytes: (exec.l2_bytes * 4).max(256 << 20),
-        warmup: args.warmup,
+    let plan = BenchPlan {
+        ops,
+        sizes: args.sizes.clone(),
+        dtypes: parse_dtypes(&args.dtype)?,
         reps: args.reps,
-        records,
+        warmup: args.warmup,
+        alternatives: args.alternatives,
     };
+    let outcome = run_bench(ctx.kb(), &sources, &tiles, &plan)?;
     let text = match args.format {
-        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
-        Format::Human => human_bench(&report),
+        Format::Json => serde_json::to_string_pretty(&outcome.to_json())? + "\n",
+        Format::Human => outcome.render_human(),
     };
     write_output(args.output.as_deref(), &text)?;
-    Ok(failed as u8)
+    Ok(outcome.failed() as u8)
 }
