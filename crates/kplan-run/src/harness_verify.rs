@@ -484,6 +484,9 @@ fn eval(
         .map_err(|x| format!("{}: {what} `{}`: {}", h.path.display(), e.text(), x.message))
 }
 
+/// The largest buffer a harness case may ask for (it is generated, written and read back).
+pub const MAX_BUFFER_BYTES: usize = 4 << 30;
+
 /// The input of one (params, config, data case): buffers generated or poisoned, scalars, dims.
 fn build_input(
     h: &Harness,
@@ -528,6 +531,14 @@ fn build_input(
                     ));
                 }
                 let n = n as usize;
+                if n.saturating_mul(a.dtype.bytes()) > MAX_BUFFER_BYTES {
+                    return Err(format!(
+                        "arg `{}`: {n} elements of {} exceed the {} GiB a buffer may take",
+                        a.name,
+                        a.dtype.as_str(),
+                        MAX_BUFFER_BYTES >> 30
+                    ));
+                }
                 if a.kind.generated() {
                     let kind = a.data[data_case % a.data.len()];
                     data.push(format!("{}={}", a.name, kind.as_str()));
