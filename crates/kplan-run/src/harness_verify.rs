@@ -210,14 +210,16 @@ impl HarnessReport {
         }
         let _ = writeln!(
             s,
-            "  {}: {} runs, {} failed",
+            "  {}: {} runs, {} failed ({:.2} s compiling, {:.2} s running)",
             if self.status == HarnessStatus::Passed {
                 "passed"
             } else {
                 "FAILED"
             },
             self.runs,
-            self.failures
+            self.failures,
+            self.compile_s,
+            self.run_s
         );
         s
     }

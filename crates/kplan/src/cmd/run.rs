@@ -37,10 +37,12 @@ pub struct VerifyArgs {
     /// runs at each. Default: 32,64
     #[arg(long)]
     pub warp: Option<String>,
-    #[arg(long, value_enum, default_value = "cpu")]
-    pub backend: RunBackend,
+    /// Default: cpu-simt for a harness file, cpu otherwise
+    #[arg(long, value_enum)]
+    pub backend: Option<RunBackend>,
     /// Comma-separated sizes: N for reduce_sum/add, ROWSxCOLS (or COLS, three rows) for
-    /// softmax/rmsnorm; expressions like 2^20+7 are accepted. Default: the edge-case set
+    /// softmax/rmsnorm; expressions like 2^20+7 are accepted. Default: the edge-case set. For a
+    /// harness: NAME=V1,V2[;NAME=...] replaces those [params] (a bare list when it has one)
     #[arg(long)]
     pub sizes: Option<String>,
     /// Storage type to check (default: both fp32 and bf16)
@@ -225,7 +227,8 @@ pub fn verify(_ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
     if args.kernel.ends_with(".toml") {
         return verify_harness_file(&args);
     }
-    if args.backend == RunBackend::CpuSimt {
+    let backend = args.backend.unwrap_or(RunBackend::Cpu);
+    if backend == RunBackend::CpuSimt {
         bail!("--backend cpu-simt runs a harness file (kplan verify HARNESS.toml --backend cpu-simt); kplan's kernels have theirs in kernels/*.toml");
     }
     if args.warp.is_some() {
@@ -237,11 +240,11 @@ pub fn verify(_ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
     let (ops, sources) = resolve_kernel(&args.kernel, &args.kernels)?;
     let tiles = sources.tiles()?;
     let dtypes = parse_dtypes(&args.dtype)?.unwrap_or_else(|| DType::ALL.to_vec());
-    let backend_name = match args.backend {
+    let backend_name = match backend {
         RunBackend::Cpu | RunBackend::CpuSimt => "cpu",
         RunBackend::Cuda => "cuda",
     };
-    let mut exec: Result<Box<dyn Executor>, String> = match args.backend {
+    let mut exec: Result<Box<dyn Executor>, String> = match backend {
         RunBackend::Cpu | RunBackend::CpuSimt => match HostExecutor::new(&sources)? {
             Some(h) => Ok(Box::new(h)),
             None => Err(
@@ -320,7 +323,7 @@ fn verify_harness_file(args: &VerifyArgs) -> anyhow::Result<u8> {
         );
     }
     let h = Harness::load(Path::new(&args.kernel))?;
-    let backend = match args.backend {
+    let backend = match args.backend.unwrap_or(RunBackend::CpuSimt) {
         RunBackend::CpuSimt => HarnessBackend::CpuSimt,
         RunBackend::Cpu => HarnessBackend::Cpu,
         RunBackend::Cuda => HarnessBackend::Cuda,
@@ -355,7 +358,7 @@ fn verify_harness_file(args: &VerifyArgs) -> anyhow::Result<u8> {
 
 fn verify_triton(args: &VerifyArgs) -> anyhow::Result<u8> {
     use kplan_run::triton::{verify as tv, TritonBackend, TritonVerifyRequest};
-    let backend = match args.backend {
+    let backend = match args.backend.unwrap_or(RunBackend::Cpu) {
         RunBackend::Cpu | RunBackend::CpuSimt => TritonBackend::Cpu,
         RunBackend::Cuda => TritonBackend::Cuda,
     };
