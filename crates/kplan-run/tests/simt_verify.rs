@@ -245,3 +245,24 @@ fn a_tile_wider_than_the_warp_is_a_compile_error() {
     let e = r.compile_errors.join("\n");
     assert!(e.contains("larger than the warp"), "{e}");
 }
+
+#[test]
+fn cuda_backend_runs_the_same_harness_or_says_why_not() {
+    let h = Harness::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels/add.toml"))
+        .unwrap();
+    let plan = HarnessPlan {
+        backend: HarnessBackend::Cuda,
+        warps: vec![],
+        sizes: vec![("n".into(), vec![1, 33, 1000])],
+        seed: None,
+    };
+    let r = run_harness(&h, &plan, &mut |_| {}).unwrap();
+    match &r.skip {
+        Some(s) => {
+            assert_eq!(r.status, HarnessStatus::Skipped);
+            assert!(!s.reason.is_empty());
+            assert_eq!(r.runs, 0);
+        }
+        None => assert_eq!(r.status, HarnessStatus::Passed, "{}", r.render_human()),
+    }
+}
