@@ -102,6 +102,18 @@ const HIP_BODY: &str = include_str!("header/hip.h");
 const HIP_WAVE: &str = include_str!("header/hip_wave.h");
 const HOST: &str = include_str!("header/host.h");
 const COMMON: &str = include_str!("header/common.h");
+const SIMT: &str = include_str!("simt/kplan_simt.h");
+
+/// The file name under which [`render_simt_runtime`] is written next to a kernel build.
+pub const SIMT_RUNTIME_NAME: &str = "kplan_simt.h";
+
+/// The cpu-simt runtime: CUDA's names (and the portability header's KPLAN_ names) for kernel
+/// source compiled by the host C++ compiler with W-lane warps (`-DKPLAN_SIMT_WARP=W`), every GPU
+/// thread a fiber. Force-included before the kernel source; the translation unit that launches
+/// defines `KPLAN_SIMT_MAIN`. Deterministic text.
+pub fn render_simt_runtime() -> String {
+    SIMT.replace("@KPLAN_COMMON@\n", COMMON)
+}
 
 /// The HIP backend fragment with its wave-size block in place.
 fn hip_text() -> String {

@@ -30,6 +30,8 @@ pub enum RunError {
     },
     #[error("{what} failed: {message}")]
     Exec { what: String, message: String },
+    #[error(transparent)]
+    Harness(#[from] crate::harness::HarnessError),
     #[error("CUDA error in {what}: {message}")]
     Cuda { what: String, message: String },
 }

@@ -9,15 +9,23 @@
 //! - [`verify`], [`bench`]: the two verbs' engines; they return reports, never print.
 
 pub mod bench;
+pub mod bench_run;
 pub mod cpu;
 pub mod cuda;
 pub mod data;
 pub mod error;
 pub mod exec;
+pub mod expr;
+pub mod harness;
+pub mod harness_cuda;
+pub mod harness_verify;
 pub mod kernels;
 pub mod reference;
 pub mod report;
+pub mod simt;
+pub mod skip;
 pub mod triton;
 pub mod verify;
 
 pub use error::RunError;
+pub use skip::Skip;

@@ -2,9 +2,11 @@
 //!
 //! `kplan verify kernel.py --backend cpu` runs the file's launch wrapper under
 //! `TRITON_INTERPRET=1`; `--backend cuda` launches it on the GPU (skipped with a reason when
-//! there is none). Inputs are generated here, written as raw little-endian f32/bf16 files, and
-//! the embedded driver (`python/triton_verify.py`) calls the wrapper once per case in one Python
-//! process; outputs come back the same way and are compared with [`crate::reference`].
+//! there is none). Inputs come from the verify engine's generator ([`crate::verify::make_case`],
+//! the data kinds of [`crate::data::DataKind`]), are written as raw little-endian f32/bf16 files
+//! ([`crate::exec::encode`]), and the embedded driver (`python/triton_verify.py`) calls the
+//! wrapper once per case in one Python process; outputs come back the same way and are checked
+//! like every other backend's ([`crate::verify::expected`], [`crate::verify::check`]).
 //!
 //! Which wrapper: a `# kplan: op=softmax entry=my_softmax` comment in the file, else a top-level
 //! function named after the op (`softmax(x, out=None)`, `rmsnorm(x, w, eps=..., out=None)`), else
@@ -12,7 +14,10 @@
 //! small stand-ins with the torch methods Triton and a row-kernel wrapper use (`shape`,
 //! `stride()`, `new_empty()`, `data_ptr()`, `dtype`).
 
-use crate::reference::{self, Comparison, DType, Op};
+use crate::exec::{decode, encode};
+use crate::kernels::Shape;
+use crate::reference::{Comparison, DType, Op};
+use crate::verify::{check, expected, make_case, Expected};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -92,18 +97,8 @@ pub fn default_shapes(backend: TritonBackend) -> Vec<(usize, usize)> {
 }
 
 /// Input data kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Data {
-    /// Normal values (softmax scale 4, so rows are peaked).
-    Random,
-    /// Large magnitudes: softmax +-1e30, rmsnorm 1e15 (squares near 1e30).
-    Large,
-    /// Every element of a row equal.
-    Equal,
-    /// Softmax: a quarter of the entries -inf and the first row entirely -inf.
-    NegInf,
-}
+/// The data kinds of a case: the verify engine's.
+pub use crate::data::DataKind as Data;
 
 /// One case's outcome.
 #[derive(Debug, Clone, Serialize)]
@@ -221,85 +216,12 @@ fn row_op(s: &str) -> Option<Op> {
 }
 
 /// SplitMix64: deterministic inputs without a dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn uniform(&mut self) -> f32 {
-        ((self.next() >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-    }
-    fn normal(&mut self) -> f32 {
-        (self.uniform() + self.uniform() + self.uniform() + self.uniform()) * 0.866_025_4
-    }
-}
-
-fn generate(op: Op, data: Data, rows: usize, cols: usize, seed: u64) -> Vec<f32> {
-    let mut r = Rng(seed);
-    let n = rows * cols;
-    match data {
-        Data::Random => {
-            let s = if op == Op::Softmax { 4.0 } else { 1.0 };
-            (0..n).map(|_| r.normal() * s).collect()
-        }
-        Data::Large => {
-            let s = if op == Op::Softmax { 1e30 } else { 1e15 };
-            (0..n).map(|_| r.uniform() * s).collect()
-        }
-        Data::Equal => {
-            let row: Vec<f32> = (0..rows).map(|_| r.normal() * 3.0).collect();
-            (0..n).map(|i| row[i / cols]).collect()
-        }
-        Data::NegInf => (0..n)
-            .map(|i| {
-                if i < cols || r.next() % 4 == 0 {
-                    f32::NEG_INFINITY
-                } else {
-                    r.normal() * 4.0
-                }
-            })
-            .collect(),
-    }
-}
-
-fn storage(v: &[f32], dtype: DType) -> (Vec<f32>, Vec<u8>) {
-    let v = match dtype {
-        DType::F32 => v.to_vec(),
-        DType::Bf16 => reference::round_bf16(v),
-    };
-    let bytes = match dtype {
-        DType::F32 => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        DType::Bf16 => v
-            .iter()
-            .flat_map(|x| reference::f32_to_bf16(*x).to_le_bytes())
-            .collect(),
-    };
-    (v, bytes)
-}
-
-fn decode(bytes: &[u8], dtype: DType) -> Vec<f32> {
-    match dtype {
-        DType::F32 => bytes
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
-        DType::Bf16 => bytes
-            .chunks_exact(2)
-            .map(|c| reference::bf16_to_f32(u16::from_le_bytes([c[0], c[1]])))
-            .collect(),
-    }
-}
-
 struct Planned {
     dtype: DType,
     rows: usize,
     cols: usize,
     data: Data,
-    want: Vec<f32>,
+    want: Expected,
     output: PathBuf,
 }
 
@@ -340,11 +262,7 @@ pub fn verify(req: &TritonVerifyRequest) -> Result<TritonVerifyReport, TritonVer
     } else {
         req.shapes.clone()
     };
-    let kinds: &[Data] = if op == Op::Softmax {
-        &[Data::Random, Data::Large, Data::Equal, Data::NegInf]
-    } else {
-        &[Data::Random, Data::Large, Data::Equal]
-    };
+    let kinds: &[Data] = Data::for_op(op);
     let mut planned = Vec::new();
     let mut cases_json = Vec::new();
     let mut seed = req.seed;
@@ -359,20 +277,17 @@ pub fn verify(req: &TritonVerifyRequest) -> Result<TritonVerifyReport, TritonVer
             for &data in kinds {
                 seed = seed.wrapping_add(1);
                 let i = planned.len();
-                let (x, xb) = storage(&generate(op, data, rows, cols, seed), dtype);
+                let shape = Shape::Rows { rows, cols };
+                let case = make_case(op, data, dtype, shape, seed, req.eps);
                 let xf = dir.path().join(format!("x{i}.bin"));
-                std::fs::write(&xf, xb)?;
+                std::fs::write(&xf, encode(&case.a, dtype))?;
                 let mut inputs = vec![serde_json::json!({"name": "x", "file": xf})];
-                let want = if op == Op::Softmax {
-                    reference::softmax_rows(&x, rows, cols)
-                } else {
-                    let (w, wb) =
-                        storage(&generate(op, Data::Random, 1, cols, seed ^ 0x5eed), dtype);
+                if op == Op::Rmsnorm {
                     let wf = dir.path().join(format!("w{i}.bin"));
-                    std::fs::write(&wf, wb)?;
+                    std::fs::write(&wf, encode(&case.b, dtype))?;
                     inputs.push(serde_json::json!({"name": "w", "file": wf}));
-                    reference::rmsnorm_rows(&x, &w, rows, cols, req.eps)
-                };
+                }
+                let want = expected(op, &case);
                 let output = dir.path().join(format!("y{i}.bin"));
                 cases_json.push(serde_json::json!({
                     "rows": rows, "cols": cols, "dtype": if dtype == DType::F32 { "f32" } else { "bf16" },
@@ -446,21 +361,22 @@ pub fn verify(req: &TritonVerifyRequest) -> Result<TritonVerifyReport, TritonVer
             None => match std::fs::read(&p.output) {
                 Ok(bytes) => {
                     let got = decode(&bytes, p.dtype);
-                    if got.len() != p.want.len() {
-                        (
-                            None,
-                            Some(format!("{} outputs, expected {}", got.len(), p.want.len())),
-                        )
+                    let n = p.rows * p.cols;
+                    if got.len() != n {
+                        (None, Some(format!("{} outputs, expected {n}", got.len())))
                     } else {
-                        let tol = reference::tolerance(p.dtype, op, p.cols);
-                        (Some(reference::compare(&got, &p.want, tol)), None)
+                        let shape = Shape::Rows {
+                            rows: p.rows,
+                            cols: p.cols,
+                        };
+                        (Some(check(op, p.dtype, shape, &got, &p.want)), None)
                     }
                 }
                 Err(e) => (None, Some(format!("no output: {e}"))),
             },
         };
         let c = cmp.unwrap_or(Comparison {
-            mismatches: p.want.len(),
+            mismatches: p.rows * p.cols,
             max_abs_err: 0.0,
             max_rel_err: 0.0,
             first_bad: None,
@@ -511,19 +427,5 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("k.py:2:"), "{err}");
-    }
-
-    #[test]
-    fn generated_data_is_deterministic_and_shaped() {
-        let a = generate(Op::Softmax, Data::NegInf, 3, 5, 9);
-        assert_eq!(a.len(), 15);
-        assert!(a[..5].iter().all(|v| *v == f32::NEG_INFINITY));
-        let b = generate(Op::Softmax, Data::NegInf, 3, 5, 9);
-        assert_eq!(
-            a.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-            b.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-        );
-        let e = generate(Op::Rmsnorm, Data::Equal, 2, 4, 1);
-        assert!(e[..4].iter().all(|v| *v == e[0]) && e[4..].iter().all(|v| *v == e[4]));
     }
 }

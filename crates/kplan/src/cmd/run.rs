@@ -3,9 +3,6 @@
 
 use super::{write_output, Ctx};
 use anyhow::{bail, Context};
-use kplan_run::bench::{
-    bench_case, bench_configs, copy_bandwidth, default_cases, kb_peak, BenchRecord, BenchReport,
-};
 use kplan_run::cpu::HostExecutor;
 use kplan_run::cuda::CudaExecutor;
 use kplan_run::exec::Executor;
@@ -18,6 +15,8 @@ use std::path::{Path, PathBuf};
 pub enum RunBackend {
     /// The kernel source compiled by the host C++ compiler (one lane per warp).
     Cpu,
+    /// A harness's kernel on the CPU with W-lane warps (`--warp`), every GPU thread a fiber.
+    CpuSimt,
     /// An NVIDIA GPU through libcuda + NVRTC (dynamic loading).
     Cuda,
 }
@@ -30,13 +29,20 @@ pub enum Format {
 
 #[derive(clap::Args)]
 pub struct VerifyArgs {
-    /// Kernel: reduce_sum, softmax, rmsnorm, add, `all`, a path to one of their .cu files (a
-    /// modified copy keeping the entry points), or a Triton kernel (.py)
+    /// A harness file (HARNESS.toml: any kernel against its CPU reference; docs/verify.md), or
+    /// kplan's kernels by name: reduce_sum, softmax, rmsnorm, add, `all`, a path to one of their
+    /// .cu files (a modified copy keeping the entry points), or a Triton kernel (.py)
     pub kernel: String,
-    #[arg(long, value_enum, default_value = "cpu")]
-    pub backend: RunBackend,
+    /// Warp widths for --backend cpu-simt, comma-separated (1, 2, 4, 8, 16, 32, 64); every case
+    /// runs at each. Default: 32,64
+    #[arg(long)]
+    pub warp: Option<String>,
+    /// Default: cpu-simt for a harness file, cpu otherwise
+    #[arg(long, value_enum)]
+    pub backend: Option<RunBackend>,
     /// Comma-separated sizes: N for reduce_sum/add, ROWSxCOLS (or COLS, three rows) for
-    /// softmax/rmsnorm; expressions like 2^20+7 are accepted. Default: the edge-case set
+    /// softmax/rmsnorm; expressions like 2^20+7 are accepted. Default: the edge-case set. For a
+    /// harness: NAME=V1,V2[;NAME=...] replaces those [params] (a bare list when it has one)
     #[arg(long)]
     pub sizes: Option<String>,
     /// Storage type to check (default: both fp32 and bf16)
@@ -218,18 +224,28 @@ fn human_verify(r: &VerifyReport) -> String {
 }
 
 pub fn verify(_ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
+    if args.kernel.ends_with(".toml") {
+        return verify_harness_file(&args);
+    }
+    let backend = args.backend.unwrap_or(RunBackend::Cpu);
+    if backend == RunBackend::CpuSimt {
+        bail!("--backend cpu-simt runs a harness file (kplan verify HARNESS.toml --backend cpu-simt); kplan's kernels have theirs in kernels/*.toml");
+    }
+    if args.warp.is_some() {
+        bail!("--warp applies to a harness file with --backend cpu-simt");
+    }
     if args.kernel.ends_with(".py") {
         return verify_triton(&args);
     }
     let (ops, sources) = resolve_kernel(&args.kernel, &args.kernels)?;
     let tiles = sources.tiles()?;
     let dtypes = parse_dtypes(&args.dtype)?.unwrap_or_else(|| DType::ALL.to_vec());
-    let backend_name = match args.backend {
-        RunBackend::Cpu => "cpu",
+    let backend_name = match backend {
+        RunBackend::Cpu | RunBackend::CpuSimt => "cpu",
         RunBackend::Cuda => "cuda",
     };
-    let mut exec: Result<Box<dyn Executor>, String> = match args.backend {
-        RunBackend::Cpu => match HostExecutor::new(&sources)? {
+    let mut exec: Result<Box<dyn Executor>, String> = match backend {
+        RunBackend::Cpu | RunBackend::CpuSimt => match HostExecutor::new(&sources)? {
             Some(h) => Ok(Box::new(h)),
             None => Err(
                 "no C++ compiler found (set KPLAN_CXX or CXX, or install g++ or clang++)".into(),
@@ -274,10 +290,76 @@ pub fn verify(_ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
     Ok(failed as u8)
 }
 
+/// Parses `--warp`: comma-separated powers of two from 1 to 64.
+fn parse_warps(text: &str) -> anyhow::Result<Vec<u32>> {
+    let mut v = Vec::new();
+    for p in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match p.parse::<u32>() {
+            Ok(w) if w.is_power_of_two() && w <= 64 => {
+                if !v.contains(&w) {
+                    v.push(w)
+                }
+            }
+            _ => bail!(
+                "--warp {p:?}: expected lane counts 1, 2, 4, 8, 16, 32 or 64 (e.g. --warp 32,64)"
+            ),
+        }
+    }
+    if v.is_empty() {
+        bail!("--warp given without a value (e.g. --warp 32,64)");
+    }
+    v.sort_unstable();
+    Ok(v)
+}
+
+fn verify_harness_file(args: &VerifyArgs) -> anyhow::Result<u8> {
+    use kplan_run::harness::Harness;
+    use kplan_run::harness_verify::{
+        parse_harness_sizes, run_harness, HarnessBackend, HarnessPlan, HarnessStatus,
+    };
+    if args.dtype.is_some() || args.kernels.is_some() {
+        bail!(
+            "--dtype and --kernels do not apply to a harness file (its [[args]] give the dtypes)"
+        );
+    }
+    let h = Harness::load(Path::new(&args.kernel))?;
+    let backend = match args.backend.unwrap_or(RunBackend::CpuSimt) {
+        RunBackend::CpuSimt => HarnessBackend::CpuSimt,
+        RunBackend::Cpu => HarnessBackend::Cpu,
+        RunBackend::Cuda => HarnessBackend::Cuda,
+    };
+    let warps = match &args.warp {
+        Some(w) => {
+            if backend != HarnessBackend::CpuSimt {
+                bail!("--warp applies to --backend cpu-simt (cpu runs one lane per warp, cuda the device's warp)");
+            }
+            parse_warps(w)?
+        }
+        None => vec![32, 64],
+    };
+    let sizes = match &args.sizes {
+        Some(s) => parse_harness_sizes(&h, s).map_err(anyhow::Error::msg)?,
+        None => Vec::new(),
+    };
+    let plan = HarnessPlan {
+        backend,
+        warps,
+        sizes,
+        seed: (args.seed != 1).then_some(args.seed),
+    };
+    let r = run_harness(&h, &plan, &mut |_| {})?;
+    let text = match args.format {
+        Format::Json => serde_json::to_string_pretty(&r)? + "\n",
+        Format::Human => r.render_human(),
+    };
+    write_output(args.output.as_deref(), &text)?;
+    Ok((r.status == HarnessStatus::Failed) as u8)
+}
+
 fn verify_triton(args: &VerifyArgs) -> anyhow::Result<u8> {
     use kplan_run::triton::{verify as tv, TritonBackend, TritonVerifyRequest};
-    let backend = match args.backend {
-        RunBackend::Cpu => TritonBackend::Cpu,
+    let backend = match args.backend.unwrap_or(RunBackend::Cpu) {
+        RunBackend::Cpu | RunBackend::CpuSimt => TritonBackend::Cpu,
         RunBackend::Cuda => TritonBackend::Cuda,
     };
     let mut req = TritonVerifyRequest::new(&args.kernel, backend);
@@ -318,51 +400,8 @@ fn verify_triton(args: &VerifyArgs) -> anyhow::Result<u8> {
     Ok((r.skipped.is_none() && !r.ok()) as u8)
 }
 
-fn human_bench(r: &BenchReport) -> String {
-    let mut s = format!(
-        "{} (sm_{}, {} SMs, driver {}); copy {:.0} GB/s; peak {}\n",
-        r.device,
-        r.compute_capability,
-        r.sm_count,
-        r.driver,
-        r.copy_gbs,
-        match (&r.kb_device, r.peak_gbs) {
-            (Some(d), Some(p)) => format!("{p:.0} GB/s ({d}, KB)"),
-            _ => "unknown (device not in the KB)".into(),
-        }
-    );
-    s.push_str(&format!(
-        "{:<11} {:<5} {:<14} {:<18} {:>10} {:>9} {:>7} {:>7} {}\n",
-        "kernel", "dtype", "shape", "config", "median ms", "GB/s", "%peak", "%copy", "check"
-    ));
-    for x in &r.records {
-        s.push_str(&format!(
-            "{:<11} {:<5} {:<14} {:<18} {:>10.4} {:>9.1} {:>7} {:>7.1} {}\n",
-            x.kernel,
-            x.dtype,
-            x.shape,
-            if x.default {
-                x.config.clone()
-            } else {
-                format!("({})", x.config)
-            },
-            x.median_ms,
-            x.gbs,
-            x.frac_peak
-                .map(|f| format!("{:.1}", f * 100.0))
-                .unwrap_or_else(|| "-".into()),
-            x.frac_copy * 100.0,
-            if x.output_checked {
-                "ok".to_string()
-            } else {
-                format!("FAILED: {}", x.check_error.clone().unwrap_or_default())
-            }
-        ));
-    }
-    s
-}
-
 pub fn bench(ctx: &Ctx, args: BenchArgs) -> anyhow::Result<u8> {
+    use kplan_run::bench_run::{run_bench, BenchPlan};
     if args.backend != RunBackend::Cuda {
         bail!("kplan bench times GPU kernels: only --backend cuda is supported");
     }
@@ -371,93 +410,19 @@ pub fn bench(ctx: &Ctx, args: BenchArgs) -> anyhow::Result<u8> {
     }
     let (ops, sources) = resolve_kernel(&args.kernel, &args.kernels)?;
     let tiles = sources.tiles()?;
-    let dtypes = parse_dtypes(&args.dtype)?;
-    let mut cases: Vec<(Op, DType, Shape)> = Vec::new();
-    for &op in &ops {
-        match &args.sizes {
-            Some(s) => {
-                for shape in parse_sizes(op, s)? {
-                    for &d in dtypes.as_deref().unwrap_or(&[DType::Bf16]) {
-                        cases.push((op, d, shape));
-                    }
-                }
-            }
-            None => {
-                for (d, shape) in default_cases(op) {
-                    if dtypes.as_ref().map_or(true, |v| v.contains(&d)) {
-                        cases.push((op, d, shape));
-                    }
-                }
-            }
-        }
-    }
-    let mut exec = match CudaExecutor::open(&sources)? {
-        Ok(e) => e,
-        Err(reason) => {
-            let text = match args.format {
-                Format::Json => {
-                    serde_json::to_string_pretty(
-                        &serde_json::json!({"status": "skipped", "skip_reason": reason}),
-                    )? + "\n"
-                }
-                Format::Human => format!("bench skipped: {reason}\n"),
-            };
-            write_output(args.output.as_deref(), &text)?;
-            return Ok(0);
-        }
-    };
-    let peak = kb_peak(ctx.kb(), &exec.name);
-    let copy_bytes: usize = 1 << 30;
-    let copy_gbs = copy_bandwidth(&mut exec, copy_bytes, args.reps.max(10))?;
-    let mut records: Vec<BenchRecord> = Vec::new();
-    let mut failed = false;
-    for (op, dtype, shape) in cases {
-        let configs = bench_configs(&tiles, op, dtype, shape, args.alternatives);
-        let rs = bench_case(
-            &mut exec,
-            op,
-            dtype,
-            shape,
-            &configs,
-            args.warmup,
-            args.reps,
-            copy_gbs,
-            peak.as_ref().map(|p| p.1),
-        )
-        .with_context(|| {
-            format!(
-                "benchmarking {} {} {}",
-                op.as_str(),
-                dtype.as_str(),
-                shape.label()
-            )
-        })?;
-        for (i, mut r) in rs.into_iter().enumerate() {
-            r.default = i == 0;
-            failed |= !r.output_checked;
-            records.push(r);
-        }
-    }
-    let report = BenchReport {
-        device: exec.name.clone(),
-        compute_capability: format!("{}{}", exec.cc.0, exec.cc.1),
-        sm_count: exec.sm_count,
-        l2_bytes: exec.l2_bytes,
-        driver: exec.driver_version(),
-        kb_device: peak.as_ref().map(|p| p.0.clone()),
-        peak_gbs: peak.as_ref().map(|p| p.1),
-        peak_source: peak.as_ref().map(|p| p.2.clone()),
-        copy_gbs,
-        copy_bytes: 2 * copy_bytes as u64,
-        flush_bytes: (exec.l2_bytes * 4).max(256 << 20),
-        warmup: args.warmup,
+    let plan = BenchPlan {
+        ops,
+        sizes: args.sizes.clone(),
+        dtypes: parse_dtypes(&args.dtype)?,
         reps: args.reps,
-        records,
+        warmup: args.warmup,
+        alternatives: args.alternatives,
     };
+    let outcome = run_bench(ctx.kb(), &sources, &tiles, &plan)?;
     let text = match args.format {
-        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
-        Format::Human => human_bench(&report),
+        Format::Json => serde_json::to_string_pretty(&outcome.to_json())? + "\n",
+        Format::Human => outcome.render_human(),
     };
     write_output(args.output.as_deref(), &text)?;
-    Ok(failed as u8)
+    Ok(outcome.failed() as u8)
 }
