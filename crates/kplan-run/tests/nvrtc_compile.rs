@@ -2,7 +2,7 @@
 //! to PTX for sm_80 and sm_90: the CUDA path short of running, on machines without a GPU.
 //! Skipped with the reason when libnvrtc is absent; a failure under KPLAN_REQUIRE_TOOLCHAINS=1.
 
-use kplan_run::cpu::ScratchDir;
+use kplan_run::cpu::scratch_dir;
 use kplan_run::cuda::{compile_ptx, nvrtc_status};
 use kplan_run::kernels::{find_header, verify_configs, Backend, KernelSources, Shape};
 use kplan_run::reference::{DType, Op};
@@ -21,8 +21,8 @@ fn every_kernel_compiles_to_ptx() {
     let (header, _) = find_header(None).expect("portability header");
     let sources = KernelSources::builtin(header);
     let tiles = sources.tiles().unwrap();
-    let dir = ScratchDir::new("nvrtc-test").unwrap();
-    sources.materialize_nvrtc(&dir.0).unwrap();
+    let dir = scratch_dir("nvrtc-test").unwrap();
+    sources.materialize_nvrtc(dir.path()).unwrap();
     let mut compiled = 0;
     for op in [Op::ReduceSum, Op::Softmax, Op::Rmsnorm, Op::Add] {
         for dtype in DType::ALL {
@@ -48,7 +48,7 @@ fn every_kernel_compiles_to_ptx() {
                     &["compute_90"]
                 };
                 for arch in archs {
-                    let ptx = compile_ptx(&dir.0, op, dtype, c, arch).unwrap_or_else(|e| {
+                    let ptx = compile_ptx(dir.path(), op, dtype, c, arch).unwrap_or_else(|e| {
                         panic!(
                             "{} {} {} {arch}: {e}",
                             op.as_str(),
