@@ -25,8 +25,22 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Outcome of one target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::EnumIter,
+    strum::AsRefStr,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumString,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Status {
     Ok,
     Failed,
@@ -35,11 +49,7 @@ pub enum Status {
 
 impl Status {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Failed => "failed",
-            Status::Skipped => "skipped",
-        }
+        self.into()
     }
 }
 

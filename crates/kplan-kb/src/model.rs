@@ -20,8 +20,25 @@ impl<T: Copy> Fact<T> {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumIter,
+    strum::AsRefStr,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumString,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Vendor {
     Nvidia,
     Amd,
@@ -32,19 +49,30 @@ pub enum Vendor {
 
 impl Vendor {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Vendor::Nvidia => "nvidia",
-            Vendor::Amd => "amd",
-            Vendor::Intel => "intel",
-            Vendor::Apple => "apple",
-            Vendor::Cpu => "cpu",
-        }
+        self.into()
     }
 }
 
 /// Numeric data types the KB records peak rates for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumIter,
+    strum::AsRefStr,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumString,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Dtype {
     Fp64,
     Fp32,
@@ -56,28 +84,11 @@ pub enum Dtype {
 }
 
 impl Dtype {
-    pub const ALL: [Dtype; 7] = [
-        Dtype::Fp64,
-        Dtype::Fp32,
-        Dtype::Tf32,
-        Dtype::Fp16,
-        Dtype::Bf16,
-        Dtype::Fp8,
-        Dtype::Int8,
-    ];
     pub fn as_str(self) -> &'static str {
-        match self {
-            Dtype::Fp64 => "fp64",
-            Dtype::Fp32 => "fp32",
-            Dtype::Tf32 => "tf32",
-            Dtype::Fp16 => "fp16",
-            Dtype::Bf16 => "bf16",
-            Dtype::Fp8 => "fp8",
-            Dtype::Int8 => "int8",
-        }
+        self.into()
     }
     pub fn parse(s: &str) -> Option<Dtype> {
-        Dtype::ALL.into_iter().find(|d| d.as_str() == s)
+        s.parse().ok()
     }
     /// Storage size in bytes.
     pub fn bytes(self) -> u32 {
@@ -196,8 +207,22 @@ pub struct Device {
     pub notes: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::EnumIter,
+    strum::AsRefStr,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumString,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Availability {
     Yes,
     No,

@@ -2,6 +2,7 @@
 //! generated docs/targets.md. Everything returns a `String`; nothing prints.
 
 use crate::model::*;
+use strum::IntoEnumIterator;
 use crate::resolve::{Resolved, ResolvedVia};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -552,7 +553,7 @@ pub fn targets_markdown(kb: &Kb) -> String {
     }
     out.push_str("## Devices\n\n");
     let mut header = vec!["device", "arch", "SMs/CUs", "L2", "memory", "GB/s"];
-    header.extend(Dtype::ALL.iter().map(|d| d.as_str()));
+    header.extend(Dtype::iter().map(Dtype::as_str));
     let rows: Vec<Vec<String>> = kb
         .devices
         .iter()
@@ -589,7 +590,7 @@ pub fn targets_markdown(kb: &Kb) -> String {
                     d.bandwidth_gbs.source
                 ),
             ];
-            for dt in Dtype::ALL {
+            for dt in Dtype::iter() {
                 r.push(match d.peak_fact(dt) {
                     Some(f) => format!(
                         "{} [{}]",

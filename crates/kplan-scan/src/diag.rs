@@ -4,8 +4,25 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// How bad a finding is. Ordered: `Note < Warning < Error`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumIter,
+    strum::AsRefStr,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumString,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Severity {
     Note,
     Warning,
@@ -14,19 +31,10 @@ pub enum Severity {
 
 impl Severity {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Note => "note",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
+        self.into()
     }
     pub fn parse(s: &str) -> Option<Severity> {
-        match s {
-            "note" => Some(Severity::Note),
-            "warning" => Some(Severity::Warning),
-            "error" => Some(Severity::Error),
-            _ => None,
-        }
+        s.parse().ok()
     }
 }
 

@@ -4,8 +4,21 @@ use crate::diag::Severity;
 use serde::Serialize;
 
 /// Which source language a rule reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    strum::EnumIter,
+    strum::AsRefStr,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumString,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Lang {
     /// CUDA/HIP C++ (`.cu .cuh .hip .h .hpp .cc .cpp .cxx .inl`).
     Cuda,
@@ -15,10 +28,7 @@ pub enum Lang {
 
 impl Lang {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Lang::Cuda => "cuda",
-            Lang::Python => "python",
-        }
+        self.into()
     }
 }
 
