@@ -223,6 +223,13 @@ pub fn triton_version(python: &Path) -> Result<String, TritonError> {
     Ok(out.stdout.trim().to_string())
 }
 
+/// The Python that has Triton and Triton's version, or why there is none.
+pub fn available() -> Result<(PathBuf, String), TritonError> {
+    let python = python()?;
+    let version = triton_version(&python)?;
+    Ok((python, version))
+}
+
 /// How long `import triton` may take (a cold import compiles nothing but loads large libraries).
 const IMPORT_TIMEOUT: Duration = Duration::from_secs(300);
 

@@ -10,13 +10,8 @@ use kplan_run::verify::default_shapes;
 
 #[test]
 fn every_kernel_compiles_to_ptx() {
-    let require = std::env::var("KPLAN_REQUIRE_TOOLCHAINS")
-        .map(|v| v == "1")
-        .unwrap_or(false);
     if let Err(reason) = nvrtc_status() {
-        assert!(!require, "KPLAN_REQUIRE_TOOLCHAINS=1 but {reason}");
-        eprintln!("skipped: {reason}");
-        return;
+        return kplan_test_support::toolchain::skip(reason);
     }
     let (header, _) = find_header(None).expect("portability header");
     let sources = KernelSources::builtin(header);

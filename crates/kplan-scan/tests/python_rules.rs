@@ -5,11 +5,12 @@
 
 use kplan_kb::Kb;
 use kplan_scan::{python, scan_text, FileKind, ScanCtx};
+use kplan_test_support::fixtures;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    fixtures::dir()
 }
 
 /// Every Triton fixture file (`tests/fixtures/triton-*/{fire,pass}.py`).
@@ -27,15 +28,7 @@ fn ctx() -> ScanCtx<'static> {
 }
 
 fn expected(text: &str) -> BTreeSet<(u32, String)> {
-    let mut out = BTreeSet::new();
-    for (i, line) in text.lines().enumerate() {
-        if let Some(p) = line.find("# expect: ") {
-            for id in line[p + 10..].split(',') {
-                out.insert((i as u32 + 1, id.trim().to_string()));
-            }
-        }
-    }
-    out
+    fixtures::annotations(text)
 }
 
 fn found(ctx: &ScanCtx, path: &Path, text: &str) -> BTreeSet<(u32, String)> {
@@ -49,8 +42,8 @@ fn found(ctx: &ScanCtx, path: &Path, text: &str) -> BTreeSet<(u32, String)> {
 fn every_rule_has_fixtures_that_fire_and_that_stay_clean() {
     let ctx = ctx();
     for meta in python::RULES {
-        let fires = fixtures().join(meta.id).join("fire.py");
-        let clean = fixtures().join(meta.id).join("pass.py");
+        let fires = fixtures::fire(meta.id, true);
+        let clean = fixtures::pass(meta.id, true);
         let text =
             std::fs::read_to_string(&fires).unwrap_or_else(|e| panic!("{}: {e}", fires.display()));
         let want = expected(&text);
@@ -124,38 +117,6 @@ fn reference_kernels_are_clean() {
         let path = root.join(name);
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(found(&ctx, &path, &text), BTreeSet::new(), "{name}");
-    }
-}
-
-#[test]
-fn docs_examples_fire_and_fixes_do_not() {
-    let ctx = ctx();
-    for meta in python::RULES {
-        let wrap = |body: &str| {
-            format!(
-                "import triton\nimport triton.language as tl\nimport torch\n\n\ndef f(x):\n{}\n",
-                body.lines()
-                    .map(|l| format!("    {l}"))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            )
-        };
-        let ex = wrap(meta.example);
-        let hits: Vec<_> = scan_text(&ctx, Path::new("ex.py"), FileKind::Python, &ex)
-            .into_iter()
-            .filter(|f| f.rule == meta.id)
-            .collect();
-        assert!(
-            !hits.is_empty(),
-            "{}: example does not fire:\n{ex}",
-            meta.id
-        );
-        let fix = wrap(meta.use_instead);
-        let hits: Vec<_> = scan_text(&ctx, Path::new("fix.py"), FileKind::Python, &fix)
-            .into_iter()
-            .filter(|f| f.rule == meta.id)
-            .collect();
-        assert!(hits.is_empty(), "{}: use_instead fires: {hits:?}", meta.id);
     }
 }
 
