@@ -2,12 +2,12 @@
 //! reference on every default size, data kind and tile configuration.
 
 use kplan_run::cpu::HostExecutor;
-use kplan_run::kernels::{find_header, KernelSources};
+use kplan_run::kernels::{portability_header, KernelSources};
 use kplan_run::reference::{DType, Op};
 use kplan_run::verify::{verify, Status, VerifyPlan};
 
 fn run(op: Op) {
-    let (header, _) = find_header(None).expect("portability header");
+    let (header, _) = portability_header().expect("portability header");
     let sources = KernelSources::builtin(header);
     let tiles = sources.tiles().unwrap();
     let Some(mut exec) = HostExecutor::new(&sources).unwrap() else {

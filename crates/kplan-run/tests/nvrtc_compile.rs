@@ -4,7 +4,7 @@
 
 use kplan_run::cpu::scratch_dir;
 use kplan_run::cuda::{compile_ptx, nvrtc_status};
-use kplan_run::kernels::{find_header, verify_configs, Backend, KernelSources, Shape};
+use kplan_run::kernels::{portability_header, verify_configs, Backend, KernelSources, Shape};
 use kplan_run::reference::{DType, Op};
 use kplan_run::verify::default_shapes;
 
@@ -13,7 +13,7 @@ fn every_kernel_compiles_to_ptx() {
     if let Err(reason) = nvrtc_status() {
         return kplan_test_support::toolchain::skip(reason);
     }
-    let (header, _) = find_header(None).expect("portability header");
+    let (header, _) = portability_header().expect("portability header");
     let sources = KernelSources::builtin(header);
     let tiles = sources.tiles().unwrap();
     let dir = scratch_dir("nvrtc-test").unwrap();

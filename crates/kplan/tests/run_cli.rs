@@ -245,3 +245,17 @@ fn reference_kernels_build_for_every_gpu_target_and_scan_clean() {
         }
     }
 }
+
+/// The header comes from kplan-gen unless the user names a file: a named file that is not
+/// there is an input error naming it.
+#[test]
+fn a_named_header_that_is_missing_is_an_error() {
+    let missing = "/nonexistent/kplan_portability.h";
+    let o = kplan()
+        .args(["verify", "softmax", "--sizes", "2x64"])
+        .env("KPLAN_HEADER", missing)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains(missing), "{}", text(&o));
+}
