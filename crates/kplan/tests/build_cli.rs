@@ -39,7 +39,7 @@ fn header_for_all_targets_is_the_committed_file() {
     assert_eq!(
         text(&o).0,
         committed,
-        "include/kplan_portability.h is stale: UPDATE_GOLDEN=1 cargo test -p kplan-gen"
+        "include/kplan_portability.h is stale: run `cargo xtask generate`"
     );
     assert!(committed.contains("@generated"));
 }
