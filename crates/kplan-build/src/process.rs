@@ -245,7 +245,12 @@ mod tests {
         // /bin/sh stands in for the interpreter: the transport is the same for any script.
         let sh = Path::new("/bin/sh");
         let req = serde_json::json!({"x": 1});
-        let e = run_driver(sh, "sleep 30 & sleep 30\n", &req, Duration::from_millis(300));
+        let e = run_driver(
+            sh,
+            "sleep 30 & sleep 30\n",
+            &req,
+            Duration::from_millis(300),
+        );
         assert!(matches!(e, Err(DriverError::Timeout(0))), "{e:?}");
         let e = run_driver(sh, "echo bad >&2; exit 4\n", &req, Duration::from_secs(10));
         match e {

@@ -10,9 +10,9 @@
 //! No GPU is needed: Triton cross-compiles to cubin and hsaco. Resource usage comes from the
 //! binary (`cuobjdump --dump-resource-usage`, AMDGPU kernel metadata).
 
+use crate::{process, toolchain};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use crate::{process, toolchain};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -197,15 +197,17 @@ pub fn python() -> Result<PathBuf, TritonError> {
 pub fn triton_version(python: &Path) -> Result<String, TritonError> {
     let mut cmd = Command::new(python);
     cmd.args(["-c", "import triton; print(triton.__version__)"]);
-    let out = process::run_command(cmd, IMPORT_TIMEOUT).map_err(|e| {
-        TritonError::PythonNotFound {
+    let out =
+        process::run_command(cmd, IMPORT_TIMEOUT).map_err(|e| TritonError::PythonNotFound {
             detail: format!("cannot run {}: {e}", python.display()),
-        }
-    })?;
+        })?;
     if out.timed_out {
         return Err(TritonError::TritonMissing {
             python: python.display().to_string(),
-            detail: format!("`import triton` timed out after {} s", IMPORT_TIMEOUT.as_secs()),
+            detail: format!(
+                "`import triton` timed out after {} s",
+                IMPORT_TIMEOUT.as_secs()
+            ),
         });
     }
     if !out.success() {

@@ -252,7 +252,9 @@ fn amd_targets_compile_and_declare_their_wave_size() {
                     );
                 }
             }
-            None => toolchain::skip("code-object check: llvm-readelf not found next to the HIP clang"),
+            None => {
+                toolchain::skip("code-object check: llvm-readelf not found next to the HIP clang")
+            }
         }
     }
 }

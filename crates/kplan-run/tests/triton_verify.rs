@@ -11,9 +11,10 @@ fn root() -> PathBuf {
 }
 
 fn toolchain() -> bool {
-    kplan_test_support::toolchain::require(kplan_build::triton::available().map_err(|e| {
-        format!("Triton is unavailable ({e}); source scripts/test-env.sh")
-    }))
+    kplan_test_support::toolchain::require(
+        kplan_build::triton::available()
+            .map_err(|e| format!("Triton is unavailable ({e}); source scripts/test-env.sh")),
+    )
     .is_some()
 }
 
