@@ -23,23 +23,12 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use strum::{AsRefStr, EnumIter, EnumString, IntoStaticStr};
 
 /// Outcome of one target.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::EnumIter,
-    strum::AsRefStr,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::EnumString,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(EnumIter, AsRefStr, IntoStaticStr, strum::Display, EnumString)]
 #[strum(serialize_all = "kebab-case")]
 pub enum Status {
     Ok,

@@ -7,9 +7,7 @@ use kplan_build::triton::{
 };
 use std::path::PathBuf;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use kplan_test_support::workspace_root as root;
 
 fn toolchain() -> bool {
     kplan_test_support::toolchain::require(

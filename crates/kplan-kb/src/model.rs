@@ -1,5 +1,6 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use strum::{AsRefStr, EnumIter, EnumString, IntoStaticStr};
 
 /// One sourced fact. `value: None` means the fact was looked for and not found (the `note`
 /// says why); consumers must then say "unknown", never guess.
@@ -20,24 +21,9 @@ impl<T: Copy> Fact<T> {
     }
 }
 
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::EnumIter,
-    strum::AsRefStr,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::EnumString,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(EnumIter, AsRefStr, IntoStaticStr, strum::Display, EnumString)]
 #[strum(serialize_all = "kebab-case")]
 pub enum Vendor {
     Nvidia,
@@ -54,24 +40,9 @@ impl Vendor {
 }
 
 /// Numeric data types the KB records peak rates for.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::EnumIter,
-    strum::AsRefStr,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::EnumString,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(EnumIter, AsRefStr, IntoStaticStr, strum::Display, EnumString)]
 #[strum(serialize_all = "kebab-case")]
 pub enum Dtype {
     Fp64,
@@ -207,21 +178,9 @@ pub struct Device {
     pub notes: Vec<String>,
 }
 
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::EnumIter,
-    strum::AsRefStr,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::EnumString,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(EnumIter, AsRefStr, IntoStaticStr, strum::Display, EnumString)]
 #[strum(serialize_all = "kebab-case")]
 pub enum Availability {
     Yes,

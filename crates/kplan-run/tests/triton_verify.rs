@@ -4,11 +4,8 @@
 
 use kplan_run::reference::{DType, Op};
 use kplan_run::triton::{verify, Data, TritonBackend, TritonVerifyError, TritonVerifyRequest};
-use std::path::PathBuf;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use kplan_test_support::workspace_root as root;
 
 fn toolchain() -> bool {
     kplan_test_support::toolchain::require(

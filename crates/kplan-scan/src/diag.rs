@@ -2,26 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use strum::{AsRefStr, EnumIter, EnumString, IntoStaticStr};
 
 /// How bad a finding is. Ordered: `Note < Warning < Error`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::EnumIter,
-    strum::AsRefStr,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::EnumString,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(EnumIter, AsRefStr, IntoStaticStr, strum::Display, EnumString)]
 #[strum(serialize_all = "kebab-case")]
 pub enum Severity {
     Note,

@@ -2,22 +2,12 @@
 
 use crate::diag::Severity;
 use serde::Serialize;
+use strum::{AsRefStr, EnumIter, EnumString, IntoStaticStr};
 
 /// Which source language a rule reads.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    strum::EnumIter,
-    strum::AsRefStr,
-    strum::IntoStaticStr,
-    strum::Display,
-    strum::EnumString,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(EnumIter, AsRefStr, IntoStaticStr, strum::Display, EnumString)]
 #[strum(serialize_all = "kebab-case")]
 pub enum Lang {
     /// CUDA/HIP C++ (`.cu .cuh .hip .h .hpp .cc .cpp .cxx .inl`).
