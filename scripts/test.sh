@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Runs all of kplan's tests: installs the real toolchains they compile with (idempotent), then
-# `cargo test` over the workspace. Tests that need a GPU skip themselves with the reason.
+# Runs all of kplan's checks: `cargo fmt --check` and `cargo clippy -D warnings` over the
+# workspace, then installs the real toolchains the tests compile with (idempotent) and runs
+# `cargo test` over the workspace (it includes `cargo xtask generate --check`, crates/xtask).
+# Tests that need a GPU skip themselves with the reason.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
 bash scripts/install-test-deps.sh
 # shellcheck source=scripts/test-env.sh
 source scripts/test-env.sh

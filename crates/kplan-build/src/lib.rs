@@ -23,10 +23,13 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use strum::{AsRefStr, EnumIter, EnumString, IntoStaticStr};
 
 /// Outcome of one target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
+#[derive(EnumIter, AsRefStr, IntoStaticStr, strum::Display, EnumString)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Status {
     Ok,
     Failed,
@@ -35,11 +38,7 @@ pub enum Status {
 
 impl Status {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Failed => "failed",
-            Status::Skipped => "skipped",
-        }
+        self.into()
     }
 }
 

@@ -1,17 +1,23 @@
-//! Running a compiler with a time limit. The child gets its own process group so that a
-//! timeout kills the whole tree (nvcc runs cicc and ptxas; a wrapper script runs its own
-//! children), and both pipes are drained on threads so a chatty compiler cannot block.
+//! Running a tool with a time limit: compilers, kernel binaries and the Python drivers all go
+//! through [`run_command`]. The child gets its own process group so that a timeout kills the
+//! whole tree (nvcc runs cicc and ptxas; a wrapper script or a Python driver runs its own
+//! children), and both pipes are drained on threads so a chatty tool cannot block.
+//!
+//! Finding the tools is [`crate::toolchain`]'s job; [`run_driver`] is the transport to the
+//! embedded Python drivers (script and JSON request written to a temp dir, reply on stdout).
 
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-/// What a finished (or killed) compiler run left behind.
+/// What a finished (or killed) run left behind.
 #[derive(Debug, Clone)]
 pub struct Output {
     /// Exit code; `None` when killed by a signal or by the timeout.
     pub code: Option<i32>,
+    /// How it ended; `None` when it timed out (or could not be waited for).
+    pub status: Option<ExitStatus>,
     pub stdout: String,
     pub stderr: String,
     pub timed_out: bool,
@@ -43,13 +49,19 @@ pub fn run(
     timeout: Duration,
 ) -> std::io::Result<Output> {
     let mut cmd = Command::new(program);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args(args);
     if let Some(d) = cwd {
         cmd.current_dir(d);
     }
+    run_command(cmd, timeout)
+}
+
+/// Runs `cmd` (its program, arguments, environment and directory as set) with stdin closed and
+/// both outputs captured, killing its process group after `timeout`.
+pub fn run_command(mut cmd: Command, timeout: Duration) -> std::io::Result<Output> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;
@@ -77,7 +89,8 @@ pub fn run(
         if start.elapsed() >= timeout {
             timed_out = true;
             kill_tree(&mut child);
-            break child.wait().ok();
+            let _ = child.wait();
+            break None;
         }
         std::thread::sleep(Duration::from_millis(10));
     };
@@ -85,16 +98,101 @@ pub fn run(
     let stdout = t_out.join().unwrap_or_default();
     let stderr = t_err.join().unwrap_or_default();
     Ok(Output {
-        code: if timed_out {
-            None
-        } else {
-            status.and_then(|s| s.code())
-        },
+        code: status.and_then(|s| s.code()),
+        status,
         stdout,
         stderr,
         timed_out,
         elapsed,
     })
+}
+
+/// Why a Python driver gave no reply.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    #[error("cannot run {python}: {source}")]
+    Spawn {
+        python: String,
+        source: std::io::Error,
+    },
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("cannot encode the request: {0}")]
+    Request(String),
+    #[error("timed out after {0} s")]
+    Timeout(u64),
+    /// The driver exited unsuccessfully; `tail` is the last lines of its stderr.
+    #[error("{python} exited with {status}: {tail}")]
+    Exit {
+        python: String,
+        status: String,
+        tail: String,
+    },
+}
+
+/// Runs `python script request.json` with a time limit (the script and the request written to
+/// a temp dir, `TRITON_CACHE_DIR` inside it), returning the driver's stdout.
+pub fn run_driver(
+    python: &Path,
+    script: &str,
+    request: &serde_json::Value,
+    timeout: Duration,
+) -> Result<String, DriverError> {
+    let dir = tempfile::Builder::new().prefix("kplan-triton-").tempdir()?;
+    let script_path = dir.path().join("driver.py");
+    let req_path = dir.path().join("request.json");
+    std::fs::write(&script_path, script)?;
+    std::fs::write(
+        &req_path,
+        serde_json::to_vec(request).map_err(|e| DriverError::Request(e.to_string()))?,
+    )?;
+    let mut cmd = Command::new(python);
+    cmd.arg(&script_path)
+        .arg(&req_path)
+        .env("TRITON_CACHE_DIR", dir.path().join("cache"));
+    // Triton 3.6 links AMD code objects with the LLD built into libtriton; older releases run
+    // `ld.lld` from TRITON_HIP_LLD_PATH, so point them at Debian's lld-19 when it is there.
+    if std::env::var_os("TRITON_HIP_LLD_PATH").is_none() {
+        if let Some(lld) = [
+            "/usr/bin/ld.lld-19",
+            "/usr/bin/ld.lld",
+            "/opt/rocm/llvm/bin/ld.lld",
+        ]
+        .iter()
+        .find(|p| Path::new(p).is_file())
+        {
+            cmd.env("TRITON_HIP_LLD_PATH", lld);
+        }
+    }
+    let out = run_command(cmd, timeout).map_err(|source| DriverError::Spawn {
+        python: python.display().to_string(),
+        source,
+    })?;
+    if out.timed_out {
+        return Err(DriverError::Timeout(timeout.as_secs()));
+    }
+    if !out.success() {
+        let tail: Vec<&str> = out.stderr.lines().rev().take(12).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        return Err(DriverError::Exit {
+            python: python.display().to_string(),
+            status: out
+                .status
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| "no status".into()),
+            tail: tail.join("\n"),
+        });
+    }
+    Ok(out.stdout)
+}
+
+/// Last JSON line of a driver's stdout (a kernel file may print on import).
+pub fn last_json_line(stdout: &str) -> Option<&str> {
+    stdout
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('{'))
 }
 
 fn kill_tree(child: &mut std::process::Child) {
@@ -140,5 +238,30 @@ mod tests {
         let out = run(Path::new("/bin/sh"), &args, None, Duration::from_secs(10)).unwrap();
         assert_eq!(out.code, Some(3));
         assert_eq!(out.text(), "err\nout");
+    }
+
+    #[test]
+    fn driver_transport_times_out_and_reports_exits() {
+        // /bin/sh stands in for the interpreter: the transport is the same for any script.
+        let sh = Path::new("/bin/sh");
+        let req = serde_json::json!({"x": 1});
+        let e = run_driver(
+            sh,
+            "sleep 30 & sleep 30\n",
+            &req,
+            Duration::from_millis(300),
+        );
+        assert!(matches!(e, Err(DriverError::Timeout(0))), "{e:?}");
+        let e = run_driver(sh, "echo bad >&2; exit 4\n", &req, Duration::from_secs(10));
+        match e {
+            Err(DriverError::Exit { status, tail, .. }) => {
+                assert!(status.contains('4'), "{status}");
+                assert_eq!(tail, "bad");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The request file is the first argument; stdout comes back.
+        let out = run_driver(sh, "cat \"$1\"\n", &req, Duration::from_secs(10)).unwrap();
+        assert_eq!(last_json_line(&out), Some("{\"x\":1}"));
     }
 }

@@ -6,7 +6,8 @@
 //! | nvcc | `KPLAN_NVCC` | `PATH`, `$CUDA_PATH/bin`, `$CUDA_HOME/bin`, `/usr/local/cuda/bin`, `/opt/cuda/bin` |
 //! | HIP clang | `KPLAN_HIP_CLANG` | `$KPLAN_HIP_PATH/llvm/bin`, `/opt/rocm/llvm/bin`, the newest `clang-NN` (NN >= 17) on `PATH` or in `/usr/lib/llvm-NN/bin`, `clang` |
 //! | HIP headers / device libraries | `KPLAN_HIP_PATH` (a ROCm root), `KPLAN_ROCM_DEVICE_LIB_PATH` | `/opt/rocm`, Debian's `/usr/include/hip` + `/usr/lib/<triple>/amdgcn/bitcode` |
-//! | host C++ | `KPLAN_CXX` | `CXX`, `c++`, `g++`, `clang++` |
+//! | host C++ | `KPLAN_CXX` | `CXX`, `c++`, `g++`, `clang++`, `clang++-19` |
+//! | Python (Triton drivers) | `KPLAN_PYTHON` | `python3` on `PATH` |
 //! | llvm-as | `KPLAN_LLVM_AS` | next to the HIP clang (`llvm-as`, `llvm-as-NN`), `PATH`; else the HIP clang itself assembles the IR |
 
 use std::path::{Path, PathBuf};
@@ -171,7 +172,8 @@ pub fn find_hip_clang() -> Result<Option<Tool>, String> {
     }))
 }
 
-/// The host C++ compiler.
+/// The host C++ compiler (C++20 for the header's host path): `KPLAN_CXX`, `CXX`, then `c++`,
+/// `g++`, `clang++`, `clang++-19` on `PATH`.
 pub fn find_cxx() -> Result<Option<Tool>, String> {
     if let Some(r) = from_override("KPLAN_CXX") {
         return r.map(Some);
@@ -179,13 +181,29 @@ pub fn find_cxx() -> Result<Option<Tool>, String> {
     if let Some(r) = from_override("CXX") {
         return r.map(Some);
     }
-    Ok(["c++", "g++", "clang++"]
+    Ok(["c++", "g++", "clang++", "clang++-19"]
         .iter()
         .find_map(|n| on_path(n))
         .map(|p| Tool {
             path: p,
             found_via: "PATH".into(),
         }))
+}
+
+/// The Python that runs the Triton drivers: `KPLAN_PYTHON` (must exist), else `python3` on
+/// `PATH`. `Err` says why there is none.
+pub fn find_python() -> Result<PathBuf, String> {
+    if let Some(p) = env_path("KPLAN_PYTHON") {
+        if !p.exists() {
+            return Err(format!("KPLAN_PYTHON={} does not exist", p.display()));
+        }
+        return Ok(p);
+    }
+    path_dirs()
+        .into_iter()
+        .map(|d| d.join("python3"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| "python3 is not on PATH".to_string())
 }
 
 /// `llvm-as` matching `clang`, if one is installed.

@@ -10,12 +10,12 @@
 //! No GPU is needed: Triton cross-compiles to cubin and hsaco. Resource usage comes from the
 //! binary (`cuobjdump --dump-resource-usage`, AMDGPU kernel metadata).
 
+use crate::{process, toolchain};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// The driver script, run as `python triton_build.py request.json`.
 pub const DRIVER: &str = include_str!("../python/triton_build.py");
@@ -188,38 +188,31 @@ struct Reply {
     line: Option<u32>,
 }
 
-/// The Python to run: `$KPLAN_PYTHON`, else `python3` on `PATH`.
+/// The Python to run: `$KPLAN_PYTHON`, else `python3` on `PATH` ([`toolchain::find_python`]).
 pub fn python() -> Result<PathBuf, TritonError> {
-    if let Some(p) = std::env::var_os(PYTHON_ENV).filter(|p| !p.is_empty()) {
-        let p = PathBuf::from(p);
-        if !p.exists() {
-            return Err(TritonError::PythonNotFound {
-                detail: format!("{PYTHON_ENV}={} does not exist", p.display()),
-            });
-        }
-        return Ok(p);
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join("python3"))
-        .find(|p| p.is_file())
-        .ok_or_else(|| TritonError::PythonNotFound {
-            detail: "python3 is not on PATH".into(),
-        })
+    toolchain::find_python().map_err(|detail| TritonError::PythonNotFound { detail })
 }
 
 /// Checks that `python` imports Triton; returns its version.
 pub fn triton_version(python: &Path) -> Result<String, TritonError> {
-    let out = Command::new(python)
-        .args(["-c", "import triton; print(triton.__version__)"])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| TritonError::PythonNotFound {
+    let mut cmd = Command::new(python);
+    cmd.args(["-c", "import triton; print(triton.__version__)"]);
+    let out =
+        process::run_command(cmd, IMPORT_TIMEOUT).map_err(|e| TritonError::PythonNotFound {
             detail: format!("cannot run {}: {e}", python.display()),
         })?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let last = err
+    if out.timed_out {
+        return Err(TritonError::TritonMissing {
+            python: python.display().to_string(),
+            detail: format!(
+                "`import triton` timed out after {} s",
+                IMPORT_TIMEOUT.as_secs()
+            ),
+        });
+    }
+    if !out.success() {
+        let last = out
+            .stderr
             .lines()
             .rev()
             .find(|l| !l.trim().is_empty())
@@ -229,97 +222,45 @@ pub fn triton_version(python: &Path) -> Result<String, TritonError> {
             detail: last.trim().to_string(),
         });
     }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    Ok(out.stdout.trim().to_string())
 }
 
-/// Runs `python script request` with a time limit, returning stdout.
+/// The Python that has Triton and Triton's version, or why there is none.
+pub fn available() -> Result<(PathBuf, String), TritonError> {
+    let python = python()?;
+    let version = triton_version(&python)?;
+    Ok((python, version))
+}
+
+/// How long `import triton` may take (a cold import compiles nothing but loads large libraries).
+const IMPORT_TIMEOUT: Duration = Duration::from_secs(300);
+
+impl From<process::DriverError> for TritonError {
+    fn from(e: process::DriverError) -> TritonError {
+        use process::DriverError as D;
+        match e {
+            D::Spawn { .. } => TritonError::PythonNotFound {
+                detail: e.to_string(),
+            },
+            D::Io(e) => TritonError::Io(e),
+            D::Request(m) => TritonError::Driver(m),
+            D::Timeout(s) => TritonError::Timeout(s),
+            D::Exit { .. } => TritonError::Driver(e.to_string()),
+        }
+    }
+}
+
+/// Runs `python script request` with a time limit, returning stdout ([`process::run_driver`]).
 pub fn run_driver(
     python: &Path,
     script: &str,
     request: &serde_json::Value,
     timeout: Duration,
 ) -> Result<String, TritonError> {
-    let dir = tempfile::Builder::new().prefix("kplan-triton-").tempdir()?;
-    let script_path = dir.path().join("driver.py");
-    let req_path = dir.path().join("request.json");
-    std::fs::write(&script_path, script)?;
-    std::fs::write(
-        &req_path,
-        serde_json::to_vec(request).map_err(|e| TritonError::Driver(e.to_string()))?,
-    )?;
-    let mut cmd = Command::new(python);
-    cmd.arg(&script_path)
-        .arg(&req_path)
-        .env("TRITON_CACHE_DIR", dir.path().join("cache"));
-    // Triton 3.6 links AMD code objects with the LLD built into libtriton; older releases run
-    // `ld.lld` from TRITON_HIP_LLD_PATH, so point them at Debian's lld-19 when it is there.
-    if std::env::var_os("TRITON_HIP_LLD_PATH").is_none() {
-        if let Some(lld) = [
-            "/usr/bin/ld.lld-19",
-            "/usr/bin/ld.lld",
-            "/opt/rocm/llvm/bin/ld.lld",
-        ]
-        .iter()
-        .find(|p| Path::new(p).is_file())
-        {
-            cmd.env("TRITON_HIP_LLD_PATH", lld);
-        }
-    }
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| TritonError::PythonNotFound {
-            detail: format!("cannot run {}: {e}", python.display()),
-        })?;
-    // Drain both pipes on threads so a chatty kernel file cannot block the driver.
-    let mut so = child.stdout.take().expect("piped");
-    let mut se = child.stderr.take().expect("piped");
-    let t_out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = so.read_to_string(&mut s);
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = se.read_to_string(&mut s);
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait()? {
-            break st;
-        }
-        if start.elapsed() > timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(TritonError::Timeout(timeout.as_secs()));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let stdout = t_out.join().unwrap_or_default();
-    let stderr = t_err.join().unwrap_or_default();
-    if !status.success() {
-        let tail: Vec<&str> = stderr.lines().rev().take(12).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(TritonError::Driver(format!(
-            "{} exited with {status}: {}",
-            python.display(),
-            tail.join("\n")
-        )));
-    }
-    Ok(stdout)
+    Ok(process::run_driver(python, script, request, timeout)?)
 }
 
-/// Last JSON line of the driver's stdout (a kernel file may print on import).
-pub fn last_json_line(stdout: &str) -> Option<&str> {
-    stdout
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| l.starts_with('{'))
-}
+pub use crate::process::last_json_line;
 
 /// Compiles every kernel of `req.path` for every target. Per-target failures are results
 /// ([`TargetStatus::Failed`]); an unreadable file, a file Python cannot import or a missing

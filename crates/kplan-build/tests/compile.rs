@@ -7,9 +7,7 @@ use kplan_build::{build, BuildOptions, BuildTarget, Status, TargetKind, TargetRe
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn require() -> bool {
-    std::env::var("KPLAN_REQUIRE_TOOLCHAINS").is_ok_and(|v| v == "1")
-}
+use kplan_test_support::toolchain;
 
 fn kernel() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/primitives.cu")
@@ -58,11 +56,7 @@ fn check(results: Vec<TargetResult>) -> Vec<TargetResult> {
     for r in results {
         match r.status {
             Status::Ok => ok.push(r),
-            Status::Skipped if !require() => eprintln!("SKIP {}: {}", r.target, r.diagnostics),
-            Status::Skipped => panic!(
-                "{} skipped with KPLAN_REQUIRE_TOOLCHAINS=1: {}",
-                r.target, r.diagnostics
-            ),
+            Status::Skipped => toolchain::skip(format!("{}: {}", r.target, r.diagnostics)),
             Status::Failed => panic!("{} failed to compile:\n{}", r.target, r.diagnostics),
         }
     }
@@ -258,8 +252,9 @@ fn amd_targets_compile_and_declare_their_wave_size() {
                     );
                 }
             }
-            None if require() => panic!("llvm-readelf not found next to the HIP clang"),
-            None => eprintln!("SKIP code-object check: llvm-readelf not found"),
+            None => {
+                toolchain::skip("code-object check: llvm-readelf not found next to the HIP clang")
+            }
         }
     }
 }
@@ -398,7 +393,7 @@ fn compile_errors_come_back_per_target_with_the_compilers_message() {
                     r.diagnostics
                 );
             }
-            Status::Skipped if !require() => eprintln!("SKIP {}: {}", r.target, r.diagnostics),
+            Status::Skipped => toolchain::skip(format!("{}: {}", r.target, r.diagnostics)),
             s => panic!("{}: {s:?}: {}", r.target, r.diagnostics),
         }
     }
@@ -423,7 +418,7 @@ fn device_static_asserts_are_live() {
             "{}",
             r.diagnostics
         ),
-        Status::Skipped if !require() => eprintln!("SKIP gfx942: {}", r.diagnostics),
+        Status::Skipped => toolchain::skip(format!("gfx942: {}", r.diagnostics)),
         s => panic!("gfx942 with a 32-bit mask expectation: {s:?}"),
     }
 }
@@ -446,7 +441,7 @@ fn header_generated_without_a_backend_refuses_to_compile_for_it() {
                 r.target,
                 r.diagnostics
             ),
-            Status::Skipped if !require() => eprintln!("SKIP {}: {}", r.target, r.diagnostics),
+            Status::Skipped => toolchain::skip(format!("{}: {}", r.target, r.diagnostics)),
             s => panic!("{}: {s:?}", r.target),
         }
     }
@@ -477,12 +472,10 @@ fn hip_host_pass_compiles_without_warnings() {
     // where the header takes its other branch (no device target known).
     let clang = match kplan_build::toolchain::find_hip_clang() {
         Ok(Some(t)) => t.path,
-        _ if require() => panic!("no HIP clang"),
-        _ => return eprintln!("SKIP: no HIP clang"),
+        _ => return toolchain::skip("no HIP clang"),
     };
     let Some(hip_inc) = kplan_build::toolchain::hip_include_dir() else {
-        assert!(!require(), "no HIP headers");
-        return eprintln!("SKIP: no HIP headers");
+        return toolchain::skip("no HIP headers");
     };
     let inc = header_dir();
     for gfx in ["gfx942", "gfx1100"] {
@@ -509,8 +502,7 @@ fn hip_host_pass_compiles_without_warnings() {
 fn host_backend_compiles_as_c_and_cxx_without_warnings() {
     let cxx = match kplan_build::toolchain::find_cxx() {
         Ok(Some(t)) => t.path,
-        _ if require() => panic!("no host C++ compiler"),
-        _ => return eprintln!("SKIP: no host C++ compiler"),
+        _ => return toolchain::skip("no host C++ compiler"),
     };
     let inc = header_dir();
     let src = inc.path().join("user.c");

@@ -7,22 +7,14 @@ use kplan_build::triton::{
 };
 use std::path::PathBuf;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use kplan_test_support::workspace_root as root;
 
 fn toolchain() -> bool {
-    let found = kplan_build::triton::python().and_then(|p| kplan_build::triton::triton_version(&p));
-    match found {
-        Ok(_) => true,
-        Err(e) => {
-            if std::env::var("KPLAN_REQUIRE_TOOLCHAINS").as_deref() == Ok("1") {
-                panic!("KPLAN_REQUIRE_TOOLCHAINS=1 but Triton is unavailable: {e}");
-            }
-            eprintln!("SKIP: Triton is unavailable ({e}); source scripts/test-env.sh");
-            false
-        }
-    }
+    kplan_test_support::toolchain::require(
+        kplan_build::triton::available()
+            .map_err(|e| format!("Triton is unavailable ({e}); source scripts/test-env.sh")),
+    )
+    .is_some()
 }
 
 fn build(path: PathBuf, targets: &[&str]) -> Result<TritonBuildReport, TritonError> {

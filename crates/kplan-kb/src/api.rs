@@ -2,6 +2,7 @@
 //! questions ("which warp sizes can run here?") instead of reading raw fields.
 
 use crate::model::*;
+use strum::IntoEnumIterator;
 
 impl Arch {
     /// Every warp / wavefront / sub-group size the hardware can run, smallest first
@@ -272,7 +273,7 @@ impl Device {
                 f.note.as_deref(),
             );
         }
-        for d in Dtype::ALL {
+        for d in Dtype::iter() {
             let name = PEAK_NAMES[d as usize];
             match self.peak_tflops.get(&d) {
                 Some(f) => push(
@@ -386,12 +387,7 @@ impl Support {
 
 impl Availability {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Availability::Yes => "yes",
-            Availability::No => "no",
-            Availability::Partial => "partial",
-            Availability::Unknown => "unknown",
-        }
+        self.into()
     }
 }
 

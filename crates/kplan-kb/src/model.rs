@@ -1,5 +1,6 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use strum::{AsRefStr, EnumIter, EnumString, IntoStaticStr};
 
 /// One sourced fact. `value: None` means the fact was looked for and not found (the `note`
 /// says why); consumers must then say "unknown", never guess.
@@ -21,7 +22,9 @@ impl<T: Copy> Fact<T> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
+#[derive(EnumIter, AsRefStr, IntoStaticStr, strum::Display, EnumString)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Vendor {
     Nvidia,
     Amd,
@@ -32,19 +35,15 @@ pub enum Vendor {
 
 impl Vendor {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Vendor::Nvidia => "nvidia",
-            Vendor::Amd => "amd",
-            Vendor::Intel => "intel",
-            Vendor::Apple => "apple",
-            Vendor::Cpu => "cpu",
-        }
+        self.into()
     }
 }
 
 /// Numeric data types the KB records peak rates for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
+#[derive(EnumIter, AsRefStr, IntoStaticStr, strum::Display, EnumString)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Dtype {
     Fp64,
     Fp32,
@@ -56,28 +55,11 @@ pub enum Dtype {
 }
 
 impl Dtype {
-    pub const ALL: [Dtype; 7] = [
-        Dtype::Fp64,
-        Dtype::Fp32,
-        Dtype::Tf32,
-        Dtype::Fp16,
-        Dtype::Bf16,
-        Dtype::Fp8,
-        Dtype::Int8,
-    ];
     pub fn as_str(self) -> &'static str {
-        match self {
-            Dtype::Fp64 => "fp64",
-            Dtype::Fp32 => "fp32",
-            Dtype::Tf32 => "tf32",
-            Dtype::Fp16 => "fp16",
-            Dtype::Bf16 => "bf16",
-            Dtype::Fp8 => "fp8",
-            Dtype::Int8 => "int8",
-        }
+        self.into()
     }
     pub fn parse(s: &str) -> Option<Dtype> {
-        Dtype::ALL.into_iter().find(|d| d.as_str() == s)
+        s.parse().ok()
     }
     /// Storage size in bytes.
     pub fn bytes(self) -> u32 {
@@ -197,7 +179,9 @@ pub struct Device {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
+#[derive(EnumIter, AsRefStr, IntoStaticStr, strum::Display, EnumString)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Availability {
     Yes,
     No,

@@ -67,16 +67,7 @@ const CASES: [(u32, u32, u64); 14] = [
     (32, 0, 8300),
 ];
 
-fn require() -> bool {
-    std::env::var("KPLAN_REQUIRE_TOOLCHAINS").as_deref() == Ok("1")
-}
-
-fn skip(why: &str) {
-    if require() {
-        panic!("KPLAN_REQUIRE_TOOLCHAINS=1 but {why}");
-    }
-    eprintln!("SKIP nvidia_occupancy_matches_cuda_occupancy_h: {why}");
-}
+use kplan_test_support::toolchain::skip;
 
 fn header_dir() -> Option<PathBuf> {
     let nvcc = PathBuf::from(std::env::var_os("KPLAN_NVCC")?);

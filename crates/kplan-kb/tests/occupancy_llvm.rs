@@ -7,6 +7,7 @@
 //! `KPLAN_REQUIRE_TOOLCHAINS=1`, when it fails.
 
 use kplan_kb::{occupancy, Kb};
+use kplan_test_support::toolchain;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -20,10 +21,6 @@ fn hip_clang() -> Option<PathBuf> {
         .map(|o| o.status.success())
         .unwrap_or(false);
     ok.then(|| PathBuf::from("clang-19"))
-}
-
-fn require() -> bool {
-    std::env::var("KPLAN_REQUIRE_TOOLCHAINS").as_deref() == Ok("1")
 }
 
 /// (VGPRs used, waves per SIMD) for each kernel, as clang reports them.
@@ -86,11 +83,7 @@ fn clang_report(clang: &PathBuf, arch: &str, block: u32, vgprs: &[u32]) -> Vec<(
 #[test]
 fn amd_vgpr_occupancy_matches_llvm() {
     let Some(clang) = hip_clang() else {
-        if require() {
-            panic!("KPLAN_REQUIRE_TOOLCHAINS=1 but no HIP clang (set KPLAN_HIP_CLANG)");
-        }
-        eprintln!("SKIP amd_vgpr_occupancy_matches_llvm: no HIP clang (set KPLAN_HIP_CLANG or install clang-19)");
-        return;
+        return toolchain::skip("no HIP clang (set KPLAN_HIP_CLANG or install clang-19)");
     };
     let kb = Kb::builtin();
     let mut checked = 0;

@@ -112,19 +112,11 @@ fn cli_view_snapshots() {
             render::feature_show_human(kb, kb.feature("fp8-matrix").unwrap()),
         ),
     ];
-    let update = std::env::var("UPDATE_GOLDEN").as_deref() == Ok("1");
-    let mut stale = Vec::new();
     for (name, text) in views {
-        let path = dir.join(name);
-        if update {
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(&path, &text).unwrap();
-        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
-            stale.push(name);
-        }
+        kplan_test_support::golden::assert_golden(
+            &dir.join(name),
+            &text,
+            "UPDATE_GOLDEN=1 cargo test -p kplan-kb --test render",
+        );
     }
-    assert!(
-        stale.is_empty(),
-        "stale snapshots {stale:?}: run `UPDATE_GOLDEN=1 cargo test -p kplan-kb --test render`"
-    );
 }

@@ -124,13 +124,13 @@ fn spec_text_cannot_inject_headings() {
 fn largest_allowed_sizes_do_not_overflow() {
     // Every size at the 2^40 limit: products of sizes exceed u64 and must not panic.
     let kb = kplan_kb::Kb::builtin();
-    for problem in [
-        "batch = 1099511627776, heads = 1099511627776, seq = 1099511627776, head_dim = 1099511627776",
-    ] {
+    {
+        let problem = "batch = 1099511627776, heads = 1099511627776, seq = 1099511627776, head_dim = 1099511627776";
         let text = format!(
             "[kernel]\nname = \"x\"\nop = \"attention\"\ndtypes = [\"bf16\", \"fp32\"]\nproblem = {{ {problem} }}\n[backends]\ntargets = [\"sm_80\", \"gfx942\"]\n"
         );
-        let spec = kplan_plan::parse_spec(&text, kb).unwrap_or_else(|e| panic!("{}", e.render("x.toml", &text)));
+        let spec = kplan_plan::parse_spec(&text, kb)
+            .unwrap_or_else(|e| panic!("{}", e.render("x.toml", &text)));
         let plan = kplan_plan::build_plan(&spec, kb, &kplan_plan::PlanInputs::default());
         let _ = kplan_plan::render::markdown(&plan);
         let _ = kplan_plan::render::json(&plan);

@@ -6,70 +6,68 @@ use crate::error::RunError;
 use crate::exec::{decode, encode, Case, Executor};
 use crate::kernels::{source_file, Backend, Config, KernelSources, Shape};
 use crate::reference::{DType, Op};
+use kplan_build::process;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
-/// Finds a C++20 compiler: `KPLAN_CXX`, `CXX`, then c++, g++, clang++ on PATH.
-pub fn find_cxx() -> Option<PathBuf> {
-    for var in ["KPLAN_CXX", "CXX"] {
-        if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-            return Some(PathBuf::from(v));
-        }
-    }
-    let path = std::env::var_os("PATH")?;
-    for name in ["c++", "g++", "clang++", "clang++-19"] {
-        for dir in std::env::split_paths(&path) {
-            let p = dir.join(name);
-            if p.is_file() {
-                return Some(p);
-            }
-        }
-    }
-    None
+/// How long one host compile or link may take.
+pub const COMPILE_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long one run of a host kernel binary may take.
+pub const RUN_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Finds a C++20 compiler ([`kplan_build::toolchain::find_cxx`]); `Err` when `KPLAN_CXX` or
+/// `CXX` names no executable.
+pub fn find_cxx() -> Result<Option<PathBuf>, RunError> {
+    kplan_build::toolchain::find_cxx()
+        .map(|t| t.map(|t| t.path))
+        .map_err(|message| RunError::Exec {
+            what: "finding the host C++ compiler".into(),
+            message,
+        })
 }
 
 /// A scratch directory removed on drop.
-#[derive(Debug)]
-pub struct ScratchDir(pub PathBuf);
-
-impl ScratchDir {
-    pub fn new(tag: &str) -> Result<ScratchDir, RunError> {
-        use std::sync::atomic::{AtomicU32, Ordering};
-        static N: AtomicU32 = AtomicU32::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "kplan-{tag}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&p).map_err(|e| RunError::Io {
-            path: p.clone(),
+pub fn scratch_dir(tag: &str) -> Result<tempfile::TempDir, RunError> {
+    tempfile::Builder::new()
+        .prefix(&format!("kplan-{tag}-"))
+        .tempdir()
+        .map_err(|e| RunError::Io {
+            path: std::env::temp_dir(),
             source: e,
-        })?;
-        Ok(ScratchDir(p))
-    }
+        })
 }
 
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+/// Runs `cmd` under `timeout` ([`process::run_command`]); `what` names it in errors.
+fn run_tool(cmd: Command, timeout: Duration, what: &str) -> Result<process::Output, RunError> {
+    let out = process::run_command(cmd, timeout).map_err(|e| RunError::Exec {
+        what: what.to_string(),
+        message: e.to_string(),
+    })?;
+    if out.timed_out {
+        return Err(RunError::Exec {
+            what: what.to_string(),
+            message: format!("timed out after {} s", timeout.as_secs()),
+        });
     }
+    Ok(out)
 }
 
 pub struct HostExecutor {
     cxx: PathBuf,
-    dir: ScratchDir,
+    dir: tempfile::TempDir,
     binaries: HashMap<(Op, DType, Config), PathBuf>,
 }
 
 impl HostExecutor {
     /// Prepares the sources; `Ok(None)` when no C++ compiler is found (a skip, not a failure).
     pub fn new(sources: &KernelSources) -> Result<Option<HostExecutor>, RunError> {
-        let Some(cxx) = find_cxx() else {
+        let Some(cxx) = find_cxx()? else {
             return Ok(None);
         };
-        let dir = ScratchDir::new("host")?;
-        sources.materialize(&dir.0)?;
+        let dir = scratch_dir("host")?;
+        sources.materialize(dir.path())?;
         Ok(Some(HostExecutor {
             cxx,
             dir,
@@ -83,23 +81,14 @@ impl HostExecutor {
         cmd
     }
 
-    fn check(
-        &self,
-        out: std::io::Result<std::process::Output>,
-        what: String,
-    ) -> Result<(), RunError> {
-        let out = out.map_err(|e| RunError::Exec {
-            what: self.cxx.display().to_string(),
-            message: e.to_string(),
-        })?;
-        if !out.status.success() {
+    fn check(&self, cmd: Command, what: String) -> Result<(), RunError> {
+        let compiler = self.cxx.display().to_string();
+        let out = run_tool(cmd, COMPILE_TIMEOUT, &compiler)?;
+        if !out.success() {
             return Err(RunError::Compile {
-                compiler: self.cxx.display().to_string(),
+                compiler,
                 what,
-                log: String::from_utf8_lossy(&out.stderr)
-                    .chars()
-                    .take(4000)
-                    .collect(),
+                log: out.stderr.chars().take(4000).collect(),
             });
         }
         Ok(())
@@ -107,20 +96,20 @@ impl HostExecutor {
 
     /// The launch side (host_runner.cpp), compiled once.
     fn runner_object(&mut self) -> Result<PathBuf, RunError> {
-        let obj = self.dir.0.join("host_runner.o");
+        let obj = self.dir.path().join("host_runner.o");
         if !obj.is_file() {
             let mut cmd = self.cxx_cmd();
             cmd.arg("-c")
-                .arg(self.dir.0.join("host_runner.cpp"))
+                .arg(self.dir.path().join("host_runner.cpp"))
                 .arg("-o")
                 .arg(&obj);
-            self.check(cmd.output(), "host_runner.cpp".into())?;
+            self.check(cmd, "host_runner.cpp".into())?;
         }
         Ok(obj)
     }
 
     fn exe_path(&self, op: Op, dtype: DType, cfg: &Config) -> PathBuf {
-        self.dir.0.join(format!(
+        self.dir.path().join(format!(
             "{}-{}-{}",
             op.as_str(),
             dtype.as_str(),
@@ -145,20 +134,20 @@ impl HostExecutor {
         };
         let mut cmd = self.cxx_cmd();
         cmd.arg("-I")
-            .arg(&self.dir.0)
+            .arg(self.dir.path())
             .arg(format!("-DKPLAN_KERNEL={kernel_id}"));
         for (k, v) in cfg.defines(dtype) {
             cmd.arg(format!("-D{k}={v}"));
         }
         cmd.arg("-c")
-            .arg(self.dir.0.join("host_kernel.cpp"))
+            .arg(self.dir.path().join("host_kernel.cpp"))
             .arg("-o")
             .arg(&obj);
         let what = format!("{} ({}, {})", source_file(op), dtype.as_str(), cfg.label());
-        self.check(cmd.output(), what.clone())?;
+        self.check(cmd, what.clone())?;
         let mut link = self.cxx_cmd();
         link.arg(&obj).arg(runner).arg("-o").arg(&exe);
-        self.check(link.output(), what)?;
+        self.check(link, what)?;
         Ok(exe)
     }
 
@@ -216,7 +205,7 @@ impl HostExecutor {
     }
 
     pub fn scratch(&self) -> &Path {
-        &self.dir.0
+        self.dir.path()
     }
 }
 
@@ -248,8 +237,8 @@ impl Executor for HostExecutor {
         case: &Case,
     ) -> Result<Vec<f32>, RunError> {
         let exe = self.compile(op, dtype, cfg)?;
-        let input = self.dir.0.join("in.bin");
-        let output = self.dir.0.join("out.bin");
+        let input = self.dir.path().join("in.bin");
+        let output = self.dir.path().join("out.bin");
         let mut bytes = encode(&case.a, dtype);
         bytes.extend(encode(&case.b, dtype));
         std::fs::write(&input, &bytes).map_err(|e| RunError::Io {
@@ -270,18 +259,15 @@ impl Executor for HostExecutor {
                     .arg(format!("{:e}", case.eps));
             }
         }
-        let out = cmd.output().map_err(|e| RunError::Exec {
-            what: exe.display().to_string(),
-            message: e.to_string(),
-        })?;
-        if !out.status.success() {
+        let out = run_tool(cmd, RUN_TIMEOUT, &exe.display().to_string())?;
+        if !out.success() {
+            let status = out
+                .status
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| "no exit status".into());
             return Err(RunError::Exec {
                 what: format!("{} ({}, {})", source_file(op), dtype.as_str(), cfg.label()),
-                message: format!(
-                    "{}; {}",
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ),
+                message: format!("{status}; {}", out.stderr.trim()),
             });
         }
         let raw = std::fs::read(&output).map_err(|e| RunError::Io {

@@ -2,7 +2,7 @@
 //! header at run time, libcuda loads and launches it. Nothing CUDA is needed to build kplan; a
 //! machine without libcuda, libnvrtc or a GPU gets a skip with the reason.
 
-use crate::cpu::ScratchDir;
+use crate::cpu::scratch_dir;
 use crate::error::RunError;
 use crate::exec::{decode, encode, Case, Executor};
 use crate::kernels::{source_file, Backend, Config, KernelSources, Shape};
@@ -171,7 +171,7 @@ pub struct CudaExecutor {
     pub cc: (i32, i32),
     pub sm_count: u32,
     pub l2_bytes: u64,
-    dir: ScratchDir,
+    dir: tempfile::TempDir,
     modules: HashMap<(Op, DType, Config), Arc<CudaModule>>,
 }
 
@@ -204,8 +204,8 @@ impl CudaExecutor {
         let l2_bytes = ctx
             .attribute(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
             .map_err(cu("L2 size"))? as u64;
-        let dir = ScratchDir::new("cuda")?;
-        sources.materialize_nvrtc(&dir.0)?;
+        let dir = scratch_dir("cuda")?;
+        sources.materialize_nvrtc(dir.path())?;
         Ok(Ok(CudaExecutor {
             ctx,
             stream,
@@ -243,7 +243,7 @@ impl CudaExecutor {
     ) -> Result<CudaFunction, RunError> {
         let key = (op, dtype, *cfg);
         if !self.modules.contains_key(&key) {
-            let ptx = compile_ptx(&self.dir.0, op, dtype, cfg, &self.arch())?;
+            let ptx = compile_ptx(self.dir.path(), op, dtype, cfg, &self.arch())?;
             let m = self
                 .ctx
                 .load_module(cudarc::nvrtc::Ptx::from_src(ptx))

@@ -16,8 +16,6 @@ pub enum RunError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("portability header kplan_portability.h not found (set KPLAN_HEADER or run inside a kplan checkout; searched {})", searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
-    MissingHeader { searched: Vec<PathBuf> },
     #[error("unknown kernel `{0}` (expected reduce_sum, softmax, rmsnorm, add, or a path to one of their .cu files or a Triton .py kernel)")]
     UnknownKernel(String),
     #[error("invalid size `{text}`: {message}")]

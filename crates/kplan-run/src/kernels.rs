@@ -598,43 +598,27 @@ pub fn nvrtc_header(text: &str) -> String {
     out.replace("__builtin_memcpy(", "memcpy(")
 }
 
-/// Finds the portability header: `KPLAN_HEADER` (a file), then `include/kplan_portability.h`
-/// above `start` (the kernel's directory or the working directory), then the copy in the
-/// source tree kplan was built from.
-pub fn find_header(start: Option<&Path>) -> Result<(String, PathBuf), RunError> {
-    let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Some(p) = std::env::var_os("KPLAN_HEADER") {
-        candidates.push(PathBuf::from(p));
-    }
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    if let Some(s) = start {
-        dirs.push(s.to_path_buf());
-    }
-    if let Ok(cwd) = std::env::current_dir() {
-        dirs.push(cwd);
-    }
-    for d in dirs {
-        for a in d.ancestors().take(4) {
-            candidates.push(a.join("include").join(HEADER_NAME));
-        }
-    }
-    candidates.push(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../include")
-            .join(HEADER_NAME),
-    );
-    for c in &candidates {
-        if c.is_file() {
-            let text = std::fs::read_to_string(c).map_err(|e| RunError::Io {
-                path: c.clone(),
+/// Environment variable naming a portability header file to use instead of the generated one.
+pub const HEADER_ENV: &str = "KPLAN_HEADER";
+
+/// The portability header the kernels include: the file named by `KPLAN_HEADER` when the user
+/// names one (with its path), else the header kplan-gen renders for every backend (the text of
+/// `kplan header`; no path).
+pub fn portability_header() -> Result<(String, Option<PathBuf>), RunError> {
+    match std::env::var_os(HEADER_ENV).filter(|p| !p.is_empty()) {
+        Some(p) => {
+            let p = PathBuf::from(p);
+            let text = std::fs::read_to_string(&p).map_err(|e| RunError::Io {
+                path: p.clone(),
                 source: e,
             })?;
-            return Ok((text, c.clone()));
+            Ok((text, Some(p)))
         }
+        None => Ok((
+            kplan_gen::render_header(&kplan_gen::HeaderConfig::all()),
+            None,
+        )),
     }
-    Err(RunError::MissingHeader {
-        searched: candidates,
-    })
 }
 
 #[cfg(test)]

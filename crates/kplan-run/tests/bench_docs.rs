@@ -1,5 +1,6 @@
-//! docs/bench.md and docs/bench.svg are generated from the committed GPU run; this test
-//! regenerates them and fails on any difference (`UPDATE_GOLDEN=1` rewrites them).
+//! docs/bench.md and docs/bench.svg are generated from the committed GPU run by
+//! `cargo xtask generate` (crates/xtask checks the committed copies); this test checks what the
+//! renderers make of that run.
 
 use std::path::Path;
 
@@ -17,16 +18,4 @@ fn bench_docs_match_the_committed_run() {
         "table lacks reduce_sum"
     );
     assert!(svg.starts_with("<svg"));
-    for (name, text) in [("docs/bench.md", &md), ("docs/bench.svg", &svg)] {
-        let path = root.join(name);
-        if std::env::var_os("UPDATE_GOLDEN").is_some() {
-            std::fs::write(&path, text).unwrap();
-            continue;
-        }
-        let have = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            have == *text,
-            "{name} is stale: run UPDATE_GOLDEN=1 cargo test -p kplan-run --test bench_docs"
-        );
-    }
 }

@@ -2,27 +2,18 @@
 //! reference on every default size, data kind and tile configuration.
 
 use kplan_run::cpu::HostExecutor;
-use kplan_run::kernels::{find_header, KernelSources};
+use kplan_run::kernels::{portability_header, KernelSources};
 use kplan_run::reference::{DType, Op};
 use kplan_run::verify::{verify, Status, VerifyPlan};
 
-fn require() -> bool {
-    std::env::var("KPLAN_REQUIRE_TOOLCHAINS")
-        .map(|v| v == "1")
-        .unwrap_or(false)
-}
-
 fn run(op: Op) {
-    let (header, _) = find_header(None).expect("portability header");
+    let (header, _) = portability_header().expect("portability header");
     let sources = KernelSources::builtin(header);
     let tiles = sources.tiles().unwrap();
     let Some(mut exec) = HostExecutor::new(&sources).unwrap() else {
-        assert!(
-            !require(),
-            "no C++ compiler found and KPLAN_REQUIRE_TOOLCHAINS=1"
+        return kplan_test_support::toolchain::skip(
+            "no C++ compiler (KPLAN_CXX, CXX, c++, g++, clang++) found",
         );
-        eprintln!("skipped: no C++ compiler (c++, g++, clang++) found");
-        return;
     };
     let plan = VerifyPlan {
         op,

@@ -2,10 +2,13 @@
 
 use crate::diag::Severity;
 use serde::Serialize;
+use strum::{AsRefStr, EnumIter, EnumString, IntoStaticStr};
 
 /// Which source language a rule reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
+#[derive(EnumIter, AsRefStr, IntoStaticStr, strum::Display, EnumString)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Lang {
     /// CUDA/HIP C++ (`.cu .cuh .hip .h .hpp .cc .cpp .cxx .inl`).
     Cuda,
@@ -15,10 +18,7 @@ pub enum Lang {
 
 impl Lang {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Lang::Cuda => "cuda",
-            Lang::Python => "python",
-        }
+        self.into()
     }
 }
 

@@ -56,12 +56,13 @@ pub struct ScanResult {
     pub skipped: Vec<FileNote>,
 }
 
+/// A file to scan and how to read it.
+pub type FileEntry = (PathBuf, FileKind);
+
 /// The files under `paths` the scanner reads, sorted. A path given explicitly is read whatever
 /// its extension is, when it is a file. Walk errors (symlink loops, unreadable directories) are
 /// returned as notes.
-pub fn collect_files(
-    paths: &[PathBuf],
-) -> Result<(Vec<(PathBuf, FileKind)>, Vec<FileNote>), ScanError> {
+pub fn collect_files(paths: &[PathBuf]) -> Result<(Vec<FileEntry>, Vec<FileNote>), ScanError> {
     let mut files = Vec::new();
     let mut notes = Vec::new();
     for p in paths {

@@ -1,27 +1,17 @@
 //! Every CUDA/HIP rule has `tests/fixtures/<rule>/fire.cu` (each expected finding marked with
-//! `//~ <rule>` on its line) and `pass.cu` (the portable rewrite: the rule must stay silent).
+//! `//~ <rule>` on its line) and `pass.cu` (the portable rewrite: the rule must stay silent);
+//! layout and annotations: `kplan_test_support::fixtures`.
 
 use kplan_kb::Kb;
 use kplan_scan::{scan_text, FileKind, Lang, ScanCtx};
+use kplan_test_support::fixtures;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 const SCOPE: &[&str] = &["sm_90a", "gfx942", "gfx1100"];
 
 fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-fn expected(text: &str, rule: &str) -> BTreeSet<u32> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| {
-            l.split("//~")
-                .skip(1)
-                .any(|a| a.split_whitespace().any(|r| r == rule))
-        })
-        .map(|(i, _)| i as u32 + 1)
-        .collect()
+    fixtures::dir()
 }
 
 fn lines_of(ctx: &ScanCtx, path: &Path, rule: &str) -> (BTreeSet<u32>, Vec<String>) {
@@ -45,15 +35,14 @@ fn every_rule_has_fixtures_that_fire_and_pass() {
         .into_iter()
         .filter(|r| r.lang == Lang::Cuda)
     {
-        let dir = fixture_dir().join(rule.id);
-        let fire = dir.join("fire.cu");
-        let pass = dir.join("pass.cu");
+        let fire = fixtures::fire(rule.id, false);
+        let pass = fixtures::pass(rule.id, false);
         assert!(
             fire.is_file() && pass.is_file(),
             "{} lacks fire.cu/pass.cu",
             rule.id
         );
-        let want = expected(&std::fs::read_to_string(&fire).unwrap(), rule.id);
+        let want = fixtures::lines_of(&fixtures::read(&fire), rule.id);
         assert!(
             !want.is_empty(),
             "{}: fire.cu has no //~ annotations",

@@ -1,15 +1,26 @@
-//! Every Triton rule against its fixtures: `<rule>.fires.py` must produce exactly the findings
-//! annotated `# expect: <rule-id>` (on the finding's first line), and `<rule>.clean.py` must
+//! Every Triton rule against its fixtures: `tests/fixtures/<rule-id>/fire.py` must produce exactly
+//! the findings annotated `# expect: <rule-id>` (on the finding's first line), and `pass.py` must
 //! produce none. Targets: sm_90a, gfx942 (wave64, FNUZ fp8, 64 KiB LDS), gfx950 (OCP fp8,
 //! 160 KiB LDS) and gfx1100, so every per-target branch of the rules is in scope.
 
 use kplan_kb::Kb;
 use kplan_scan::{python, scan_text, FileKind, ScanCtx};
+use kplan_test_support::fixtures;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python_fixtures")
+    fixtures::dir()
+}
+
+/// Every Triton fixture file (`tests/fixtures/triton-*/{fire,pass}.py`).
+fn fixture_files() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = python::RULES
+        .iter()
+        .flat_map(|m| ["fire.py", "pass.py"].map(|f| fixtures().join(m.id).join(f)))
+        .collect();
+    v.sort();
+    v
 }
 
 fn ctx() -> ScanCtx<'static> {
@@ -17,15 +28,7 @@ fn ctx() -> ScanCtx<'static> {
 }
 
 fn expected(text: &str) -> BTreeSet<(u32, String)> {
-    let mut out = BTreeSet::new();
-    for (i, line) in text.lines().enumerate() {
-        if let Some(p) = line.find("# expect: ") {
-            for id in line[p + 10..].split(',') {
-                out.insert((i as u32 + 1, id.trim().to_string()));
-            }
-        }
-    }
-    out
+    fixtures::annotations(text)
 }
 
 fn found(ctx: &ScanCtx, path: &Path, text: &str) -> BTreeSet<(u32, String)> {
@@ -39,9 +42,8 @@ fn found(ctx: &ScanCtx, path: &Path, text: &str) -> BTreeSet<(u32, String)> {
 fn every_rule_has_fixtures_that_fire_and_that_stay_clean() {
     let ctx = ctx();
     for meta in python::RULES {
-        let stem = meta.id.strip_prefix("triton-").unwrap().replace('-', "_");
-        let fires = fixtures().join(format!("{stem}.fires.py"));
-        let clean = fixtures().join(format!("{stem}.clean.py"));
+        let fires = fixtures::fire(meta.id, true);
+        let clean = fixtures::pass(meta.id, true);
         let text =
             std::fs::read_to_string(&fires).unwrap_or_else(|e| panic!("{}: {e}", fires.display()));
         let want = expected(&text);
@@ -65,7 +67,7 @@ fn every_rule_has_fixtures_that_fire_and_that_stay_clean() {
 
 #[test]
 fn scope_decides_who_hears_about_it() {
-    let text = std::fs::read_to_string(fixtures().join("num_warps_wave64.fires.py")).unwrap();
+    let text = std::fs::read_to_string(fixtures().join("triton-num-warps-wave64/fire.py")).unwrap();
     let nv = ScanCtx::with_targets(Kb::builtin(), &["sm_90a", "sm_80"]).unwrap();
     let p = Path::new("k.py");
     assert!(scan_text(&nv, p, FileKind::Python, &text)
@@ -80,7 +82,7 @@ fn scope_decides_who_hears_about_it() {
     assert_eq!(hit.targets, vec!["gfx942".to_string()]);
     assert!(hit.message.contains("2048 threads"), "{}", hit.message);
     // fp8: OCP dtypes matter only where a FNUZ-only target is in scope
-    let fp8 = std::fs::read_to_string(fixtures().join("fp8_encoding.fires.py")).unwrap();
+    let fp8 = std::fs::read_to_string(fixtures().join("triton-fp8-encoding/fire.py")).unwrap();
     let ocp_only = ScanCtx::with_targets(Kb::builtin(), &["sm_90a", "gfx950"]).unwrap();
     let f = scan_text(&ocp_only, p, FileKind::Python, &fp8);
     assert!(f.iter().any(|f| f.message.contains("float8_e4m3fnuz")));
@@ -90,8 +92,7 @@ fn scope_decides_who_hears_about_it() {
 #[test]
 fn messages_follow_the_house_style_and_suppressions_work() {
     let ctx = ctx();
-    for entry in std::fs::read_dir(fixtures()).unwrap() {
-        let path = entry.unwrap().path();
+    for path in fixture_files() {
         let text = std::fs::read_to_string(&path).unwrap();
         for f in scan_text(&ctx, &path, FileKind::Python, &text) {
             let first = f.message.chars().next().unwrap();
@@ -120,43 +121,11 @@ fn reference_kernels_are_clean() {
 }
 
 #[test]
-fn docs_examples_fire_and_fixes_do_not() {
-    let ctx = ctx();
-    for meta in python::RULES {
-        let wrap = |body: &str| {
-            format!(
-                "import triton\nimport triton.language as tl\nimport torch\n\n\ndef f(x):\n{}\n",
-                body.lines()
-                    .map(|l| format!("    {l}"))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            )
-        };
-        let ex = wrap(meta.example);
-        let hits: Vec<_> = scan_text(&ctx, Path::new("ex.py"), FileKind::Python, &ex)
-            .into_iter()
-            .filter(|f| f.rule == meta.id)
-            .collect();
-        assert!(
-            !hits.is_empty(),
-            "{}: example does not fire:\n{ex}",
-            meta.id
-        );
-        let fix = wrap(meta.use_instead);
-        let hits: Vec<_> = scan_text(&ctx, Path::new("fix.py"), FileKind::Python, &fix)
-            .into_iter()
-            .filter(|f| f.rule == meta.id)
-            .collect();
-        assert!(hits.is_empty(), "{}: use_instead fires: {hits:?}", meta.id);
-    }
-}
-
-#[test]
 fn truncated_and_mangled_files_never_panic() {
     let ctx = ctx();
     let mut texts: Vec<String> = Vec::new();
-    for entry in std::fs::read_dir(fixtures()).unwrap() {
-        texts.push(std::fs::read_to_string(entry.unwrap().path()).unwrap());
+    for path in fixture_files() {
+        texts.push(std::fs::read_to_string(path).unwrap());
     }
     for text in &texts {
         // every prefix (unclosed brackets, strings, defs cut mid-way) and a dedented copy
@@ -178,7 +147,7 @@ fn truncated_and_mangled_files_never_panic() {
 #[test]
 fn files_named_for_a_cpu_another_backend_or_one_arch_are_not_scanned() {
     let ctx = ctx();
-    let path = fixtures().join("fp8_encoding.fires.py");
+    let path = fixtures().join("triton-fp8-encoding/fire.py");
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(!found(&ctx, Path::new("quant/kernels.py"), &text).is_empty());
     for other in [

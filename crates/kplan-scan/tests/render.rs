@@ -5,6 +5,7 @@ use kplan_scan::{render, scan_text, FileKind, ScanCtx, ScanResult};
 use std::path::Path;
 
 fn result() -> ScanResult {
+    kplan_test_support::golden::insta_follows_update_golden();
     let kb = Kb::builtin();
     let ctx = ScanCtx::with_targets(kb, &["sm_90a", "gfx942", "gfx1100"]).unwrap();
     // relative path: tests run in the crate directory, and snapshots must not hold absolute paths

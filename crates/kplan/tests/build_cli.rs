@@ -17,35 +17,7 @@ fn kernel() -> PathBuf {
     root().join("crates/kplan-build/tests/kernels/primitives.cu")
 }
 
-/// A directory removed on drop (the binary crate has no tempfile dependency).
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> TempDir {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "kplan-build-cli-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn require() -> bool {
-    std::env::var("KPLAN_REQUIRE_TOOLCHAINS").is_ok_and(|v| v == "1")
-}
+use kplan_test_support::toolchain;
 
 fn text(o: &Output) -> (String, String) {
     (
@@ -67,14 +39,14 @@ fn header_for_all_targets_is_the_committed_file() {
     assert_eq!(
         text(&o).0,
         committed,
-        "include/kplan_portability.h is stale: UPDATE_GOLDEN=1 cargo test -p kplan-gen"
+        "include/kplan_portability.h is stale: run `cargo xtask generate`"
     );
     assert!(committed.contains("@generated"));
 }
 
 #[test]
 fn header_is_scoped_and_deterministic() {
-    let dir = TempDir::new();
+    let dir = kplan_test_support::tempdir("build-cli");
     let out = dir.path().join("h.h");
     let run = || {
         let o = kplan()
@@ -100,7 +72,7 @@ fn header_is_scoped_and_deterministic() {
 
 #[test]
 fn header_from_spec_and_spec_errors() {
-    let dir = TempDir::new();
+    let dir = kplan_test_support::tempdir("build-cli");
     let spec = dir.path().join("k.toml");
     std::fs::write(
         &spec,
@@ -143,7 +115,7 @@ fn header_from_spec_and_spec_errors() {
 
 #[test]
 fn header_output_is_not_half_written_on_error() {
-    let dir = TempDir::new();
+    let dir = kplan_test_support::tempdir("build-cli");
     let out = dir.path().join("h.h");
     let o = kplan()
         .args(["header", "--targets", "sm_90x", "-o"])
@@ -246,7 +218,7 @@ fn build_json_contract_for_every_required_target() {
                     assert!(r["sgprs"].as_u64().is_some_and(|n| n > 0), "{r}");
                 }
             }
-            "skipped" if !require() => eprintln!("SKIP {target}: {}", r["diagnostics"]),
+            "skipped" => toolchain::skip(format!("{target}: {}", r["diagnostics"])),
             s => {
                 failed = true;
                 eprintln!("{target}: {s}: {}", r["diagnostics"]);
@@ -259,7 +231,7 @@ fn build_json_contract_for_every_required_target() {
 
 #[test]
 fn build_compile_error_exits_1_with_compiler_message_per_target() {
-    let dir = TempDir::new();
+    let dir = kplan_test_support::tempdir("build-cli");
     let bad = dir.path().join("broken.cu");
     std::fs::write(&bad, "#include \"kplan_portability.h\"\nKPLAN_GLOBAL void k(float* y) {\n  y[0] = no_such_symbol;\n}\n").unwrap();
     let o = kplan()
@@ -280,7 +252,7 @@ fn build_compile_error_exits_1_with_compiler_message_per_target() {
                     "{d}"
                 );
             }
-            "skipped" if !require() => {}
+            "skipped" => toolchain::skip(format!("{}: {}", r["target"], r["diagnostics"])),
             s => panic!("{s}: {r}"),
         }
     }
@@ -319,7 +291,7 @@ fn fake_compiler(dir: &Path) -> PathBuf {
 #[cfg(unix)]
 #[test]
 fn hanging_compiler_is_killed_at_the_timeout() {
-    let dir = TempDir::new();
+    let dir = kplan_test_support::tempdir("build-cli");
     let nvcc = fake_compiler(dir.path());
     let start = Instant::now();
     let o = kplan()
@@ -397,7 +369,7 @@ fn kernel_written_against_the_header_has_no_scan_findings() {
 
 #[test]
 fn build_takes_targets_from_a_spec() {
-    let dir = TempDir::new();
+    let dir = kplan_test_support::tempdir("build-cli");
     let spec = dir.path().join("k.toml");
     std::fs::write(&spec, "[backends]\ntargets = [\"cpu-x86_64-avx2\"]\n").unwrap();
     let o = kplan()

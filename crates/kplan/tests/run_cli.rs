@@ -14,11 +14,7 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn require() -> bool {
-    std::env::var("KPLAN_REQUIRE_TOOLCHAINS")
-        .map(|v| v == "1")
-        .unwrap_or(false)
-}
+use kplan_test_support::toolchain;
 
 fn text(o: &Output) -> String {
     format!(
@@ -26,20 +22,6 @@ fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
-}
-
-struct TempDir(PathBuf);
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("kplan-run-cli-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-}
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 #[test]
@@ -56,9 +38,7 @@ fn verify_cpu_passes_and_reports_json() {
         .output()
         .unwrap();
     if text(&o).contains("no C++ compiler") {
-        assert!(!require(), "{}", text(&o));
-        eprintln!("skipped: no C++ compiler");
-        return;
+        return toolchain::skip(text(&o));
     }
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -70,12 +50,12 @@ fn verify_cpu_passes_and_reports_json() {
 
 #[test]
 fn verify_catches_a_wrong_kernel() {
-    let dir = TempDir::new("broken");
+    let dir = kplan_test_support::tempdir("run-cli-broken");
     let src = std::fs::read_to_string(root().join("kernels/rmsnorm.cu")).unwrap();
     // a plausible bug: the mean of squares divided by cols - 1
     let broken = src.replace("ss / (float)cols + eps", "ss / (float)(cols - 1) + eps");
     assert_ne!(src, broken, "the sabotage no longer applies");
-    let path = dir.0.join("rmsnorm.cu");
+    let path = dir.path().join("rmsnorm.cu");
     std::fs::write(&path, broken).unwrap();
     let o = kplan()
         .args(["verify"])
@@ -84,8 +64,7 @@ fn verify_catches_a_wrong_kernel() {
         .output()
         .unwrap();
     if text(&o).contains("no C++ compiler") {
-        assert!(!require());
-        return;
+        return toolchain::skip(text(&o));
     }
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("FAIL fp32 2x64"), "{}", text(&o));
@@ -129,15 +108,15 @@ fn bad_input_is_exit_2_with_a_message() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     // a tiles.toml with a type error names file:line
-    let dir = TempDir::new("tiles");
+    let dir = kplan_test_support::tempdir("run-cli-tiles");
     std::fs::write(
-        dir.0.join("tiles.toml"),
+        dir.path().join("tiles.toml"),
         "[defaults.cuda.flat]\nblock = \"many\"\n",
     )
     .unwrap();
     let o = kplan()
         .args(["verify", "add", "--sizes", "5", "--kernels"])
-        .arg(&dir.0)
+        .arg(dir.path())
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
@@ -253,12 +232,7 @@ fn reference_kernels_build_for_every_gpu_target_and_scan_clean() {
         for r in v["results"].as_array().unwrap() {
             let status = r["status"].as_str().unwrap_or("");
             if status == "skipped" {
-                assert!(
-                    !require(),
-                    "{file} {}: skipped under KPLAN_REQUIRE_TOOLCHAINS=1: {r}",
-                    r["target"]
-                );
-                eprintln!("skipped: {file} {}: {}", r["target"], r["diagnostics"]);
+                toolchain::skip(format!("{file} {}: {}", r["target"], r["diagnostics"]));
                 continue;
             }
             assert_eq!(status, "ok", "{file} {}: {r}", r["target"]);
@@ -270,4 +244,18 @@ fn reference_kernels_build_for_every_gpu_target_and_scan_clean() {
             );
         }
     }
+}
+
+/// The header comes from kplan-gen unless the user names a file: a named file that is not
+/// there is an input error naming it.
+#[test]
+fn a_named_header_that_is_missing_is_an_error() {
+    let missing = "/nonexistent/kplan_portability.h";
+    let o = kplan()
+        .args(["verify", "softmax", "--sizes", "2x64"])
+        .env("KPLAN_HEADER", missing)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains(missing), "{}", text(&o));
 }

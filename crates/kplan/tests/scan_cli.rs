@@ -39,7 +39,7 @@ fn json_contract_sorted_and_exit_code() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let top: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(top, ["files_scanned", "findings", "lines_scanned"]);
-    assert_eq!(v["files_scanned"].as_u64(), Some(30));
+    assert_eq!(v["files_scanned"].as_u64(), Some(54));
     assert!(v["lines_scanned"].as_u64().unwrap() > 200);
     let findings = v["findings"].as_array().unwrap();
     assert!(findings.len() > 40);
@@ -219,17 +219,10 @@ fn sarif_is_valid_against_the_official_schema() {
         let idx = r["ruleIndex"].as_u64().unwrap() as usize;
         assert_eq!(rules[idx]["id"], r["ruleId"]);
     }
-    let py = std::env::var("KPLAN_PYTHON").ok();
-    let require = std::env::var("KPLAN_REQUIRE_TOOLCHAINS").is_ok_and(|v| v == "1");
-    let Some(py) = py else {
-        assert!(
-            !require,
-            "KPLAN_PYTHON is not set but KPLAN_REQUIRE_TOOLCHAINS=1"
+    let Some(py) = std::env::var("KPLAN_PYTHON").ok() else {
+        return kplan_test_support::toolchain::skip(
+            "sarif schema validation: KPLAN_PYTHON not set (source scripts/test-env.sh)",
         );
-        eprintln!(
-            "SKIP sarif schema validation: KPLAN_PYTHON not set (source scripts/test-env.sh)"
-        );
-        return;
     };
     let d = tmpdir("sarif");
     let out = d.join("out.sarif");
@@ -249,9 +242,10 @@ jsonschema.Draft4Validator(schema).validate(json.load(open(sys.argv[1])))\nprint
         .unwrap();
     let so = String::from_utf8_lossy(&r.stdout).into_owned();
     if r.status.code() == Some(3) {
-        assert!(!require, "SARIF validation tools missing: {so}");
-        eprintln!("SKIP sarif schema validation: {so}");
-        return;
+        return kplan_test_support::toolchain::skip(format!(
+            "sarif schema validation: tools missing: {}",
+            so.trim()
+        ));
     }
     assert!(
         r.status.success(),

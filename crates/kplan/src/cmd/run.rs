@@ -6,7 +6,7 @@ use anyhow::{bail, Context};
 use kplan_run::cpu::HostExecutor;
 use kplan_run::cuda::CudaExecutor;
 use kplan_run::exec::Executor;
-use kplan_run::kernels::{find_header, source_file, KernelSources, Shape};
+use kplan_run::kernels::{portability_header, source_file, KernelSources, Shape};
 use kplan_run::reference::{DType, Op};
 use kplan_run::verify::{parse_sizes, verify as run_verify, Status, VerifyPlan, VerifyReport};
 use std::path::{Path, PathBuf};
@@ -115,12 +115,7 @@ fn resolve_kernel(
 ) -> anyhow::Result<(Vec<Op>, KernelSources)> {
     let path = Path::new(kernel);
     let from_file = kernel.ends_with(".cu");
-    let start = if from_file {
-        path.parent().map(Path::to_path_buf)
-    } else {
-        kernels_dir.clone()
-    };
-    let (header, _) = find_header(start.as_deref())?;
+    let (header, _) = portability_header()?;
     let mut sources = match kernels_dir {
         Some(d) => {
             if !d.is_dir() {
