@@ -272,7 +272,7 @@ impl Device {
                 f.note.as_deref(),
             );
         }
-        for d in Dtype::ALL {
+        for d in Dtype::PEAK {
             let name = PEAK_NAMES[d as usize];
             match self.peak_tflops.get(&d) {
                 Some(f) => push(

@@ -138,7 +138,7 @@ impl Kb {
         let devices: DeviceFile = parse(&p(texts[2].0), &texts[2].1)?;
         let features: FeatureFile = parse(&p(texts[3].0), &texts[3].1)?;
         let measurements: MeasurementFile = parse(&p(texts[4].0), &texts[4].1)?;
-        let kb = Kb {
+        let mut kb = Kb {
             archs: archs.arch,
             devices: devices.device,
             features: features.feature,
@@ -146,6 +146,7 @@ impl Kb {
             measurements: measurements.measurement,
         };
         kb.validate(dir)?;
+        kb.derive_generic_support();
         Ok(kb)
     }
 
@@ -282,13 +283,63 @@ impl Kb {
                 }
             }
         }
+        for d in &self.devices {
+            for dt in d.peak_tflops.keys().chain(d.peak_vector_tflops.keys()) {
+                if !dt.has_peak_table() {
+                    return Err(invalid(
+                        "devices.toml",
+                        format!(
+                            "device {}: no peak table for `{}` (peaks are recorded for {})",
+                            d.id,
+                            dt.as_str(),
+                            Dtype::PEAK.map(|d| d.as_str()).join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
         let mut fids = HashSet::new();
+        let mut fnames = HashSet::new();
         for f in &self.features {
             if !fids.insert(&f.id) {
                 return Err(invalid(
                     "features.toml",
                     format!("feature `{}` is defined twice", f.id),
                 ));
+            }
+            for n in std::iter::once(&f.id).chain(&f.aliases) {
+                if !fnames.insert(n.to_ascii_lowercase()) {
+                    return Err(invalid(
+                        "features.toml",
+                        format!("feature name `{n}` is used twice"),
+                    ));
+                }
+            }
+            if !f.members.is_empty() && !f.support.is_empty() {
+                return Err(invalid(
+                    "features.toml",
+                    format!(
+                        "feature {}: a generic feature (with `members`) takes its support from them, expected no support table",
+                        f.id
+                    ),
+                ));
+            }
+            for m in &f.members {
+                match self.feature(m) {
+                    Some(mf) if mf.members.is_empty() => {}
+                    Some(_) => {
+                        return Err(invalid(
+                            "features.toml",
+                            format!("feature {}: member `{m}` is itself generic", f.id),
+                        ))
+                    }
+                    None => {
+                        return Err(invalid(
+                            "features.toml",
+                            format!("feature {}: unknown member feature `{m}`", f.id),
+                        ))
+                    }
+                }
             }
             for (arch, s) in &f.support {
                 let o = format!("feature {} on {arch}", f.id);
@@ -404,5 +455,78 @@ impl Device {
         v.extend(self.peak_tflops.values().map(|f| f.source.as_str()));
         v.extend(self.peak_vector_tflops.values().map(|f| f.source.as_str()));
         v
+    }
+}
+
+impl Kb {
+    /// Fills each generic feature's support from its members: per architecture, the first
+    /// member that is available (yes, then partial) stands for it, with its toolchain and
+    /// source, and the note says which member it is; where no member is, the first member's
+    /// entry (no / unknown) stands.
+    fn derive_generic_support(&mut self) {
+        let derived: Vec<(usize, BTreeMap<String, Support>)> = self
+            .features
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !f.members.is_empty())
+            .map(|(i, f)| {
+                let mut table = BTreeMap::new();
+                for a in &self.archs {
+                    let entries: Vec<(&str, &Support)> = f
+                        .members
+                        .iter()
+                        .filter_map(|m| self.support(m, &a.id).map(|s| (m.as_str(), s)))
+                        .collect();
+                    let pick = entries
+                        .iter()
+                        .find(|(_, s)| s.status == Availability::Yes)
+                        .or_else(|| {
+                            entries
+                                .iter()
+                                .find(|(_, s)| s.status == Availability::Partial)
+                        })
+                        .or_else(|| entries.iter().find(|(_, s)| s.status == Availability::No))
+                        .or(entries.first());
+                    if let Some((m, s)) = pick {
+                        let mut s = (*s).clone();
+                        let via = match s.status {
+                            Availability::Yes | Availability::Partial => format!("as `{m}`"),
+                            _ => format!(
+                                "none of {} (`{m}`: {})",
+                                f.members.join(", "),
+                                s.status.as_str()
+                            ),
+                        };
+                        s.note = Some(match s.note {
+                            Some(n) => format!("{via}; {n}"),
+                            None => via,
+                        });
+                        table.insert(a.id.clone(), s);
+                    }
+                }
+                (i, table)
+            })
+            .collect();
+        for (i, t) in derived {
+            self.features[i].support = t;
+        }
+    }
+
+    /// The member feature a generic feature resolves to on `arch` (itself when not generic).
+    pub fn resolve_feature<'a>(&'a self, id: &'a str, arch: &str) -> &'a str {
+        let Some(f) = self.feature(id) else { return id };
+        if f.members.is_empty() {
+            return &f.id;
+        }
+        f.members
+            .iter()
+            .find(|m| self.availability(m, arch) == Availability::Yes)
+            .or_else(|| {
+                f.members
+                    .iter()
+                    .find(|m| self.availability(m, arch) == Availability::Partial)
+            })
+            .map(String::as_str)
+            .unwrap_or(&f.id)
     }
 }

@@ -42,7 +42,8 @@ impl Vendor {
     }
 }
 
-/// Numeric data types the KB records peak rates for.
+/// Numeric data types: the ones the KB records peak rates for ([`Dtype::PEAK`]) and the
+/// integer and narrow float types kernels also store (no peak table: their rates stay unknown).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Dtype {
@@ -53,10 +54,40 @@ pub enum Dtype {
     Bf16,
     Fp8,
     Int8,
+    /// OCP FP6 (e2m3 / e3m2), 6 bits.
+    Fp6,
+    /// FP4 e2m1, 4 bits (NVFP4 and MXFP4 are block-scaled forms of it).
+    Fp4,
+    Int4,
+    Uint8,
+    Int16,
+    Int32,
+    Uint32,
+    Int64,
+    Uint64,
 }
 
 impl Dtype {
-    pub const ALL: [Dtype; 7] = [
+    pub const ALL: [Dtype; 16] = [
+        Dtype::Fp64,
+        Dtype::Fp32,
+        Dtype::Tf32,
+        Dtype::Fp16,
+        Dtype::Bf16,
+        Dtype::Fp8,
+        Dtype::Int8,
+        Dtype::Fp6,
+        Dtype::Fp4,
+        Dtype::Int4,
+        Dtype::Uint8,
+        Dtype::Int16,
+        Dtype::Int32,
+        Dtype::Uint32,
+        Dtype::Int64,
+        Dtype::Uint64,
+    ];
+    /// The dtypes with a peak-rate table (`peak_tflops.<dtype>` in devices.toml).
+    pub const PEAK: [Dtype; 7] = [
         Dtype::Fp64,
         Dtype::Fp32,
         Dtype::Tf32,
@@ -74,19 +105,57 @@ impl Dtype {
             Dtype::Bf16 => "bf16",
             Dtype::Fp8 => "fp8",
             Dtype::Int8 => "int8",
+            Dtype::Fp6 => "fp6",
+            Dtype::Fp4 => "fp4",
+            Dtype::Int4 => "int4",
+            Dtype::Uint8 => "uint8",
+            Dtype::Int16 => "int16",
+            Dtype::Int32 => "int32",
+            Dtype::Uint32 => "uint32",
+            Dtype::Int64 => "int64",
+            Dtype::Uint64 => "uint64",
         }
     }
     pub fn parse(s: &str) -> Option<Dtype> {
         Dtype::ALL.into_iter().find(|d| d.as_str() == s)
     }
-    /// Storage size in bytes.
-    pub fn bytes(self) -> u32 {
+    /// Storage size in bits.
+    pub fn bits(self) -> u32 {
         match self {
-            Dtype::Fp64 => 8,
-            Dtype::Fp32 | Dtype::Tf32 => 4,
-            Dtype::Fp16 | Dtype::Bf16 => 2,
-            Dtype::Fp8 | Dtype::Int8 => 1,
+            Dtype::Fp64 | Dtype::Int64 | Dtype::Uint64 => 64,
+            Dtype::Fp32 | Dtype::Tf32 | Dtype::Int32 | Dtype::Uint32 => 32,
+            Dtype::Fp16 | Dtype::Bf16 | Dtype::Int16 => 16,
+            Dtype::Fp8 | Dtype::Int8 | Dtype::Uint8 => 8,
+            Dtype::Fp6 => 6,
+            Dtype::Fp4 | Dtype::Int4 => 4,
         }
+    }
+    /// Storage size in bytes, rounded up to a whole byte (4- and 6-bit types: 1). Traffic
+    /// models use [`Dtype::size`], which keeps the fraction.
+    pub fn bytes(self) -> u32 {
+        self.bits().div_ceil(8)
+    }
+    /// Storage size in bytes as a fraction (int4/fp4: 0.5, fp6: 0.75): packed storage.
+    pub fn size(self) -> f64 {
+        self.bits() as f64 / 8.0
+    }
+    /// Whether the type is an integer type.
+    pub fn is_integer(self) -> bool {
+        matches!(
+            self,
+            Dtype::Int4
+                | Dtype::Int8
+                | Dtype::Uint8
+                | Dtype::Int16
+                | Dtype::Int32
+                | Dtype::Uint32
+                | Dtype::Int64
+                | Dtype::Uint64
+        )
+    }
+    /// Whether the type has a peak-rate table in the KB.
+    pub fn has_peak_table(self) -> bool {
+        Dtype::PEAK.contains(&self)
     }
 }
 
@@ -229,7 +298,15 @@ pub struct Feature {
     /// What to do where it is missing: the software fallback and its documented penalty.
     #[serde(default)]
     pub fallback: Option<String>,
+    /// Other names a spec may use for this feature (`warp-shuffles`, `matrix-cores`).
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// A generic feature (`tensor-cores`, `fp8`) is the first of these member features that
+    /// a target has; its support is derived from theirs when the KB loads (no own table).
+    #[serde(default)]
+    pub members: Vec<String>,
     /// Availability per architecture id; an architecture not listed is `Unknown`.
+    #[serde(default)]
     pub support: BTreeMap<String, Support>,
 }
 
@@ -271,6 +348,13 @@ impl Kb {
     }
     pub fn feature(&self, id: &str) -> Option<&Feature> {
         self.features.iter().find(|f| f.id == id)
+    }
+    /// The feature with this id or alias (case-insensitive).
+    pub fn feature_named(&self, name: &str) -> Option<&Feature> {
+        let n = name.trim();
+        self.features.iter().find(|f| {
+            f.id.eq_ignore_ascii_case(n) || f.aliases.iter().any(|a| a.eq_ignore_ascii_case(n))
+        })
     }
     pub fn source(&self, key: &str) -> Option<&Source> {
         self.sources.get(key)

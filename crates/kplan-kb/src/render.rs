@@ -552,7 +552,7 @@ pub fn targets_markdown(kb: &Kb) -> String {
     }
     out.push_str("## Devices\n\n");
     let mut header = vec!["device", "arch", "SMs/CUs", "L2", "memory", "GB/s"];
-    header.extend(Dtype::ALL.iter().map(|d| d.as_str()));
+    header.extend(Dtype::PEAK.iter().map(|d| d.as_str()));
     let rows: Vec<Vec<String>> = kb
         .devices
         .iter()
@@ -589,7 +589,7 @@ pub fn targets_markdown(kb: &Kb) -> String {
                     d.bandwidth_gbs.source
                 ),
             ];
-            for dt in Dtype::ALL {
+            for dt in Dtype::PEAK {
                 r.push(match d.peak_fact(dt) {
                     Some(f) => format!(
                         "{} [{}]",

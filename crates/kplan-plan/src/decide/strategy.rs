@@ -80,8 +80,14 @@ fn can_write(spec: &Spec, a: Abstraction) -> Result<(), String> {
         Abstraction::Framework | Abstraction::VendorBlas => true,
         Abstraction::Triton => has(Expertise::Triton),
         Abstraction::HipSingleSource => has(Expertise::Cuda) || has(Expertise::Hip),
-        Abstraction::Cutlass => has(Expertise::Cuda),
-        Abstraction::PerBackend => has(Expertise::Cuda) || has(Expertise::Hip),
+        Abstraction::Cutlass => has(Expertise::Cuda) || has(Expertise::Cutlass),
+        Abstraction::ComposableKernel => has(Expertise::Hip) || has(Expertise::Ck),
+        Abstraction::PerBackend => {
+            has(Expertise::Cuda)
+                || has(Expertise::Hip)
+                || has(Expertise::Cutlass)
+                || has(Expertise::Ck)
+        }
         Abstraction::Sycl => has(Expertise::Sycl),
         Abstraction::Opencl => has(Expertise::Opencl),
         Abstraction::Metal => has(Expertise::Metal),
@@ -94,6 +100,7 @@ fn can_write(spec: &Spec, a: Abstraction) -> Result<(), String> {
             match a {
                 Abstraction::Triton => "Triton",
                 Abstraction::Cutlass => "CUDA/CUTLASS",
+                Abstraction::ComposableKernel => "HIP/Composable Kernel",
                 Abstraction::Sycl => "SYCL",
                 Abstraction::Opencl => "OpenCL",
                 Abstraction::Metal => "Metal",
@@ -347,6 +354,24 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
                     ));
                 }
                 meets("NVIDIA-only matrix kernel: CUTLASS/CuTe gives wgmma/TMA pipelines without hand-written PTX".into())
+            }
+            Abstraction::ComposableKernel => {
+                if !has_vendor(Vendor::Amd) {
+                    return Eval {
+                        outcome: "not-applicable",
+                        why: "no AMD target".into(),
+                    };
+                }
+                if core.iter().any(|t| t.vendor() != Vendor::Amd) {
+                    return fail("Composable Kernel covers AMD only; usable as the AMD leg of per-backend dispatch".into());
+                }
+                if !spec.op.uses_matrix_units() {
+                    return fail(format!(
+                        "Composable Kernel pays off for matrix ops; `{}` is memory-bound code",
+                        spec.op.as_str()
+                    ));
+                }
+                meets("AMD-only matrix kernel: Composable Kernel gives MFMA/WMMA pipelines without hand-written assembly".into())
             }
             Abstraction::PerBackend => {
                 if core.is_empty() {
