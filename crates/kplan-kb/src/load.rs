@@ -5,17 +5,18 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The data files, in the order they are read. A `--kb DIR` must hold the first four;
-/// `measurements.toml` is optional there (no measurements when it is absent).
-pub const FILES: [&str; 5] = [
+/// `measurements.toml` and `ops.toml` are optional there (none when absent).
+pub const FILES: [&str; 6] = [
     "sources.toml",
     "architectures.toml",
     "devices.toml",
     "features.toml",
     "measurements.toml",
+    "ops.toml",
 ];
 
 /// The compiled-in copies of [`FILES`], in the same order.
-pub const BUILTIN: [(&str, &str); 5] = [
+pub const BUILTIN: [(&str, &str); 6] = [
     ("sources.toml", include_str!("../data/sources.toml")),
     (
         "architectures.toml",
@@ -27,6 +28,7 @@ pub const BUILTIN: [(&str, &str); 5] = [
         "measurements.toml",
         include_str!("../data/measurements.toml"),
     ),
+    ("ops.toml", include_str!("../data/ops.toml")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +68,12 @@ struct DeviceFile {
 #[serde(deny_unknown_fields)]
 struct FeatureFile {
     feature: Vec<Feature>,
+}
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OpsFile {
+    #[serde(default)]
+    op: Vec<OpInfo>,
 }
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -117,33 +125,35 @@ impl Kb {
     /// Reads the data files from `dir` (a user's copy of the KB). Errors name the file and,
     /// for syntax and type errors, the line and column.
     pub fn load_dir(dir: &Path) -> Result<Kb, KbError> {
-        let mut texts: [(&str, String); 5] = FILES.map(|n| (n, String::new()));
+        let mut texts: [(&str, String); 6] = FILES.map(|n| (n, String::new()));
         for (name, text) in texts.iter_mut() {
             let path = dir.join(*name);
             match std::fs::read_to_string(&path) {
                 Ok(t) => *text = t,
                 Err(e)
-                    if *name == "measurements.toml" && e.kind() == std::io::ErrorKind::NotFound => {
-                }
+                    if matches!(*name, "measurements.toml" | "ops.toml")
+                        && e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(source) => return Err(KbError::Io { path, source }),
             }
         }
         Kb::from_texts(dir, &texts)
     }
 
-    fn from_texts(dir: &Path, texts: &[(&str, String); 5]) -> Result<Kb, KbError> {
+    fn from_texts(dir: &Path, texts: &[(&str, String); 6]) -> Result<Kb, KbError> {
         let p = |name: &str| dir.join(name);
         let sources: SourcesFile = parse(&p(texts[0].0), &texts[0].1)?;
         let archs: ArchFile = parse(&p(texts[1].0), &texts[1].1)?;
         let devices: DeviceFile = parse(&p(texts[2].0), &texts[2].1)?;
         let features: FeatureFile = parse(&p(texts[3].0), &texts[3].1)?;
         let measurements: MeasurementFile = parse(&p(texts[4].0), &texts[4].1)?;
+        let ops: OpsFile = parse(&p(texts[5].0), &texts[5].1)?;
         let mut kb = Kb {
             archs: archs.arch,
             devices: devices.device,
             features: features.feature,
             sources: sources.sources,
             measurements: measurements.measurement,
+            ops: ops.op,
         };
         kb.validate(dir)?;
         kb.derive_generic_support();
@@ -350,6 +360,49 @@ impl Kb {
                     ));
                 }
                 src("features.toml", &o, &s.source)?;
+            }
+        }
+        let mut oids = HashSet::new();
+        for o in &self.ops {
+            let owner = format!("op {}", o.id);
+            if !oids.insert(&o.id) {
+                return Err(invalid("ops.toml", format!("{owner}: defined twice")));
+            }
+            let mut rids = HashSet::new();
+            for l in &o.library {
+                if !OpInfo::VENDORS.contains(&l.vendor.as_str()) {
+                    return Err(invalid(
+                        "ops.toml",
+                        format!(
+                            "{owner}: library `{}`: unknown vendor `{}` (expected one of {})",
+                            l.name,
+                            l.vendor,
+                            OpInfo::VENDORS.join(", ")
+                        ),
+                    ));
+                }
+                if !OpInfo::ROLES.contains(&l.role.as_str()) {
+                    return Err(invalid(
+                        "ops.toml",
+                        format!(
+                            "{owner}: library `{}`: unknown role `{}` (expected reuse or baseline)",
+                            l.name, l.role
+                        ),
+                    ));
+                }
+                src("ops.toml", &owner, &l.source)?;
+            }
+            for a in &o.algorithm {
+                src("ops.toml", &owner, &a.source)?;
+            }
+            for r in &o.risk {
+                if !rids.insert(&r.id) {
+                    return Err(invalid(
+                        "ops.toml",
+                        format!("{owner}: risk `{}` twice", r.id),
+                    ));
+                }
+                src("ops.toml", &owner, &r.source)?;
             }
         }
         let mut mids = HashSet::new();

@@ -337,9 +337,85 @@ pub struct Kb {
     pub sources: BTreeMap<String, Source>,
     /// Measured kernel results (measurements.toml); may be empty.
     pub measurements: Vec<Measurement>,
+    /// What is known about each operation class (ops.toml); may be empty.
+    pub ops: Vec<OpInfo>,
+}
+
+/// The operation knowledge of one op class (ops.toml).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpInfo {
+    /// The spec's op class (`scan`, `spmv`, ...).
+    pub id: String,
+    pub name: String,
+    /// What makes it latency-bound, and what to do then.
+    pub latency_bound: String,
+    /// The tile heuristic the plan's tile section follows.
+    pub tile_hint: String,
+    #[serde(default)]
+    pub library: Vec<OpLibrary>,
+    #[serde(default)]
+    pub algorithm: Vec<OpAlgorithm>,
+    #[serde(default)]
+    pub risk: Vec<OpRisk>,
+}
+
+impl OpInfo {
+    pub const VENDORS: [&'static str; 4] = ["nvidia", "amd", "cpu", "any"];
+    pub const ROLES: [&'static str; 2] = ["reuse", "baseline"];
+    /// Libraries that run on `vendor` (its own and the `any` ones).
+    pub fn libraries_for<'a>(
+        &'a self,
+        vendor: &'a str,
+    ) -> impl Iterator<Item = &'a OpLibrary> + 'a {
+        self.library
+            .iter()
+            .filter(move |l| l.vendor == vendor || l.vendor == "any")
+    }
+}
+
+/// A library that implements an op class on one backend.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpLibrary {
+    pub name: String,
+    /// nvidia | amd | cpu | any
+    pub vendor: String,
+    /// `reuse`: one call implements the whole op; `baseline`: a library to fuse around or beat.
+    pub role: String,
+    /// What it covers.
+    pub covers: String,
+    /// The first version with this coverage, where a source gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_version: Option<String>,
+    pub source: String,
+}
+
+/// An algorithm family and when it is the right one.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpAlgorithm {
+    pub name: String,
+    pub when: String,
+    pub source: String,
+}
+
+/// A hazard specific to the op class.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpRisk {
+    pub id: String,
+    pub title: String,
+    pub why: String,
+    pub mitigation: String,
+    pub source: String,
 }
 
 impl Kb {
+    /// What the KB knows about an op class.
+    pub fn op_info(&self, id: &str) -> Option<&OpInfo> {
+        self.ops.iter().find(|o| o.id == id)
+    }
     pub fn arch(&self, id: &str) -> Option<&Arch> {
         self.archs.iter().find(|a| a.id == id)
     }

@@ -657,6 +657,73 @@ pub fn targets_markdown(kb: &Kb) -> String {
     out
 }
 
+/// `kplan ops`: every op class with its name and counts of libraries, algorithms and risks.
+pub fn ops_human(kb: &Kb) -> String {
+    let mut out = String::from("op class        libraries  algorithms  risks  name\n");
+    for o in &kb.ops {
+        out.push_str(&format!(
+            "{:<15} {:>9}  {:>10}  {:>5}  {}\n",
+            o.id,
+            o.library.len(),
+            o.algorithm.len(),
+            o.risk.len(),
+            o.name
+        ));
+    }
+    out.push_str("\n`kplan ops show NAME` gives one op class's libraries, algorithms and risks with sources.\n");
+    out
+}
+
+pub fn ops_json(kb: &Kb) -> serde_json::Value {
+    serde_json::to_value(&kb.ops).unwrap_or(serde_json::Value::Null)
+}
+
+/// `kplan ops show NAME`: everything the operation knowledge base has on one op class.
+pub fn op_show_human(kb: &Kb, o: &crate::OpInfo) -> String {
+    let title = |k: &str| {
+        kb.source(k)
+            .map(|s| s.title.as_str())
+            .unwrap_or("(unknown source)")
+    };
+    let mut out = format!("Op class {} ({})\n\n", o.id, o.name);
+    out.push_str(&format!(
+        "latency-bound when: {}\ntile hint: {}\n\nlibraries:\n",
+        o.latency_bound, o.tile_hint
+    ));
+    for l in &o.library {
+        out.push_str(&format!(
+            "  {:<7} {} [{}], min version {}: {} [{}]\n",
+            l.vendor,
+            l.name,
+            l.role,
+            l.min_version.as_deref().unwrap_or("unknown"),
+            l.covers,
+            l.source
+        ));
+    }
+    out.push_str("\nalgorithms:\n");
+    for a in &o.algorithm {
+        out.push_str(&format!("  {}: {} [{}]\n", a.name, a.when, a.source));
+    }
+    out.push_str("\nrisks:\n");
+    for r in &o.risk {
+        out.push_str(&format!(
+            "  {}: {}\n    why: {}\n    mitigation: {}\n    source: {} ({})\n",
+            r.id,
+            r.title,
+            r.why,
+            r.mitigation,
+            r.source,
+            title(&r.source)
+        ));
+    }
+    out
+}
+
+pub fn op_show_json(o: &crate::OpInfo) -> serde_json::Value {
+    serde_json::to_value(o).unwrap_or(serde_json::Value::Null)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

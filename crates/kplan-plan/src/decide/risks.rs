@@ -151,7 +151,9 @@ pub fn register(
         .iter()
         .filter_map(|t| t.arch.shared_per_block_bytes.value.map(|b| (*t, b)))
         .collect();
-    if let (Some(min), Some(max)) = (
+    // Only a kernel that stages data in shared memory / LDS meets the budget difference.
+    if let (true, Some(min), Some(max)) = (
+        spec.uses_shared_memory(),
         budgets.iter().map(|b| b.1).min(),
         budgets.iter().map(|b| b.1).max(),
     ) {
@@ -274,7 +276,8 @@ pub fn register(
     }
 
     // fp8 encodings.
-    if spec.storage == Dtype::Fp8 || spec.compute == Dtype::Fp8 {
+    // Any fp8 tensor: storage, compute, output (a quantize kernel's scale goes wrong there), KV.
+    if spec.uses_fp8() {
         let ocp: Vec<&Target> = gpu
             .iter()
             .copied()
@@ -539,6 +542,28 @@ pub fn register(
             evidence: cpu.iter().map(|t| format!("{}: {} ({} SIMD lanes per KB `warp_size`)", t.name, t.arch.family, t.warp().unwrap_or(1))).collect(),
             sources: vec![],
         });
+    }
+
+    // Op-specific hazards from the operation knowledge base.
+    if let Some(info) = kb.op_info(spec.op.as_str()) {
+        let affected: Vec<String> = if gpu.is_empty() {
+            targets.iter().map(|t| t.name.clone()).collect()
+        } else {
+            names(&gpu)
+        };
+        for r in &info.risk {
+            risks.push(Risk {
+                id: r.id.clone(),
+                title: r.title.clone(),
+                kind: "op".into(),
+                targets: affected.clone(),
+                severity: "medium".into(),
+                mitigation: r.mitigation.clone(),
+                fallback: None,
+                evidence: vec![format!("{} [{}]", r.why, r.source)],
+                sources: vec![r.source.clone()],
+            });
+        }
     }
 
     // Findings from existing source.
