@@ -28,11 +28,22 @@ pub fn register(
 ) -> Vec<Risk> {
     let mut risks = Vec::new();
     let gpu: Vec<&Target> = targets.iter().filter(|t| t.is_gpu()).collect();
+    // Kernel-code hazards (warp size, wavefront mode, LDS budget, tuning constants) concern only
+    // the GPU targets the strategy writes kernel code for: a library or framework call meets none.
+    let coded: Vec<&Target> = gpu
+        .iter()
+        .copied()
+        .filter(|t| {
+            strategy.per_target.iter().any(|p| {
+                p.target == t.name && !matches!(p.abstraction.as_str(), "framework" | "vendor-blas")
+            })
+        })
+        .collect();
     let names = |v: &[&Target]| v.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
 
     // Warp / wavefront size.
     let mut sizes: BTreeMap<u32, Vec<&Target>> = BTreeMap::new();
-    for t in &gpu {
+    for t in &coded {
         if let Some(w) = t.warp() {
             sizes.entry(w).or_default().push(t);
         }
@@ -43,12 +54,12 @@ pub fn register(
         }
     }
     if sizes.len() > 1 {
-        let affected: Vec<&Target> = gpu
+        let affected: Vec<&Target> = coded
             .iter()
             .copied()
             .filter(|t| t.warp() != Some(32) || t.arch.warp_sizes.len() > 1)
             .collect();
-        let evidence: Vec<String> = gpu
+        let evidence: Vec<String> = coded
             .iter()
             .map(|t| {
                 let sel = if t.arch.warp_sizes.len() > 1 {
@@ -74,7 +85,7 @@ pub fn register(
                 )
             })
             .collect();
-        let mut srcs: Vec<String> = gpu
+        let mut srcs: Vec<String> = coded
             .iter()
             .map(|t| t.arch.warp_size.source.clone())
             .collect();
@@ -86,7 +97,7 @@ pub fn register(
             title: {
                 let all = sizes.keys().map(|w| w.to_string()).collect::<Vec<_>>();
                 let defaults: std::collections::BTreeSet<u32> =
-                    gpu.iter().filter_map(|t| t.warp()).collect();
+                    coded.iter().filter_map(|t| t.warp()).collect();
                 if defaults.len() == 1 {
                     // Every target defaults to the same size; the others are a compile mode.
                     format!(
@@ -101,7 +112,7 @@ pub fn register(
             kind: "hazard".into(),
             targets: names(&affected),
             severity: "high".into(),
-            mitigation: if gpu
+            mitigation: if coded
                 .iter()
                 .all(|t| strategy.per_target.iter().any(|p| p.target == t.name && p.abstraction == "triton"))
             {
@@ -121,8 +132,8 @@ pub fn register(
     }
 
     // RDNA wave32 vs CDNA wave64: same vendor, same HIP source, different wavefront.
-    let rdna: Vec<&Target> = gpu.iter().copied().filter(|t| t.is_rdna()).collect();
-    let cdna: Vec<&Target> = gpu.iter().copied().filter(|t| t.is_cdna()).collect();
+    let rdna: Vec<&Target> = coded.iter().copied().filter(|t| t.is_rdna()).collect();
+    let cdna: Vec<&Target> = coded.iter().copied().filter(|t| t.is_cdna()).collect();
     if !rdna.is_empty() && !cdna.is_empty() {
         risks.push(Risk {
             id: "rdna-wave32".into(),
@@ -147,7 +158,7 @@ pub fn register(
     }
 
     // Shared memory / LDS budget.
-    let budgets: Vec<(&Target, u64)> = gpu
+    let budgets: Vec<(&Target, u64)> = coded
         .iter()
         .filter_map(|t| t.arch.shared_per_block_bytes.value.map(|b| (*t, b)))
         .collect();
@@ -455,12 +466,12 @@ pub fn register(
     }
 
     // AMD tuning gap for memory-bound code.
-    let amd: Vec<&Target> = gpu
+    let amd: Vec<&Target> = coded
         .iter()
         .copied()
         .filter(|t| t.vendor() == Vendor::Amd)
         .collect();
-    if !amd.is_empty() && targets.iter().any(|t| t.vendor() == Vendor::Nvidia) {
+    if !amd.is_empty() && coded.iter().any(|t| t.vendor() == Vendor::Nvidia) {
         risks.push(Risk {
             id: "amd-tuning".into(),
             title: "AMD paths land 3-5x below their roofline when NVIDIA launch/tuning constants are reused".into(),
