@@ -505,6 +505,9 @@ impl Device {
         if let Some(f) = &self.memory_bus_bits {
             v.push(&f.source);
         }
+        if let Some(f) = &self.dies_per_package {
+            v.push(&f.source);
+        }
         v.extend(self.peak_tflops.values().map(|f| f.source.as_str()));
         v.extend(self.peak_vector_tflops.values().map(|f| f.source.as_str()));
         v

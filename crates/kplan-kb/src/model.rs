@@ -261,6 +261,10 @@ pub struct Device {
     /// Vector (non-matrix) peaks, where the source gives them separately.
     #[serde(default)]
     pub peak_vector_tflops: BTreeMap<Dtype, Fact<f64>>,
+    /// Multi-die packages the runtime shows as several devices (MI250X: 2 GCDs): how many. One
+    /// kernel launch runs on one of them, so plans use the per-die share of the package figures.
+    #[serde(default)]
+    pub dies_per_package: Option<Fact<u32>>,
     #[serde(default)]
     pub notes: Vec<String>,
 }

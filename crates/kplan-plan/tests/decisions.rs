@@ -1305,3 +1305,103 @@ fn fp8_output_dtype_raises_the_encoding_risk() {
     assert!(r.targets.contains(&"gfx942".to_string()));
     assert!(p.risks.iter().any(|r| r.id == "quant-scale-encoding"));
 }
+
+#[test]
+fn a_multi_die_device_is_planned_as_what_one_kernel_sees() {
+    let p = S {
+        targets: r#""mi250x", "h100""#,
+        ..S::default()
+    }
+    .plan();
+    let b = p
+        .backend_matrix
+        .iter()
+        .find(|b| b.target == "mi250x")
+        .unwrap();
+    assert_eq!(b.compute_units, Some(110));
+    assert_eq!(b.bandwidth_gbs, Some(1600.0));
+    assert!(b.device_name.as_deref().unwrap().contains("one of 2 dies"));
+    // A single-die device keeps its figures.
+    let h = p
+        .backend_matrix
+        .iter()
+        .find(|b| b.target == "h100")
+        .unwrap();
+    assert_eq!(h.compute_units, Some(132));
+}
+
+#[test]
+fn generic_hazards_fire_only_when_their_condition_holds() {
+    let has = |p: &Plan, id: &str| p.risks.iter().any(|r| r.id == id);
+    // int32 indices: 2^32 elements raise it, 2^20 do not.
+    let big = S {
+        op: "reduction",
+        problem: "n = 4294967296",
+        dtypes: r#""fp32""#,
+        allowed: Some(r#""per-backend""#),
+        ..S::default()
+    }
+    .plan();
+    assert!(has(&big, "int32-index-overflow"));
+    let small = S {
+        op: "reduction",
+        problem: "n = 1048576",
+        dtypes: r#""fp32""#,
+        allowed: Some(r#""per-backend""#),
+        ..S::default()
+    }
+    .plan();
+    assert!(!has(&small, "int32-index-overflow"));
+    // Multi-die: MI250X and MI300X raise it, a single-die RDNA3 part does not.
+    let p = S {
+        targets: r#""mi250x", "sm_90a""#,
+        ..S::default()
+    }
+    .plan();
+    assert!(has(&p, "multi-die"));
+    let p = S {
+        targets: r#""mi300x", "sm_90a""#,
+        ..S::default()
+    }
+    .plan();
+    assert!(has(&p, "multi-die"));
+    let p = S {
+        targets: r#""gfx1100", "sm_90a""#,
+        ..S::default()
+    }
+    .plan();
+    assert!(!has(&p, "multi-die"));
+    // Blackwell: sm_100a with sm_103 in scope raises it; sm_100a alone does not.
+    let p = S {
+        targets: r#""sm_100a", "sm_103""#,
+        ..S::default()
+    }
+    .plan();
+    assert!(has(&p, "blackwell-arch-specific"));
+    let p = S {
+        targets: r#""sm_100a""#,
+        ..S::default()
+    }
+    .plan();
+    assert!(!has(&p, "blackwell-arch-specific"));
+}
+
+#[test]
+fn a_latency_budget_raises_the_latency_risk_and_is_compared_with_the_roofline() {
+    let text = "[kernel]\nname = 'n'\nop = 'norm'\ndtypes = ['bf16', 'fp32']\nproblem = { rows = 1, cols = 8192 }\n[backends]\ntargets = ['h100', 'mi300x']\n[requirements]\nperformance = 'near-peak'\nlatency_us = 5\n";
+    let spec = parse_spec(text, Kb::builtin()).unwrap();
+    let p = build_plan(&spec, Kb::builtin(), &PlanInputs::default());
+    assert!(p.risks.iter().any(|r| r.id == "latency-bound"));
+    let l = p
+        .operation
+        .knowledge
+        .as_ref()
+        .unwrap()
+        .latency
+        .as_deref()
+        .unwrap();
+    assert!(l.contains("budget 5 us") && l.contains("far below"), "{l}");
+    let spec = parse_spec(&text.replace("latency_us = 5\n", ""), Kb::builtin()).unwrap();
+    let p = build_plan(&spec, Kb::builtin(), &PlanInputs::default());
+    assert!(!p.risks.iter().any(|r| r.id == "latency-bound"));
+}

@@ -555,6 +555,105 @@ pub fn register(
         });
     }
 
+    // int32 indices at the problem's size: a tensor of 2^31 elements or more overflows 32-bit
+    // offsets (the default index type of most kernels).
+    let largest = largest_tensor(spec);
+    if largest >= (1u64 << 31) as f64 && !gpu.is_empty() {
+        risks.push(Risk {
+            id: "int32-index-overflow".into(),
+            title: format!("a tensor of {largest:.3e} elements overflows 32-bit indices (2^31 = 2.147e9)"),
+            kind: "hazard".into(),
+            targets: names(&gpu),
+            severity: "high".into(),
+            mitigation: "compute element offsets in 64 bits (size_t / int64 index math, Triton `tl.int64` program offsets); keep 32-bit indices only inside a tile".into(),
+            fallback: Some("split the problem into chunks below 2^31 elements (one launch each)".into()),
+            evidence: vec![format!("largest tensor: {largest:.3e} elements (problem {:?})", spec.dims)],
+            sources: vec![],
+        });
+    }
+
+    // Latency-bound: a latency budget, or a problem whose roofline time is a few microseconds.
+    if let Some(b) = spec.latency_us {
+        if !gpu.is_empty() {
+            risks.push(Risk {
+                id: "latency-bound".into(),
+                title: format!("a {b} us per-call budget: launch overhead and occupancy decide, not bandwidth"),
+                kind: "hazard".into(),
+                targets: names(&gpu),
+                severity: "medium".into(),
+                mitigation: "capture the call in a CUDA/HIP graph, fuse with neighbouring kernels, size the grid to fill every SM/CU (split the work: split-KV, split rows), and measure end-to-end latency with `kplan bench` rather than bandwidth".into(),
+                fallback: None,
+                evidence: vec![format!("[requirements] latency_us = {b}")],
+                sources: vec![],
+            });
+        }
+    }
+
+    // Multi-die devices: MI250X GCDs (one per launch) and MI300-class XCDs (one device, L2 per XCD).
+    let multi: Vec<&Target> = gpu
+        .iter()
+        .copied()
+        .filter(|t| {
+            t.device.as_deref().is_some_and(|d| {
+                d.dies_per_package.is_some()
+                    || d.compute_units
+                        .note
+                        .as_deref()
+                        .is_some_and(|n| n.contains("per XCD"))
+            })
+        })
+        .collect();
+    if !multi.is_empty() {
+        risks.push(Risk {
+            id: "multi-die".into(),
+            title: "multi-die GPUs: one launch sees one MI250X GCD; MI300-class XCDs have separate L2s".into(),
+            kind: "hazard".into(),
+            targets: names(&multi),
+            severity: "medium".into(),
+            mitigation: "plan MI250X per GCD (each is its own HIP device: split work across both explicitly); on MI300-class parts workgroups are dispatched round-robin over the XCDs whose L2s are not coherent with each other: keep a block's data in its own XCD (remap block ids), publish cross-block flags with release/acquire at agent scope, and check the partition mode (SPX/CPX) of the machine".into(),
+            fallback: None,
+            evidence: multi
+                .iter()
+                .map(|t| {
+                    let d = t.device.as_deref().unwrap();
+                    format!(
+                        "{}: {} compute units ({}) [{}]",
+                        t.name,
+                        d.compute_units.value.map(|v| v.to_string()).unwrap_or_else(|| "unknown".into()),
+                        d.compute_units.note.as_deref().unwrap_or(""),
+                        d.compute_units.source
+                    )
+                })
+                .collect(),
+            sources: multi.iter().filter_map(|t| t.device.as_deref().map(|d| d.compute_units.source.clone())).collect::<std::collections::BTreeSet<_>>().into_iter().collect(),
+        });
+    }
+
+    // Blackwell arch-specific code: sm_100a cubins run on compute capability 10.0 only.
+    let bw_a: Vec<&Target> = gpu
+        .iter()
+        .copied()
+        .filter(|t| t.arch.id == "sm_100a")
+        .collect();
+    let bw_other: Vec<&Target> = gpu
+        .iter()
+        .copied()
+        .filter(|t| t.arch.id != "sm_100a" && t.arch.family == "Blackwell (datacenter)")
+        .collect();
+    if !bw_a.is_empty() && !bw_other.is_empty() {
+        risks.push(Risk {
+            id: "blackwell-arch-specific".into(),
+            title: "sm_100a (arch-specific) code does not run on the other Blackwell targets".into(),
+            kind: "toolchain".into(),
+            targets: names(&bw_other),
+            severity: "high".into(),
+            mitigation: "build the family target (compute_100f, CUDA 12.9+) for code that must run on every Blackwell part, or ship one cubin per exact target (sm_100a, sm_103a) plus PTX".into(),
+            fallback: Some("portable sm_100 code without tcgen05 (the wgmma-free, mma.sync path)".into()),
+            evidence: bw_a.iter().chain(bw_other.iter()).map(|t| format!("{}: {} [CUDA-FS]", t.name, t.arch.notes.join(" "))).collect(),
+            sources: vec!["CUDA-FS".into()],
+        });
+    }
+
     // Op-specific hazards from the operation knowledge base.
     if let Some(info) = kb.op_info(spec.op.as_str()) {
         let affected: Vec<String> = if gpu.is_empty() {
@@ -638,4 +737,40 @@ pub fn register(
     }
 
     risks
+}
+
+/// Elements of the largest tensor the op touches (from the problem's dims), for the 32-bit
+/// index check.
+fn largest_tensor(spec: &Spec) -> f64 {
+    use crate::spec::Problem;
+    let d = |k: &str| spec.dim(k).unwrap_or(0) as f64;
+    let shape = match &spec.problem {
+        Problem::Flat { n } => *n as f64,
+        Problem::Rows { rows, cols } => *rows as f64 * *cols as f64,
+        Problem::Gemm { batch, m, n, k } => {
+            let (b, m, n, k) = (*batch as f64, *m as f64, *n as f64, *k as f64);
+            (b * m * k).max(b * k * n).max(b * m * n)
+        }
+        Problem::Attention {
+            batch,
+            heads,
+            kv_heads,
+            seq_q,
+            seq_kv,
+            head_dim,
+            ..
+        } => {
+            let q = *batch as f64 * *heads as f64 * *seq_q as f64 * *head_dim as f64;
+            let kv = *batch as f64 * *kv_heads as f64 * *seq_kv as f64 * *head_dim as f64;
+            q.max(kv)
+        }
+        Problem::Custom { .. } => 0.0,
+    };
+    // Tables and sparse arrays beyond the launch shape.
+    shape
+        .max(d("vocab") * d("dim"))
+        .max(d("rows") * d("dim"))
+        .max(d("nnz"))
+        .max(d("n") * spec.dim("dim").unwrap_or(1) as f64)
+        .max(d("num_pages") * d("page_size") * d("kv_heads") * d("head_dim"))
 }
