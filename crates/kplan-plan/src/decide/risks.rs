@@ -589,8 +589,9 @@ pub fn register(
         }
     }
 
-    // Multi-die devices: MI250X GCDs (one per launch) and MI300-class XCDs (one device, L2 per XCD).
-    let multi: Vec<&Target> = gpu
+    // Multi-die devices: MI250X GCDs (one per launch) and MI300-class XCDs (one device, L2 per
+    // XCD): a hazard for kernel code written for them (a library call handles its own placement).
+    let multi: Vec<&Target> = coded
         .iter()
         .copied()
         .filter(|t| {
