@@ -396,6 +396,15 @@ impl Kb {
                 src("ops.toml", &owner, &a.source)?;
             }
             for r in &o.risk {
+                if !matches!(r.direction.as_deref(), None | Some("forward" | "backward")) {
+                    return Err(invalid(
+                        "ops.toml",
+                        format!(
+                            "{owner}: risk `{}`: direction must be forward or backward",
+                            r.id
+                        ),
+                    ));
+                }
                 if !rids.insert(&r.id) {
                     return Err(invalid(
                         "ops.toml",

@@ -409,6 +409,9 @@ pub struct OpAlgorithm {
 #[serde(deny_unknown_fields)]
 pub struct OpRisk {
     pub id: String,
+    /// `forward` or `backward` where the hazard belongs to one direction only; none: both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<String>,
     pub title: String,
     pub why: String,
     pub mitigation: String,

@@ -662,7 +662,11 @@ pub fn register(
         } else {
             names(&gpu)
         };
-        for r in &info.risk {
+        for r in info.risk.iter().filter(|r| {
+            r.direction
+                .as_deref()
+                .is_none_or(|d| d == spec.direction.as_str())
+        }) {
             risks.push(Risk {
                 id: r.id.clone(),
                 title: r.title.clone(),
