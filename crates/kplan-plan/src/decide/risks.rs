@@ -665,7 +665,7 @@ pub fn register(
         for r in info.risk.iter().filter(|r| {
             r.direction
                 .as_deref()
-                .is_none_or(|d| d == spec.direction.as_str())
+                .map_or(true, |d| d == spec.direction.as_str())
         }) {
             risks.push(Risk {
                 id: r.id.clone(),
