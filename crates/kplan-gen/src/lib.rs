@@ -8,10 +8,6 @@
 //! The backend fragments live in `src/header/*.h`; [`render_header`] puts together the ones in
 //! scope with a generated preamble.
 
-mod spec;
-
-pub use spec::{spec_targets, spec_targets_from_str, SpecError, SpecTarget};
-
 use kplan_kb::{Arch, Vendor};
 
 /// The backends one header covers.

@@ -2,7 +2,6 @@
 //! questions ("which warp sizes can run here?") instead of reading raw fields.
 
 use crate::model::*;
-use strum::IntoEnumIterator;
 
 impl Arch {
     /// Every warp / wavefront / sub-group size the hardware can run, smallest first
@@ -177,6 +176,34 @@ pub struct FactRow {
 }
 
 impl Device {
+    /// The device as one kernel launch sees it: for a package of several runtime devices
+    /// ([`Device::dies_per_package`]), each count, size, bandwidth and peak divided by the die
+    /// count and the name saying so; otherwise the device itself.
+    pub fn per_kernel_view(&self) -> std::borrow::Cow<'_, Device> {
+        let n = match self.dies_per_package.as_ref().and_then(|f| f.value) {
+            Some(n) if n > 1 => n,
+            _ => return std::borrow::Cow::Borrowed(self),
+        };
+        let mut d = self.clone();
+        let nf = n as f64;
+        d.name = format!(
+            "{} (one of {n} dies: what one kernel launch sees)",
+            self.name
+        );
+        d.compute_units.value = d.compute_units.value.map(|v| v / n);
+        d.l2_bytes.value = d.l2_bytes.value.map(|v| v / n as u64);
+        d.memory_bytes.value = d.memory_bytes.value.map(|v| v / n as u64);
+        d.bandwidth_gbs.value = d.bandwidth_gbs.value.map(|v| v / nf);
+        for f in d
+            .peak_tflops
+            .values_mut()
+            .chain(d.peak_vector_tflops.values_mut())
+        {
+            f.value = f.value.map(|v| v / nf);
+        }
+        std::borrow::Cow::Owned(d)
+    }
+
     /// Dense peak TFLOP/s (TOP/s for int8) for `dtype`: matrix units where they exist, else
     /// vector. `None` when unknown or when the device has no path for that dtype.
     pub fn peak(&self, dtype: Dtype) -> Option<f64> {
@@ -273,7 +300,7 @@ impl Device {
                 f.note.as_deref(),
             );
         }
-        for d in Dtype::iter() {
+        for d in Dtype::PEAK {
             let name = PEAK_NAMES[d as usize];
             match self.peak_tflops.get(&d) {
                 Some(f) => push(

@@ -5,17 +5,18 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The data files, in the order they are read. A `--kb DIR` must hold the first four;
-/// `measurements.toml` is optional there (no measurements when it is absent).
-pub const FILES: [&str; 5] = [
+/// `measurements.toml` and `ops.toml` are optional there (none when absent).
+pub const FILES: [&str; 6] = [
     "sources.toml",
     "architectures.toml",
     "devices.toml",
     "features.toml",
     "measurements.toml",
+    "ops.toml",
 ];
 
 /// The compiled-in copies of [`FILES`], in the same order.
-pub const BUILTIN: [(&str, &str); 5] = [
+pub const BUILTIN: [(&str, &str); 6] = [
     ("sources.toml", include_str!("../data/sources.toml")),
     (
         "architectures.toml",
@@ -27,6 +28,7 @@ pub const BUILTIN: [(&str, &str); 5] = [
         "measurements.toml",
         include_str!("../data/measurements.toml"),
     ),
+    ("ops.toml", include_str!("../data/ops.toml")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +68,12 @@ struct DeviceFile {
 #[serde(deny_unknown_fields)]
 struct FeatureFile {
     feature: Vec<Feature>,
+}
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OpsFile {
+    #[serde(default)]
+    op: Vec<OpInfo>,
 }
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -117,35 +125,38 @@ impl Kb {
     /// Reads the data files from `dir` (a user's copy of the KB). Errors name the file and,
     /// for syntax and type errors, the line and column.
     pub fn load_dir(dir: &Path) -> Result<Kb, KbError> {
-        let mut texts: [(&str, String); 5] = FILES.map(|n| (n, String::new()));
+        let mut texts: [(&str, String); 6] = FILES.map(|n| (n, String::new()));
         for (name, text) in texts.iter_mut() {
             let path = dir.join(*name);
             match std::fs::read_to_string(&path) {
                 Ok(t) => *text = t,
                 Err(e)
-                    if *name == "measurements.toml" && e.kind() == std::io::ErrorKind::NotFound => {
-                }
+                    if matches!(*name, "measurements.toml" | "ops.toml")
+                        && e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(source) => return Err(KbError::Io { path, source }),
             }
         }
         Kb::from_texts(dir, &texts)
     }
 
-    fn from_texts(dir: &Path, texts: &[(&str, String); 5]) -> Result<Kb, KbError> {
+    fn from_texts(dir: &Path, texts: &[(&str, String); 6]) -> Result<Kb, KbError> {
         let p = |name: &str| dir.join(name);
         let sources: SourcesFile = parse(&p(texts[0].0), &texts[0].1)?;
         let archs: ArchFile = parse(&p(texts[1].0), &texts[1].1)?;
         let devices: DeviceFile = parse(&p(texts[2].0), &texts[2].1)?;
         let features: FeatureFile = parse(&p(texts[3].0), &texts[3].1)?;
         let measurements: MeasurementFile = parse(&p(texts[4].0), &texts[4].1)?;
-        let kb = Kb {
+        let ops: OpsFile = parse(&p(texts[5].0), &texts[5].1)?;
+        let mut kb = Kb {
             archs: archs.arch,
             devices: devices.device,
             features: features.feature,
             sources: sources.sources,
             measurements: measurements.measurement,
+            ops: ops.op,
         };
         kb.validate(dir)?;
+        kb.derive_generic_support();
         Ok(kb)
     }
 
@@ -282,13 +293,63 @@ impl Kb {
                 }
             }
         }
+        for d in &self.devices {
+            for dt in d.peak_tflops.keys().chain(d.peak_vector_tflops.keys()) {
+                if !dt.has_peak_table() {
+                    return Err(invalid(
+                        "devices.toml",
+                        format!(
+                            "device {}: no peak table for `{}` (peaks are recorded for {})",
+                            d.id,
+                            dt.as_str(),
+                            Dtype::PEAK.map(|d| d.as_str()).join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
         let mut fids = HashSet::new();
+        let mut fnames = HashSet::new();
         for f in &self.features {
             if !fids.insert(&f.id) {
                 return Err(invalid(
                     "features.toml",
                     format!("feature `{}` is defined twice", f.id),
                 ));
+            }
+            for n in std::iter::once(&f.id).chain(&f.aliases) {
+                if !fnames.insert(n.to_ascii_lowercase()) {
+                    return Err(invalid(
+                        "features.toml",
+                        format!("feature name `{n}` is used twice"),
+                    ));
+                }
+            }
+            if !f.members.is_empty() && !f.support.is_empty() {
+                return Err(invalid(
+                    "features.toml",
+                    format!(
+                        "feature {}: a generic feature (with `members`) takes its support from them, expected no support table",
+                        f.id
+                    ),
+                ));
+            }
+            for m in &f.members {
+                match self.feature(m) {
+                    Some(mf) if mf.members.is_empty() => {}
+                    Some(_) => {
+                        return Err(invalid(
+                            "features.toml",
+                            format!("feature {}: member `{m}` is itself generic", f.id),
+                        ))
+                    }
+                    None => {
+                        return Err(invalid(
+                            "features.toml",
+                            format!("feature {}: unknown member feature `{m}`", f.id),
+                        ))
+                    }
+                }
             }
             for (arch, s) in &f.support {
                 let o = format!("feature {} on {arch}", f.id);
@@ -299,6 +360,58 @@ impl Kb {
                     ));
                 }
                 src("features.toml", &o, &s.source)?;
+            }
+        }
+        let mut oids = HashSet::new();
+        for o in &self.ops {
+            let owner = format!("op {}", o.id);
+            if !oids.insert(&o.id) {
+                return Err(invalid("ops.toml", format!("{owner}: defined twice")));
+            }
+            let mut rids = HashSet::new();
+            for l in &o.library {
+                if !OpInfo::VENDORS.contains(&l.vendor.as_str()) {
+                    return Err(invalid(
+                        "ops.toml",
+                        format!(
+                            "{owner}: library `{}`: unknown vendor `{}` (expected one of {})",
+                            l.name,
+                            l.vendor,
+                            OpInfo::VENDORS.join(", ")
+                        ),
+                    ));
+                }
+                if !OpInfo::ROLES.contains(&l.role.as_str()) {
+                    return Err(invalid(
+                        "ops.toml",
+                        format!(
+                            "{owner}: library `{}`: unknown role `{}` (expected reuse or baseline)",
+                            l.name, l.role
+                        ),
+                    ));
+                }
+                src("ops.toml", &owner, &l.source)?;
+            }
+            for a in &o.algorithm {
+                src("ops.toml", &owner, &a.source)?;
+            }
+            for r in &o.risk {
+                if !matches!(r.direction.as_deref(), None | Some("forward" | "backward")) {
+                    return Err(invalid(
+                        "ops.toml",
+                        format!(
+                            "{owner}: risk `{}`: direction must be forward or backward",
+                            r.id
+                        ),
+                    ));
+                }
+                if !rids.insert(&r.id) {
+                    return Err(invalid(
+                        "ops.toml",
+                        format!("{owner}: risk `{}` twice", r.id),
+                    ));
+                }
+                src("ops.toml", &owner, &r.source)?;
             }
         }
         let mut mids = HashSet::new();
@@ -401,8 +514,84 @@ impl Device {
         if let Some(f) = &self.memory_bus_bits {
             v.push(&f.source);
         }
+        if let Some(f) = &self.dies_per_package {
+            v.push(&f.source);
+        }
         v.extend(self.peak_tflops.values().map(|f| f.source.as_str()));
         v.extend(self.peak_vector_tflops.values().map(|f| f.source.as_str()));
         v
+    }
+}
+
+impl Kb {
+    /// Fills each generic feature's support from its members: per architecture, the first
+    /// member that is available (yes, then partial) stands for it, with its toolchain and
+    /// source, and the note says which member it is; where no member is, the first member's
+    /// entry (no / unknown) stands.
+    fn derive_generic_support(&mut self) {
+        let derived: Vec<(usize, BTreeMap<String, Support>)> = self
+            .features
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !f.members.is_empty())
+            .map(|(i, f)| {
+                let mut table = BTreeMap::new();
+                for a in &self.archs {
+                    let entries: Vec<(&str, &Support)> = f
+                        .members
+                        .iter()
+                        .filter_map(|m| self.support(m, &a.id).map(|s| (m.as_str(), s)))
+                        .collect();
+                    let pick = entries
+                        .iter()
+                        .find(|(_, s)| s.status == Availability::Yes)
+                        .or_else(|| {
+                            entries
+                                .iter()
+                                .find(|(_, s)| s.status == Availability::Partial)
+                        })
+                        .or_else(|| entries.iter().find(|(_, s)| s.status == Availability::No))
+                        .or(entries.first());
+                    if let Some((m, s)) = pick {
+                        let mut s = (*s).clone();
+                        let via = match s.status {
+                            Availability::Yes | Availability::Partial => format!("as `{m}`"),
+                            _ => format!(
+                                "none of {} (`{m}`: {})",
+                                f.members.join(", "),
+                                s.status.as_str()
+                            ),
+                        };
+                        s.note = Some(match s.note {
+                            Some(n) => format!("{via}; {n}"),
+                            None => via,
+                        });
+                        table.insert(a.id.clone(), s);
+                    }
+                }
+                (i, table)
+            })
+            .collect();
+        for (i, t) in derived {
+            self.features[i].support = t;
+        }
+    }
+
+    /// The member feature a generic feature resolves to on `arch` (itself when not generic).
+    pub fn resolve_feature<'a>(&'a self, id: &'a str, arch: &str) -> &'a str {
+        let Some(f) = self.feature(id) else { return id };
+        if f.members.is_empty() {
+            return &f.id;
+        }
+        f.members
+            .iter()
+            .find(|m| self.availability(m, arch) == Availability::Yes)
+            .or_else(|| {
+                f.members
+                    .iter()
+                    .find(|m| self.availability(m, arch) == Availability::Partial)
+            })
+            .map(String::as_str)
+            .unwrap_or(&f.id)
     }
 }

@@ -39,7 +39,8 @@ impl Vendor {
     }
 }
 
-/// Numeric data types the KB records peak rates for.
+/// Numeric data types: the ones the KB records peak rates for ([`Dtype::PEAK`]) and the
+/// integer and narrow float types kernels also store (no peak table: their rates stay unknown).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[derive(EnumIter, AsRefStr, IntoStaticStr, strum::Display, EnumString)]
@@ -52,23 +53,73 @@ pub enum Dtype {
     Bf16,
     Fp8,
     Int8,
+    /// OCP FP6 (e2m3 / e3m2), 6 bits.
+    Fp6,
+    /// FP4 e2m1, 4 bits (NVFP4 and MXFP4 are block-scaled forms of it).
+    Fp4,
+    Int4,
+    Uint8,
+    Int16,
+    Int32,
+    Uint32,
+    Int64,
+    Uint64,
 }
 
 impl Dtype {
+    /// The dtypes with a peak-rate table (`peak_tflops.<dtype>` in devices.toml).
+    pub const PEAK: [Dtype; 7] = [
+        Dtype::Fp64,
+        Dtype::Fp32,
+        Dtype::Tf32,
+        Dtype::Fp16,
+        Dtype::Bf16,
+        Dtype::Fp8,
+        Dtype::Int8,
+    ];
     pub fn as_str(self) -> &'static str {
         self.into()
     }
     pub fn parse(s: &str) -> Option<Dtype> {
         s.parse().ok()
     }
-    /// Storage size in bytes.
-    pub fn bytes(self) -> u32 {
+    /// Storage size in bits.
+    pub fn bits(self) -> u32 {
         match self {
-            Dtype::Fp64 => 8,
-            Dtype::Fp32 | Dtype::Tf32 => 4,
-            Dtype::Fp16 | Dtype::Bf16 => 2,
-            Dtype::Fp8 | Dtype::Int8 => 1,
+            Dtype::Fp64 | Dtype::Int64 | Dtype::Uint64 => 64,
+            Dtype::Fp32 | Dtype::Tf32 | Dtype::Int32 | Dtype::Uint32 => 32,
+            Dtype::Fp16 | Dtype::Bf16 | Dtype::Int16 => 16,
+            Dtype::Fp8 | Dtype::Int8 | Dtype::Uint8 => 8,
+            Dtype::Fp6 => 6,
+            Dtype::Fp4 | Dtype::Int4 => 4,
         }
+    }
+    /// Storage size in bytes, rounded up to a whole byte (4- and 6-bit types: 1). Traffic
+    /// models use [`Dtype::size`], which keeps the fraction.
+    pub fn bytes(self) -> u32 {
+        self.bits().div_ceil(8)
+    }
+    /// Storage size in bytes as a fraction (int4/fp4: 0.5, fp6: 0.75): packed storage.
+    pub fn size(self) -> f64 {
+        self.bits() as f64 / 8.0
+    }
+    /// Whether the type is an integer type.
+    pub fn is_integer(self) -> bool {
+        matches!(
+            self,
+            Dtype::Int4
+                | Dtype::Int8
+                | Dtype::Uint8
+                | Dtype::Int16
+                | Dtype::Int32
+                | Dtype::Uint32
+                | Dtype::Int64
+                | Dtype::Uint64
+        )
+    }
+    /// Whether the type has a peak-rate table in the KB.
+    pub fn has_peak_table(self) -> bool {
+        Dtype::PEAK.contains(&self)
     }
 }
 
@@ -174,6 +225,10 @@ pub struct Device {
     /// Vector (non-matrix) peaks, where the source gives them separately.
     #[serde(default)]
     pub peak_vector_tflops: BTreeMap<Dtype, Fact<f64>>,
+    /// Multi-die packages the runtime shows as several devices (MI250X: 2 GCDs): how many. One
+    /// kernel launch runs on one of them, so plans use the per-die share of the package figures.
+    #[serde(default)]
+    pub dies_per_package: Option<Fact<u32>>,
     #[serde(default)]
     pub notes: Vec<String>,
 }
@@ -213,7 +268,15 @@ pub struct Feature {
     /// What to do where it is missing: the software fallback and its documented penalty.
     #[serde(default)]
     pub fallback: Option<String>,
+    /// Other names a spec may use for this feature (`warp-shuffles`, `matrix-cores`).
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// A generic feature (`tensor-cores`, `fp8`) is the first of these member features that
+    /// a target has; its support is derived from theirs when the KB loads (no own table).
+    #[serde(default)]
+    pub members: Vec<String>,
     /// Availability per architecture id; an architecture not listed is `Unknown`.
+    #[serde(default)]
     pub support: BTreeMap<String, Support>,
 }
 
@@ -244,9 +307,88 @@ pub struct Kb {
     pub sources: BTreeMap<String, Source>,
     /// Measured kernel results (measurements.toml); may be empty.
     pub measurements: Vec<Measurement>,
+    /// What is known about each operation class (ops.toml); may be empty.
+    pub ops: Vec<OpInfo>,
+}
+
+/// The operation knowledge of one op class (ops.toml).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpInfo {
+    /// The spec's op class (`scan`, `spmv`, ...).
+    pub id: String,
+    pub name: String,
+    /// What makes it latency-bound, and what to do then.
+    pub latency_bound: String,
+    /// The tile heuristic the plan's tile section follows.
+    pub tile_hint: String,
+    #[serde(default)]
+    pub library: Vec<OpLibrary>,
+    #[serde(default)]
+    pub algorithm: Vec<OpAlgorithm>,
+    #[serde(default)]
+    pub risk: Vec<OpRisk>,
+}
+
+impl OpInfo {
+    pub const VENDORS: [&'static str; 4] = ["nvidia", "amd", "cpu", "any"];
+    pub const ROLES: [&'static str; 2] = ["reuse", "baseline"];
+    /// Libraries that run on `vendor` (its own and the `any` ones).
+    pub fn libraries_for<'a>(
+        &'a self,
+        vendor: &'a str,
+    ) -> impl Iterator<Item = &'a OpLibrary> + 'a {
+        self.library
+            .iter()
+            .filter(move |l| l.vendor == vendor || l.vendor == "any")
+    }
+}
+
+/// A library that implements an op class on one backend.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpLibrary {
+    pub name: String,
+    /// nvidia | amd | cpu | any
+    pub vendor: String,
+    /// `reuse`: one call implements the whole op; `baseline`: a library to fuse around or beat.
+    pub role: String,
+    /// What it covers.
+    pub covers: String,
+    /// The first version with this coverage, where a source gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_version: Option<String>,
+    pub source: String,
+}
+
+/// An algorithm family and when it is the right one.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpAlgorithm {
+    pub name: String,
+    pub when: String,
+    pub source: String,
+}
+
+/// A hazard specific to the op class.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpRisk {
+    pub id: String,
+    /// `forward` or `backward` where the hazard belongs to one direction only; none: both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<String>,
+    pub title: String,
+    pub why: String,
+    pub mitigation: String,
+    pub source: String,
 }
 
 impl Kb {
+    /// What the KB knows about an op class.
+    pub fn op_info(&self, id: &str) -> Option<&OpInfo> {
+        self.ops.iter().find(|o| o.id == id)
+    }
     pub fn arch(&self, id: &str) -> Option<&Arch> {
         self.archs.iter().find(|a| a.id == id)
     }
@@ -255,6 +397,13 @@ impl Kb {
     }
     pub fn feature(&self, id: &str) -> Option<&Feature> {
         self.features.iter().find(|f| f.id == id)
+    }
+    /// The feature with this id or alias (case-insensitive).
+    pub fn feature_named(&self, name: &str) -> Option<&Feature> {
+        let n = name.trim();
+        self.features.iter().find(|f| {
+            f.id.eq_ignore_ascii_case(n) || f.aliases.iter().any(|a| a.eq_ignore_ascii_case(n))
+        })
     }
     pub fn source(&self, key: &str) -> Option<&Source> {
         self.sources.get(key)

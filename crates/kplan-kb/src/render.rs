@@ -6,7 +6,6 @@ use crate::resolve::{Resolved, ResolvedVia};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::fmt::Write;
-use strum::IntoEnumIterator;
 
 /// `232448` -> `227 KiB`; sizes that are not whole KiB/MiB/GiB stay in bytes.
 pub fn bytes(n: u64) -> String {
@@ -553,7 +552,7 @@ pub fn targets_markdown(kb: &Kb) -> String {
     }
     out.push_str("## Devices\n\n");
     let mut header = vec!["device", "arch", "SMs/CUs", "L2", "memory", "GB/s"];
-    header.extend(Dtype::iter().map(Dtype::as_str));
+    header.extend(Dtype::PEAK.iter().map(|d| d.as_str()));
     let rows: Vec<Vec<String>> = kb
         .devices
         .iter()
@@ -590,7 +589,7 @@ pub fn targets_markdown(kb: &Kb) -> String {
                     d.bandwidth_gbs.source
                 ),
             ];
-            for dt in Dtype::iter() {
+            for dt in Dtype::PEAK {
                 r.push(match d.peak_fact(dt) {
                     Some(f) => format!(
                         "{} [{}]",
@@ -656,6 +655,73 @@ pub fn targets_markdown(kb: &Kb) -> String {
         .collect();
     md_table(&mut out, &["key", "kind", "title", "where"], &rows);
     out
+}
+
+/// `kplan ops`: every op class with its name and counts of libraries, algorithms and risks.
+pub fn ops_human(kb: &Kb) -> String {
+    let mut out = String::from("op class        libraries  algorithms  risks  name\n");
+    for o in &kb.ops {
+        out.push_str(&format!(
+            "{:<15} {:>9}  {:>10}  {:>5}  {}\n",
+            o.id,
+            o.library.len(),
+            o.algorithm.len(),
+            o.risk.len(),
+            o.name
+        ));
+    }
+    out.push_str("\n`kplan ops show NAME` gives one op class's libraries, algorithms and risks with sources.\n");
+    out
+}
+
+pub fn ops_json(kb: &Kb) -> serde_json::Value {
+    serde_json::to_value(&kb.ops).unwrap_or(serde_json::Value::Null)
+}
+
+/// `kplan ops show NAME`: everything the operation knowledge base has on one op class.
+pub fn op_show_human(kb: &Kb, o: &crate::OpInfo) -> String {
+    let title = |k: &str| {
+        kb.source(k)
+            .map(|s| s.title.as_str())
+            .unwrap_or("(unknown source)")
+    };
+    let mut out = format!("Op class {} ({})\n\n", o.id, o.name);
+    out.push_str(&format!(
+        "latency-bound when: {}\ntile hint: {}\n\nlibraries:\n",
+        o.latency_bound, o.tile_hint
+    ));
+    for l in &o.library {
+        out.push_str(&format!(
+            "  {:<7} {} [{}], min version {}: {} [{}]\n",
+            l.vendor,
+            l.name,
+            l.role,
+            l.min_version.as_deref().unwrap_or("unknown"),
+            l.covers,
+            l.source
+        ));
+    }
+    out.push_str("\nalgorithms:\n");
+    for a in &o.algorithm {
+        out.push_str(&format!("  {}: {} [{}]\n", a.name, a.when, a.source));
+    }
+    out.push_str("\nrisks:\n");
+    for r in &o.risk {
+        out.push_str(&format!(
+            "  {}: {}\n    why: {}\n    mitigation: {}\n    source: {} ({})\n",
+            r.id,
+            r.title,
+            r.why,
+            r.mitigation,
+            r.source,
+            title(&r.source)
+        ));
+    }
+    out
+}
+
+pub fn op_show_json(o: &crate::OpInfo) -> serde_json::Value {
+    serde_json::to_value(o).unwrap_or(serde_json::Value::Null)
 }
 
 #[cfg(test)]

@@ -106,13 +106,28 @@ fn spellings(n: &str) -> Vec<String> {
     out
 }
 
-/// The candidate closest to `name` by Jaro-Winkler similarity, if it is at least 0.8 similar.
+/// The known name closest to `name` by edit distance (Damerau-Levenshtein), if it is a likely
+/// misspelling of it: at most one edit for names up to four characters, two up to eight, a
+/// quarter of the length beyond; ties go to the closest by Jaro-Winkler. Only names of the same kind should be passed as candidates.
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    let name = name.to_ascii_lowercase();
+    let n = name.trim().to_ascii_lowercase();
+    let limit = match n.chars().count() {
+        0..=4 => 1,
+        5..=8 => 2,
+        l => l / 4,
+    };
     candidates
         .into_iter()
-        .map(|c| (strsim::jaro_winkler(&name, &c.to_ascii_lowercase()), c))
-        .filter(|(s, _)| *s >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c.to_string())
+        .map(|c| {
+            let lc = c.to_ascii_lowercase();
+            (
+                strsim::damerau_levenshtein(&n, &lc),
+                strsim::jaro_winkler(&n, &lc),
+                c,
+            )
+        })
+        .filter(|(d, _, _)| *d <= limit && *d > 0)
+        // Fewest edits; among equals, the most similar by Jaro-Winkler (then the first).
+        .min_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)))
+        .map(|(_, _, c)| c.to_string())
 }

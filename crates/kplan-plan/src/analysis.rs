@@ -34,7 +34,16 @@ pub fn default_flops_per_element(op: Op) -> f64 {
 /// output written once, in the storage dtype (outputs in the output dtype, the third entry of
 /// `dtypes`, when the spec gives one).
 pub fn work(spec: &Spec) -> Work {
-    let s = spec.storage.bytes() as f64;
+    if let Some((flops, bytes, ff, bf)) = op_work(spec) {
+        return Work {
+            flops,
+            bytes,
+            intensity: (bytes > 0.0).then(|| flops / bytes),
+            flops_formula: ff,
+            bytes_formula: bf,
+        };
+    }
+    let s = spec.storage.size();
     let fpe = spec
         .knobs
         .flops_per_element
@@ -144,7 +153,7 @@ pub fn work(spec: &Spec) -> Work {
         ),
     };
     // Outputs written in a dtype other than the storage dtype (the spec's third dtype).
-    let o = spec.output.bytes() as f64;
+    let o = spec.output.size();
     let (bytes, bf) = match output_elements(spec) {
         Some((elems, what)) if o != s => (
             bytes + elems * (o - s),
@@ -166,6 +175,331 @@ pub fn work(spec: &Spec) -> Work {
         flops_formula: ff,
         bytes_formula: bf,
     }
+}
+
+/// The work model of the ops beyond the first classes, and of every backward pass, and of
+/// attention with paging, a separate KV or V dtype/width, or variable lengths. `None`: the
+/// forward model of the first classes below applies (kept as it was, formulas included).
+fn op_work(spec: &Spec) -> Option<(f64, f64, String, String)> {
+    use crate::spec::Direction::Backward;
+    let s = spec.storage.size();
+    let c = spec.compute.size();
+    let o = spec.output.size();
+    let d = |k: &str| spec.dim(k).unwrap_or(0) as f64;
+    let dor = |k: &str, v: f64| spec.dim(k).map(|x| x as f64).unwrap_or(v);
+    let idx = if spec.output.is_integer() { o } else { 4.0 };
+    let bwd = spec.direction == Backward;
+    let fpe = spec.knobs.flops_per_element;
+    let (rows, cols) = match spec.problem {
+        Problem::Rows { rows, cols } => (rows as f64, cols as f64),
+        Problem::Flat { n } => (1.0, n as f64),
+        _ => (0.0, 0.0),
+    };
+    let elems = rows * cols;
+    Some(match spec.op {
+        Op::Topk => {
+            let k = d("k");
+            (
+                fpe.unwrap_or(1.0) * elems,
+                elems * s + rows * k * (s + idx),
+                format!("{} x rows x cols (one compare per element)", fpe.unwrap_or(1.0)),
+                format!("read rows x cols x {s} B + write rows x k values ({s} B) and indices ({idx} B)"),
+            )
+        }
+        Op::Histogram => (
+            fpe.unwrap_or(1.0) * d("n"),
+            d("n") * s + d("bins") * o,
+            "n (one bin update per element)".into(),
+            format!("read n x {s} B + write bins x {o} B"),
+        ),
+        Op::Spmv => (
+            2.0 * d("nnz"),
+            d("nnz") * (s + 4.0) + (d("rows") + 1.0) * 4.0 + d("cols") * s + d("rows") * o,
+            "2 x nnz".into(),
+            format!("CSR values + column indices nnz x ({s} + 4) B + row pointers (rows + 1) x 4 B + x read once cols x {s} B + y rows x {o} B (x reuse from cache is the ideal case)"),
+        ),
+        Op::Spmm => (
+            2.0 * d("nnz") * d("n"),
+            d("nnz") * (s + 4.0) + (d("m") + 1.0) * 4.0 + d("k") * d("n") * s + d("m") * d("n") * o,
+            "2 x nnz x n".into(),
+            format!("CSR nnz x ({s} + 4) B + row pointers + dense B k x n x {s} B (read once) + C m x n x {o} B"),
+        ),
+        Op::Stencil => {
+            let cells = d("nx") * dor("ny", 1.0) * dor("nz", 1.0);
+            let steps = dor("steps", 1.0);
+            (
+                fpe.unwrap_or(2.0 * d("points")) * cells * steps,
+                2.0 * cells * s * steps,
+                format!("2 x points ({}) x cells x steps ({steps})", d("points")),
+                format!("read + write the grid once per step: 2 x cells x {s} B x steps (temporal blocking divides this by the steps fused)"),
+            )
+        }
+        Op::Conv => {
+            let (b, so, si) = (dor("batch", 1.0), d("spatial_out"), d("spatial_in"));
+            let (ci, co, taps, g) = (d("cin"), d("cout"), d("taps"), dor("groups", 1.0));
+            let f = 2.0 * b * so * co * (ci / g) * taps;
+            let inb = b * si * ci * s;
+            let wb = co * (ci / g) * taps * s;
+            let outb = b * so * co * o;
+            if bwd {
+                (
+                    2.0 * f,
+                    inb + wb + outb + inb + wb,
+                    "2 x forward (data gradient + weight gradient), forward = 2 x batch x out positions x out_channels x in_channels/groups x taps".into(),
+                    format!("read input, weights and dy, write dx and dweights (storage {s} B)"),
+                )
+            } else {
+                (
+                    f,
+                    inb + wb + outb,
+                    "2 x batch x out positions x out_channels x in_channels/groups x taps".into(),
+                    format!("input batch x positions x in_channels x {s} B + weights x {s} B + output batch x out positions x out_channels x {o} B"),
+                )
+            }
+        }
+        Op::GroupedGemm => {
+            let (g, m, n, k) = (d("groups"), d("total_m"), d("n"), d("k"));
+            let w = spec.modifiers.weight_dtype.map(|x| x.size()).unwrap_or(s);
+            let f = 2.0 * m * n * k;
+            if bwd {
+                (
+                    2.0 * f,
+                    2.0 * m * k * s + 2.0 * g * k * n * w + m * n * s,
+                    "2 x forward (dA and dB), forward = 2 x total_m x n x k".into(),
+                    format!("read A, B and dC, write dA and dB (storage {s} B, weights {w} B)"),
+                )
+            } else {
+                (
+                    f,
+                    m * k * s + g * k * n * w + m * n * o,
+                    "2 x total_m x n x k".into(),
+                    format!("A total_m x k x {s} B + one B per group: groups x k x n x {w} B + C total_m x n x {o} B"),
+                )
+            }
+        }
+        Op::Moe => {
+            let (t, e, k) = (d("tokens"), d("experts"), d("top_k"));
+            let align = spec.kind() == Some("align")
+                || (spec.kind().is_none() && spec.storage.is_integer());
+            if align {
+                let bs = dor("block_size", 1.0);
+                (
+                    t * k,
+                    t * k * s + (t * k + e * (bs - 1.0)) * 4.0 + e * 4.0,
+                    "tokens x top_k (one count and one placement per assignment)".into(),
+                    format!("read tokens x top_k expert ids x {s} B + write the block-padded sorted token ids (tokens x top_k + experts x (block_size - 1)) x 4 B + expert offsets"),
+                )
+            } else {
+                (
+                    fpe.unwrap_or(4.0) * t * e,
+                    t * e * s + t * k * (4.0 + o.max(4.0)),
+                    format!("{} x tokens x experts (score, normalise, compare)", fpe.unwrap_or(4.0)),
+                    format!("read tokens x experts logits x {s} B + write tokens x top_k ids (4 B) and weights"),
+                )
+            }
+        }
+        Op::Embedding | Op::Gather => {
+            let (n, dim) = if spec.op == Op::Embedding {
+                (d("tokens"), d("dim"))
+            } else {
+                (d("indices"), dor("dim", 1.0))
+            };
+            if bwd {
+                (
+                    n * dim,
+                    n * 4.0 + n * dim * s + 2.0 * n * dim * c,
+                    "tokens x dim adds into the gradient table".into(),
+                    format!("read ids (4 B) and dy tokens x dim x {s} B + read-modify-write of the touched gradient rows tokens x dim x 2 x {c} B"),
+                )
+            } else {
+                (
+                    0.0,
+                    n * 4.0 + n * dim * s + n * dim * o,
+                    "0 (data movement only)".into(),
+                    format!("read indices x 4 B + gather indices x dim x {s} B + write indices x dim x {o} B"),
+                )
+            }
+        }
+        Op::Scatter => {
+            let (r, l) = (d("rows_moved"), d("row_len"));
+            let rmw = spec.modifiers.reduce.is_some();
+            let t = dor("tensors", 1.0);
+            (
+                if rmw { r * l * t } else { 0.0 },
+                t * (r * l * s + r * l * o * if rmw { 2.0 } else { 1.0 }) + r * 4.0,
+                if rmw { "rows x dim combines".into() } else { "0 (data movement only)".into() },
+                format!(
+                    "read rows x dim x {s} B + indices 4 B/row + write{} rows x dim x {o} B{}",
+                    if rmw { " (read-modify-write)" } else { "" },
+                    if t > 1.0 { format!(", x {t} tensors") } else { String::new() }
+                ),
+            )
+        }
+        Op::Quantize | Op::Dequantize => {
+            let n = elems;
+            let block = spec
+                .dim("block")
+                .or(spec.dim("group_size"))
+                .or(spec.block_scale.map(|b| b.block()));
+            let per_row = matches!(
+                spec.modifiers.granularity.as_deref(),
+                Some("per-token" | "per-row" | "per-channel")
+            );
+            let (scales, what) = match (block, per_row) {
+                (Some(b), _) => (n / b as f64, format!("one scale per {b} values")),
+                (None, true) => (rows, "one scale per row".to_string()),
+                (None, false) => (1.0, "one scale per tensor".to_string()),
+            };
+            let scale_b = match spec.block_scale {
+                Some(_) => 1.0,
+                None if spec.op == Op::Dequantize => 2.0,
+                None => 4.0,
+            };
+            if spec.op == Op::Quantize {
+                (
+                    fpe.unwrap_or(3.0) * n,
+                    n * s + n * o + scales * scale_b,
+                    format!("{} x elements (absmax, scale, convert)", fpe.unwrap_or(3.0)),
+                    format!("read elements x {s} B + write elements x {o} B + scales ({what}, {scale_b} B each)"),
+                )
+            } else {
+                (
+                    fpe.unwrap_or(2.0) * n,
+                    n * s + scales * scale_b + n * o,
+                    format!("{} x elements (scale and offset)", fpe.unwrap_or(2.0)),
+                    format!("read elements x {s} B + scales ({what}, {scale_b} B each) + write elements x {o} B"),
+                )
+            }
+        }
+        Op::Sort => {
+            let v = if spec.modifiers.values { c } else { 0.0 };
+            match spec.problem {
+                Problem::Flat { n } => {
+                    let n = n as f64;
+                    let bits = dor("key_bits", spec.storage.bits() as f64);
+                    let passes = (bits / 8.0).ceil().max(1.0);
+                    (
+                        n * passes,
+                        passes * 2.0 * n * (s + v),
+                        format!("n x passes ({passes}: {bits}-bit keys, 8-bit digits)"),
+                        format!("per radix pass read + write keys{}: passes x 2 x n x ({s}{} B)", if v > 0.0 { " and values" } else { "" }, if v > 0.0 { format!(" + {v}") } else { String::new() }),
+                    )
+                }
+                _ => (
+                    elems * cols.log2().max(1.0),
+                    elems * s + elems * o,
+                    "segments x len x log2(len) compares (in-shared-memory sort per segment)".into(),
+                    format!("read segments x len x {s} B + write segments x len x {o} B"),
+                ),
+            }
+        }
+        Op::Attention => {
+            let Problem::Attention { batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal } = spec.problem else {
+                return None;
+            };
+            let plain = !bwd
+                && spec.modifiers.kv_dtype.is_none()
+                && spec.dim("head_dim_v").is_none()
+                && spec.dim("page_size").is_none()
+                && spec.dim("total_tokens").is_none();
+            if plain {
+                return None;
+            }
+            let (b, h, hk, d_qk) = (batch as f64, heads as f64, kv_heads as f64, head_dim as f64);
+            let d_v = dor("head_dim_v", d_qk);
+            let (sq, sk, bb) = match spec.dim("total_tokens") {
+                // Variable lengths: the mean sequence is total_tokens / batch.
+                Some(t) => (t as f64 / b, t as f64 / b, b),
+                None => (seq_q as f64, seq_kv as f64, b),
+            };
+            let kvs = spec.modifiers.kv_dtype.map(|x| x.size()).unwrap_or(s);
+            let full = 2.0 * bb * h * sq * sk * (d_qk + d_v);
+            let f = if causal { full / 2.0 } else { full };
+            let pages = spec
+                .dim("page_size")
+                .map(|p| bb * (sk / p as f64).ceil() * 4.0)
+                .unwrap_or(0.0);
+            let ff = format!(
+                "2 x batch x heads x seq_q x seq_kv x (head_dim + head_dim_v){}{}",
+                if causal { " / 2 (causal)" } else { "" },
+                if spec.dim("total_tokens").is_some() { ", seq = total_tokens / batch (varlen)" } else { "" }
+            );
+            if bwd {
+                (
+                    2.5 * f,
+                    bb * h * sq * (2.0 * d_qk + 2.0 * d_v) * s
+                        + bb * hk * sk * (2.0 * d_qk + 2.0 * d_v) * s
+                        + bb * h * sq * 4.0,
+                    format!("2.5 x forward (five matmuls, S/P recomputed), forward = {ff}"),
+                    format!("read Q, O, dO, K, V and the row log-sum-exp, write dQ, dK, dV (x {s} B)"),
+                )
+            } else {
+                (
+                    f,
+                    bb * h * sq * (d_qk + d_v) * s + bb * hk * sk * (d_qk + d_v) * kvs + pages,
+                    ff,
+                    format!(
+                        "(Q + O: batch x heads x seq_q x (head_dim + head_dim_v)) x {s} B + (K + V: batch x kv_heads x seq_kv x (head_dim + head_dim_v)) x {kvs} B{}",
+                        if pages > 0.0 { " + page table batch x ceil(seq_kv / page_size) x 4 B" } else { "" }
+                    ),
+                )
+            }
+        }
+        _ if !bwd => return None,
+        Op::Norm => {
+            let layer = spec.kind() == Some("layernorm");
+            let (r, cc) = (rows, cols);
+            (
+                fpe.unwrap_or(if layer { 9.0 } else { 6.0 }) * r * cc,
+                2.0 * r * cc * s + cc * s + r * 4.0 * if layer { 2.0 } else { 1.0 } + r * cc * o + cc * o * if layer { 2.0 } else { 1.0 },
+                format!("{} x rows x cols", fpe.unwrap_or(if layer { 9.0 } else { 6.0 })),
+                format!(
+                    "read x and dy (rows x cols x {s} B each), gamma, saved {} per row; write dx (rows x cols x {o} B) and {} (cols x {o} B)",
+                    if layer { "mean and rstd" } else { "rstd" },
+                    if layer { "dgamma and dbeta" } else { "dgamma" }
+                ),
+            )
+        }
+        Op::Softmax => (
+            fpe.unwrap_or(4.0) * elems,
+            2.0 * elems * s + elems * o,
+            format!("{} x rows x cols", fpe.unwrap_or(4.0)),
+            format!("read y and dy, write dx: rows x cols x ({s} + {s} + {o}) B"),
+        ),
+        Op::Elementwise => {
+            let n = elems;
+            let (i, out) = (spec.knobs.inputs as f64, spec.knobs.outputs as f64);
+            (
+                2.0 * fpe.unwrap_or(1.0) * n,
+                (i + out) * n * s + i * n * o,
+                format!("2 x {} x n (recompute and chain rule)", fpe.unwrap_or(1.0)),
+                format!("read inputs {i} + dy {out}, write d-inputs {i}: n x {s} B"),
+            )
+        }
+        Op::Gemm => {
+            let Problem::Gemm { batch, m, n, k } = spec.problem else { return None };
+            let (b, m, n, k) = (batch as f64, m as f64, n as f64, k as f64);
+            (
+                4.0 * b * m * n * k,
+                b * (2.0 * m * k + 2.0 * k * n + m * n) * s,
+                "2 x forward (dA = dC B^T, dB = A^T dC), forward = 2 x batch x m x n x k".into(),
+                format!("read A, B, dC and write dA, dB: batch x (2 m k + 2 k n + m n) x {s} B"),
+            )
+        }
+        Op::Scan => (
+            fpe.unwrap_or(1.0) * elems,
+            elems * s + elems * o,
+            format!("{} x n (a reverse scan)", fpe.unwrap_or(1.0)),
+            format!("read dy n x {s} B + write dx n x {o} B"),
+        ),
+        Op::Reduction => (
+            elems,
+            rows * s + elems * o,
+            "n (broadcast of the output gradient)".into(),
+            format!("read dy (one per output) x {s} B + write dx n x {o} B"),
+        ),
+        _ => return None,
+    })
 }
 
 /// Elements the operation writes, and how the bytes formula names them; `None` for a custom op

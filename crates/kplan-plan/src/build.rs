@@ -66,6 +66,9 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
         math_dtype: decide::backend::math_dtype(spec).as_str().into(),
         per_target,
         dtype_support,
+        direction: spec.direction.as_str().into(),
+        kind: spec.modifiers.kind.clone(),
+        knowledge: knowledge(spec, kb, &targets, &performance),
     };
     let kernel = KernelSummary {
         name: spec.name.clone(),
@@ -110,6 +113,92 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
         decide::checklist::review(spec, kb, &targets, &plan, inputs.findings.is_some());
     plan.sources = sources(&plan, kb);
     plan
+}
+
+/// The op knowledge base's entry for the spec's op, narrowed to the vendors in scope.
+fn knowledge(
+    spec: &Spec,
+    kb: &Kb,
+    targets: &[Target],
+    performance: &[Performance],
+) -> Option<OpKnowledge> {
+    let info = kb.op_info(spec.op.as_str())?;
+    let vendors: Vec<&str> = {
+        let mut v: Vec<&str> = targets
+            .iter()
+            .map(|t| t.vendor().as_str())
+            .filter(|v| OpInfoVendors::contains(v))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let libraries = info
+        .library
+        .iter()
+        .filter(|l| l.vendor == "any" || vendors.contains(&l.vendor.as_str()))
+        .map(|l| LibraryRef {
+            vendor: l.vendor.clone(),
+            name: l.name.clone(),
+            role: l.role.clone(),
+            covers: l.covers.clone(),
+            min_version: l.min_version.clone(),
+            source: l.source.clone(),
+        })
+        .collect();
+    let latency = spec.latency_us.map(|budget| {
+        let per: Vec<String> = performance
+            .iter()
+            .filter_map(|p| {
+                let t = p.roofline_time_us?;
+                Some(format!(
+                    "{}: roofline {} us{}",
+                    p.target,
+                    crate::analysis::tidy(t),
+                    if t > budget {
+                        " (over the budget even at the roofline)"
+                    } else if t * 5.0 < budget {
+                        " (far below: launch overhead and occupancy decide, not bandwidth)"
+                    } else {
+                        ""
+                    }
+                ))
+            })
+            .collect();
+        format!(
+            "budget {budget} us per call; {}; {}",
+            if per.is_empty() {
+                "no roofline time known".to_string()
+            } else {
+                per.join(", ")
+            },
+            info.latency_bound
+        )
+    });
+    Some(OpKnowledge {
+        name: info.name.clone(),
+        latency_bound: info.latency_bound.clone(),
+        tile_hint: info.tile_hint.clone(),
+        libraries,
+        algorithms: info
+            .algorithm
+            .iter()
+            .map(|a| AlgorithmRef {
+                name: a.name.clone(),
+                when: a.when.clone(),
+                source: a.source.clone(),
+            })
+            .collect(),
+        latency,
+    })
+}
+
+/// Vendors an op library can be named for.
+struct OpInfoVendors;
+impl OpInfoVendors {
+    fn contains(v: &str) -> bool {
+        matches!(v, "nvidia" | "amd" | "cpu")
+    }
 }
 
 /// Blocks the problem launches at a target's tile (section 6); `None` where the tile does not
@@ -244,6 +333,10 @@ fn sources(plan: &Plan, kb: &Kb) -> Vec<SourceRef> {
     }
     for d in &plan.operation.dtype_support {
         keys.extend(d.source.iter().cloned());
+    }
+    if let Some(k) = &plan.operation.knowledge {
+        keys.extend(k.libraries.iter().map(|l| l.source.clone()));
+        keys.extend(k.algorithms.iter().map(|a| a.source.clone()));
     }
     keys.extend(plan.verdict.sources.iter().cloned());
     for a in &plan.strategy.alternatives {

@@ -17,4 +17,4 @@ pub use build::{build_plan, PlanInputs};
 pub use decide::risks::SourceFinding;
 pub use error::SpecError;
 pub use model::Plan;
-pub use spec::{parse_spec, Spec};
+pub use spec::{parse_spec, parse_spec_targets, Spec};

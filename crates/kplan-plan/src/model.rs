@@ -114,6 +114,44 @@ pub struct Operation {
     pub math_dtype: String,
     pub per_target: Vec<OpTarget>,
     pub dtype_support: Vec<DtypeSupport>,
+    /// `forward` or `backward`.
+    pub direction: String,
+    /// The op's variant (`layernorm`, `argmax`, ...), where the spec names one.
+    pub kind: Option<String>,
+    /// From the operation knowledge base (ops.toml); empty when it has no entry for the op.
+    pub knowledge: Option<OpKnowledge>,
+}
+
+/// What the operation knowledge base says about the op class, for the backends in scope.
+#[derive(Debug, Clone, Serialize)]
+pub struct OpKnowledge {
+    pub name: String,
+    pub latency_bound: String,
+    pub tile_hint: String,
+    /// Libraries per backend in scope (vendor `any` ones run on every GPU backend).
+    pub libraries: Vec<LibraryRef>,
+    pub algorithms: Vec<AlgorithmRef>,
+    /// The spec's latency budget against the roofline time, where the spec gives one.
+    pub latency: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LibraryRef {
+    pub vendor: String,
+    pub name: String,
+    /// `reuse` (one call implements the op) or `baseline` (to fuse around or beat).
+    pub role: String,
+    pub covers: String,
+    /// `None`: no source gives the first version with this coverage (unknown).
+    pub min_version: Option<String>,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AlgorithmRef {
+    pub name: String,
+    pub when: String,
+    pub source: String,
 }
 
 #[derive(Debug, Clone, Serialize)]

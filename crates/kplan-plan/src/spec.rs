@@ -5,7 +5,7 @@
 //! fixed lists or the knowledge base, with a "did you mean" when a known name is close.
 
 use crate::error::SpecError;
-use kplan_kb::{closest, Dtype, Kb};
+use kplan_kb::{Dtype, Kb};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use toml::Spanned;
@@ -35,6 +35,44 @@ struct RawKernel {
     problem: Option<Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
     #[serde(default)]
     features: Vec<Spanned<String>>,
+    /// `forward` (default) or `backward`.
+    #[serde(default)]
+    direction: Option<Spanned<String>>,
+    /// The variant of the op (`layernorm` / `rmsnorm`, `argmax`, `routing` / `align`, ...).
+    #[serde(default)]
+    kind: Option<Spanned<String>>,
+    /// The combining operation (reduction, scatter): `sum`, `max`, `argmax`, ...
+    #[serde(default)]
+    reduce: Option<Spanned<String>>,
+    #[serde(default)]
+    deterministic: Option<Spanned<bool>>,
+    #[serde(default)]
+    causal: Option<Spanned<bool>>,
+    #[serde(default)]
+    varlen: Option<Spanned<bool>>,
+    #[serde(default)]
+    ragged: Option<Spanned<bool>>,
+    #[serde(default)]
+    stable: Option<Spanned<bool>>,
+    #[serde(default)]
+    exclusive: Option<Spanned<bool>>,
+    #[serde(default)]
+    values: Option<Spanned<bool>>,
+    #[serde(default)]
+    layout: Option<Spanned<String>>,
+    #[serde(default)]
+    format: Option<Spanned<String>>,
+    #[serde(default)]
+    granularity: Option<Spanned<String>>,
+    #[serde(default)]
+    mask: Option<Spanned<String>>,
+    #[serde(default)]
+    kv_dtype: Option<Spanned<String>>,
+    #[serde(default)]
+    weight_dtype: Option<Spanned<String>>,
+    /// Fused epilogue of a matrix op (`bias-gelu`, `scale`, ...).
+    #[serde(default)]
+    epilogue: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -54,6 +92,9 @@ struct RawRequirements {
     performance: Option<Spanned<String>>,
     #[serde(default)]
     framework_expressible: bool,
+    /// Latency budget per call, microseconds (decode, batch 1).
+    #[serde(default)]
+    latency_us: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -69,8 +110,9 @@ struct RawAbstraction {
     allowed: Spanned<Vec<Spanned<String>>>,
 }
 
-/// Operation class; decides the FLOP/byte formulas and the tile shape.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Operation class; decides the FLOP/byte formulas and the tile shape. `docs/plan.md` lists
+/// each class's problem keys; `kplan ops` shows what the knowledge base knows about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Op {
     Elementwise,
@@ -78,20 +120,48 @@ pub enum Op {
     Softmax,
     Norm,
     Gemm,
+    GroupedGemm,
     Attention,
     Scan,
+    Topk,
+    Histogram,
+    Spmv,
+    Spmm,
+    Stencil,
+    Conv,
+    Moe,
+    Embedding,
+    Gather,
+    Scatter,
+    Quantize,
+    Dequantize,
+    Sort,
     Custom,
 }
 
 impl Op {
-    pub const ALL: [Op; 8] = [
+    pub const ALL: [Op; 22] = [
         Op::Elementwise,
         Op::Reduction,
         Op::Softmax,
         Op::Norm,
         Op::Gemm,
+        Op::GroupedGemm,
         Op::Attention,
         Op::Scan,
+        Op::Topk,
+        Op::Histogram,
+        Op::Spmv,
+        Op::Spmm,
+        Op::Stencil,
+        Op::Conv,
+        Op::Moe,
+        Op::Embedding,
+        Op::Gather,
+        Op::Scatter,
+        Op::Quantize,
+        Op::Dequantize,
+        Op::Sort,
         Op::Custom,
     ];
     pub fn as_str(self) -> &'static str {
@@ -101,14 +171,182 @@ impl Op {
             Op::Softmax => "softmax",
             Op::Norm => "norm",
             Op::Gemm => "gemm",
+            Op::GroupedGemm => "grouped-gemm",
             Op::Attention => "attention",
             Op::Scan => "scan",
+            Op::Topk => "topk",
+            Op::Histogram => "histogram",
+            Op::Spmv => "spmv",
+            Op::Spmm => "spmm",
+            Op::Stencil => "stencil",
+            Op::Conv => "conv",
+            Op::Moe => "moe",
+            Op::Embedding => "embedding",
+            Op::Gather => "gather",
+            Op::Scatter => "scatter",
+            Op::Quantize => "quantize",
+            Op::Dequantize => "dequantize",
+            Op::Sort => "sort",
             Op::Custom => "custom",
         }
     }
+    pub fn parse(name: &str) -> Option<Op> {
+        Op::ALL.into_iter().find(|o| o.as_str() == name)
+    }
+    /// Other names for an op class, with the `kind` they imply.
+    pub const ALIASES: [(&'static str, Op, Option<&'static str>); 32] = [
+        ("rmsnorm", Op::Norm, Some("rmsnorm")),
+        ("layernorm", Op::Norm, Some("layernorm")),
+        ("layer-norm", Op::Norm, Some("layernorm")),
+        ("rms-norm", Op::Norm, Some("rmsnorm")),
+        ("argmax", Op::Reduction, Some("argmax")),
+        ("argmin", Op::Reduction, Some("argmin")),
+        ("reduce", Op::Reduction, None),
+        ("cumsum", Op::Scan, None),
+        ("prefix-sum", Op::Scan, None),
+        ("matmul", Op::Gemm, None),
+        ("mm", Op::Gemm, None),
+        ("bmm", Op::Gemm, None),
+        ("grouped-matmul", Op::GroupedGemm, None),
+        ("sdpa", Op::Attention, None),
+        ("flash-attention", Op::Attention, None),
+        ("mha", Op::Attention, None),
+        ("top-k", Op::Topk, None),
+        ("bincount", Op::Histogram, None),
+        ("conv1d", Op::Conv, None),
+        ("conv2d", Op::Conv, None),
+        ("conv3d", Op::Conv, None),
+        ("convolution", Op::Conv, None),
+        ("moe-routing", Op::Moe, Some("routing")),
+        ("router", Op::Moe, Some("routing")),
+        ("moe-align", Op::Moe, Some("align")),
+        ("index-select", Op::Gather, None),
+        ("scatter-add", Op::Scatter, None),
+        ("index-add", Op::Scatter, None),
+        ("quant", Op::Quantize, None),
+        ("dequant", Op::Dequantize, None),
+        ("argsort", Op::Sort, None),
+        ("radix-sort", Op::Sort, None),
+    ];
     /// Ops whose inner loop runs on matrix units (MMA/WGMMA/MFMA/WMMA) when the dtype allows.
     pub fn uses_matrix_units(self) -> bool {
-        matches!(self, Op::Gemm | Op::Attention)
+        matches!(self, Op::Gemm | Op::GroupedGemm | Op::Attention | Op::Conv)
+    }
+    /// The problem keys this op accepts, and the hint for what it needs.
+    pub fn problem_keys(self) -> (&'static [&'static str], &'static str) {
+        match self {
+            Op::Elementwise => (
+                &["n", "rows", "cols", "inputs", "outputs", "flops_per_element"],
+                "`n` (or `rows` and `cols`)",
+            ),
+            Op::Reduction | Op::Scan => (
+                &["n", "rows", "cols", "flops_per_element"],
+                "`n`, or `rows` and `cols`",
+            ),
+            Op::Softmax | Op::Norm => (&["rows", "cols", "flops_per_element"], "`rows` and `cols`"),
+            Op::Gemm => (&["m", "n", "k", "batch", "group_size"], "`m`, `n` and `k`"),
+            Op::GroupedGemm => (
+                &["groups", "m", "total_m", "n", "k", "scale_block", "group_size"],
+                "`groups`, `m` per group (or `total_m`), `n` and `k`",
+            ),
+            Op::Attention => (
+                &[
+                    "batch",
+                    "heads",
+                    "kv_heads",
+                    "seq",
+                    "seq_q",
+                    "seq_kv",
+                    "head_dim",
+                    "head_dim_v",
+                    "causal",
+                    "page_size",
+                    "total_tokens",
+                    "window",
+                ],
+                "`batch`, `heads`, `seq` (or `seq_q` and `seq_kv`) and `head_dim`",
+            ),
+            Op::Topk => (&["n", "rows", "cols", "k"], "`rows` and `cols` (or `n`) and `k`"),
+            Op::Histogram => (&["n", "bins"], "`n` and `bins`"),
+            Op::Spmv => (&["rows", "cols", "nnz"], "`rows`, `cols` and `nnz`"),
+            Op::Spmm => (&["m", "k", "n", "nnz"], "`m`, `k`, `n` and `nnz`"),
+            Op::Stencil => (
+                &["nx", "ny", "nz", "points", "radius", "steps"],
+                "`nx` (and `ny`, `nz` for 2D/3D) and `points`",
+            ),
+            Op::Conv => (
+                &[
+                    "batch",
+                    "height",
+                    "width",
+                    "depth",
+                    "seq",
+                    "channels",
+                    "in_channels",
+                    "out_channels",
+                    "kernel",
+                    "kernel_h",
+                    "kernel_w",
+                    "kernel_d",
+                    "stride",
+                    "padding",
+                    "dilation",
+                    "groups",
+                ],
+                "`batch`, the spatial size (`seq`, or `height`/`width`[/`depth`]), `channels` (or `in_channels` and `out_channels`) and the kernel size",
+            ),
+            Op::Moe => (
+                &["tokens", "experts", "top_k", "n_group", "topk_group", "block_size", "hidden"],
+                "`tokens`, `experts` and `top_k`",
+            ),
+            Op::Embedding => (&["vocab", "dim", "tokens"], "`vocab`, `dim` and `tokens`"),
+            Op::Gather => (&["rows", "dim", "indices", "n"], "`rows`, `dim` and `indices`"),
+            Op::Scatter => (
+                &[
+                    "n", "dim", "out_rows", "tokens", "kv_heads", "head_dim", "page_size",
+                    "num_pages", "tensors",
+                ],
+                "`n` and `dim` (or `tokens`, `kv_heads` and `head_dim`)",
+            ),
+            Op::Quantize | Op::Dequantize => (
+                &["n", "rows", "cols", "block", "group_size"],
+                "`rows` and `cols` (or `n`)",
+            ),
+            Op::Sort => (
+                &["n", "key_bits", "segments", "segment_len"],
+                "`n` (or `segments` and `segment_len`)",
+            ),
+            Op::Custom => (&["flops", "bytes"], "`flops` and `bytes`"),
+        }
+    }
+    /// Known `kind` values, where the op has a fixed list (others accept any label).
+    pub fn kinds(self) -> &'static [&'static str] {
+        match self {
+            Op::Norm => &["rmsnorm", "layernorm"],
+            Op::Reduction => &[
+                "sum", "mean", "max", "min", "prod", "argmax", "argmin", "l2",
+            ],
+            Op::Moe => &["routing", "align", "permute", "unpermute"],
+            _ => &[],
+        }
+    }
+    /// Whether the plan has a backward (training) work model for this op.
+    pub fn has_backward(self) -> bool {
+        matches!(
+            self,
+            Op::Elementwise
+                | Op::Softmax
+                | Op::Norm
+                | Op::Gemm
+                | Op::GroupedGemm
+                | Op::Attention
+                | Op::Conv
+                | Op::Embedding
+                | Op::Gather
+                | Op::Scan
+                | Op::Reduction
+                | Op::Custom
+        )
     }
 }
 
@@ -128,6 +366,23 @@ impl PerfReq {
     }
 }
 
+/// Forward (inference) or backward (gradient) pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    Forward,
+    Backward,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Forward => "forward",
+            Direction::Backward => "backward",
+        }
+    }
+}
+
 /// Abstraction levels a team may allow, highest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -137,6 +392,7 @@ pub enum Abstraction {
     Triton,
     HipSingleSource,
     Cutlass,
+    ComposableKernel,
     PerBackend,
     Sycl,
     Opencl,
@@ -144,12 +400,13 @@ pub enum Abstraction {
 }
 
 impl Abstraction {
-    pub const ALL: [Abstraction; 9] = [
+    pub const ALL: [Abstraction; 10] = [
         Abstraction::Framework,
         Abstraction::VendorBlas,
         Abstraction::Triton,
         Abstraction::HipSingleSource,
         Abstraction::Cutlass,
+        Abstraction::ComposableKernel,
         Abstraction::PerBackend,
         Abstraction::Sycl,
         Abstraction::Opencl,
@@ -164,6 +421,25 @@ impl Abstraction {
         Abstraction::Cutlass,
         Abstraction::PerBackend,
     ];
+    /// Other names a spec may use, with the level they mean. Library names (`cub`, `hipcub`,
+    /// `rocprim`) mean the vendor-library level; `rocwmma` is a header library used inside
+    /// per-backend HIP code.
+    pub const ALIASES: [(&'static str, Abstraction); 14] = [
+        ("vendor-library", Abstraction::VendorBlas),
+        ("vendor-blas-library", Abstraction::VendorBlas),
+        ("library", Abstraction::VendorBlas),
+        ("cub", Abstraction::VendorBlas),
+        ("hipcub", Abstraction::VendorBlas),
+        ("rocprim", Abstraction::VendorBlas),
+        ("torch", Abstraction::Framework),
+        ("pytorch", Abstraction::Framework),
+        ("jax", Abstraction::Framework),
+        ("ck", Abstraction::ComposableKernel),
+        ("rocwmma", Abstraction::PerBackend),
+        ("cute", Abstraction::Cutlass),
+        ("hip", Abstraction::HipSingleSource),
+        ("cuda", Abstraction::PerBackend),
+    ];
     pub fn as_str(self) -> &'static str {
         match self {
             Abstraction::Framework => "framework",
@@ -171,6 +447,7 @@ impl Abstraction {
             Abstraction::Triton => "triton",
             Abstraction::HipSingleSource => "hip-single-source",
             Abstraction::Cutlass => "cutlass",
+            Abstraction::ComposableKernel => "composable-kernel",
             Abstraction::PerBackend => "per-backend",
             Abstraction::Sycl => "sycl",
             Abstraction::Opencl => "opencl",
@@ -189,10 +466,12 @@ pub enum Expertise {
     Sycl,
     Metal,
     Opencl,
+    Cutlass,
+    Ck,
 }
 
 impl Expertise {
-    pub const ALL: [Expertise; 7] = [
+    pub const ALL: [Expertise; 9] = [
         Expertise::Cuda,
         Expertise::Hip,
         Expertise::Triton,
@@ -200,6 +479,18 @@ impl Expertise {
         Expertise::Sycl,
         Expertise::Metal,
         Expertise::Opencl,
+        Expertise::Cutlass,
+        Expertise::Ck,
+    ];
+    /// Other names: `rocm` is HIP; `composable-kernel` is CK; `cute` is CUTLASS.
+    pub const ALIASES: [(&'static str, Expertise); 7] = [
+        ("rocm", Expertise::Hip),
+        ("composable-kernel", Expertise::Ck),
+        ("cute", Expertise::Cutlass),
+        ("c++", Expertise::Cpu),
+        ("cpp", Expertise::Cpu),
+        ("openmp", Expertise::Cpu),
+        ("oneapi", Expertise::Sycl),
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -210,6 +501,8 @@ impl Expertise {
             Expertise::Sycl => "sycl",
             Expertise::Metal => "metal",
             Expertise::Opencl => "opencl",
+            Expertise::Cutlass => "cutlass",
+            Expertise::Ck => "ck",
         }
     }
 }
@@ -224,7 +517,45 @@ pub enum Fp8Encoding {
     Fnuz,
 }
 
-/// Problem sizes. Every count is an element count; `flops`/`bytes` only for custom ops.
+impl Fp8Encoding {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fp8Encoding::Ocp => "OCP e4m3fn/e5m2",
+            Fp8Encoding::Fnuz => "FNUZ e4m3fnuz/e5m2fnuz",
+        }
+    }
+}
+
+/// A block-scaled narrow format named by the spec (`nvfp4`, `mxfp4`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BlockScale {
+    /// NVFP4: e2m1 values, one e4m3 scale per 16 values (plus an fp32 tensor scale).
+    Nvfp4,
+    /// OCP MX: one e8m0 scale per 32 values (mxfp4 / mxfp6 / mxfp8).
+    Mx,
+}
+
+impl BlockScale {
+    /// Values per scale.
+    pub fn block(self) -> u64 {
+        match self {
+            BlockScale::Nvfp4 => 16,
+            BlockScale::Mx => 32,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BlockScale::Nvfp4 => "NVFP4 (e4m3 scale per 16 values)",
+            BlockScale::Mx => "OCP MX (e8m0 scale per 32 values)",
+        }
+    }
+}
+
+/// Problem sizes in the shape the tile and launch sections use. Every count is an element
+/// count; `flops`/`bytes` only for custom ops. Ops beyond the first classes map onto these
+/// shapes (a histogram is flat, a top-k is rows, a grouped GEMM is a GEMM over the summed M);
+/// the op's own keys are in [`Spec::dims`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "shape", rename_all = "kebab-case")]
 pub enum Problem {
@@ -268,12 +599,41 @@ pub struct OpKnobs {
     pub flops_per_element: Option<f64>,
 }
 
+/// Kernel-level modifiers beyond the op and its sizes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Modifiers {
+    /// The variant (`layernorm`, `argmax`, `align`, ...), from `kind`, `reduce` or the op alias.
+    pub kind: Option<String>,
+    /// The combining operation of a scatter / embedding (`sum`, `max`, ...).
+    pub reduce: Option<String>,
+    /// Bitwise-reproducible results required (same output on every run).
+    pub deterministic: bool,
+    pub causal: bool,
+    pub varlen: bool,
+    pub ragged: bool,
+    pub stable: bool,
+    pub exclusive: bool,
+    /// Sort: key-value pairs (values carried with the keys).
+    pub values: bool,
+    pub layout: Option<String>,
+    pub format: Option<String>,
+    pub granularity: Option<String>,
+    pub mask: Option<String>,
+    /// Attention / KV-cache write: the KV cache dtype, where it differs from the storage dtype.
+    pub kv_dtype: Option<Dtype>,
+    /// GEMM: the weight dtype of a weight-only-quantised GEMM (`int4` for W4A16).
+    pub weight_dtype: Option<Dtype>,
+    /// Fused epilogue of a matrix op (`bias-gelu`, ...): what a library call leaves to write.
+    pub epilogue: Option<String>,
+}
+
 /// A validated kernel spec.
 #[derive(Debug, Clone, Serialize)]
 pub struct Spec {
     pub name: String,
     pub description: Option<String>,
     pub op: Op,
+    pub direction: Direction,
     /// Dtype names as written.
     pub dtypes: Vec<String>,
     pub storage: Dtype,
@@ -281,16 +641,70 @@ pub struct Spec {
     pub compute: Dtype,
     /// Output dtype: the third entry, or the storage dtype.
     pub output: Dtype,
+    /// The fp8 encoding the spec named; `None` for plain `fp8` (resolved per target).
     pub fp8_encoding: Option<Fp8Encoding>,
+    /// Block-scaled format named by a dtype (`nvfp4`, `mxfp4`, `mxfp8`).
+    pub block_scale: Option<BlockScale>,
     pub problem: Problem,
+    /// Every problem key as the spec gave it (integers; custom flops/bytes are in `problem`).
+    pub dims: BTreeMap<String, u64>,
     pub knobs: OpKnobs,
+    pub modifiers: Modifiers,
+    /// Feature ids (canonical; generic names such as `tensor-cores` stay generic).
     pub features: Vec<String>,
     /// Target names as the spec wrote them.
     pub targets: Vec<String>,
     pub performance: PerfReq,
     pub framework_expressible: bool,
+    /// `[requirements] latency_us`: the per-call budget, microseconds.
+    pub latency_us: Option<f64>,
     pub expertise: Vec<Expertise>,
     pub allowed: Vec<Abstraction>,
+    /// Library names the spec's `allowed` used (`cub`, `hipcub`, `rocprim`, `rocwmma`).
+    pub named_libraries: Vec<String>,
+}
+
+impl Spec {
+    /// Every dtype the kernel touches: storage, compute, output, KV cache and weights.
+    pub fn all_dtypes(&self) -> Vec<Dtype> {
+        let mut v = vec![self.storage, self.compute, self.output];
+        v.extend(self.modifiers.kv_dtype);
+        v.extend(self.modifiers.weight_dtype);
+        v.dedup();
+        v
+    }
+    /// True when any dtype of the kernel is fp8 (storage, compute, output, KV cache, weights).
+    pub fn uses_fp8(&self) -> bool {
+        self.all_dtypes().contains(&Dtype::Fp8)
+    }
+    pub fn dim(&self, k: &str) -> Option<u64> {
+        self.dims.get(k).copied()
+    }
+    pub fn kind(&self) -> Option<&str> {
+        self.modifiers.kind.as_deref()
+    }
+    pub fn is_backward(&self) -> bool {
+        self.direction == Direction::Backward
+    }
+    /// Whether the kernel stages data through shared memory / LDS: the spec says so, or the
+    /// op's usual algorithm does (tiled matrix ops, block scans, row reductions with a block
+    /// per row, privatised histograms, sorts, stencil tiles).
+    pub fn uses_shared_memory(&self) -> bool {
+        self.features
+            .iter()
+            .any(|f| f == "shared-memory" || f == "large-shared-memory")
+            || matches!(
+                self.op,
+                Op::Gemm
+                    | Op::GroupedGemm
+                    | Op::Attention
+                    | Op::Conv
+                    | Op::Scan
+                    | Op::Histogram
+                    | Op::Sort
+                    | Op::Stencil
+            )
+    }
 }
 
 fn list_expected<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
@@ -305,27 +719,43 @@ fn span_of<T>(s: &Spanned<T>) -> std::ops::Range<usize> {
     s.span()
 }
 
-/// Parses a dtype name (liberal spellings); returns the dtype and any fp8 encoding it names.
-pub fn parse_dtype(name: &str) -> Option<(Dtype, Option<Fp8Encoding>)> {
+/// A parsed dtype name: the dtype, the fp8 encoding it names and the block scaling it names.
+pub type ParsedDtype = (Dtype, Option<Fp8Encoding>, Option<BlockScale>);
+
+/// Parses a dtype name (liberal spellings).
+pub fn parse_dtype(name: &str) -> Option<ParsedDtype> {
     let n = name.trim().to_ascii_lowercase().replace('_', "-");
-    let d = match n.as_str() {
-        "fp64" | "f64" | "float64" | "double" => (Dtype::Fp64, None),
-        "fp32" | "f32" | "float32" | "float" => (Dtype::Fp32, None),
-        "tf32" => (Dtype::Tf32, None),
-        "fp16" | "f16" | "float16" | "half" => (Dtype::Fp16, None),
-        "bf16" | "bfloat16" => (Dtype::Bf16, None),
-        "fp8" | "f8" => (Dtype::Fp8, None),
+    let plain = |d: Dtype| Some((d, None, None));
+    match n.as_str() {
+        "fp64" | "f64" | "float64" | "double" => plain(Dtype::Fp64),
+        "fp32" | "f32" | "float32" | "float" => plain(Dtype::Fp32),
+        "tf32" => plain(Dtype::Tf32),
+        "fp16" | "f16" | "float16" | "half" => plain(Dtype::Fp16),
+        "bf16" | "bfloat16" => plain(Dtype::Bf16),
+        "fp8" | "f8" | "float8" => plain(Dtype::Fp8),
         "fp8-e4m3" | "fp8-e4m3fn" | "e4m3" | "e4m3fn" | "fp8-e5m2" | "e5m2" | "float8-e4m3fn"
-        | "float8-e5m2" => (Dtype::Fp8, Some(Fp8Encoding::Ocp)),
+        | "float8-e5m2" => Some((Dtype::Fp8, Some(Fp8Encoding::Ocp), None)),
         "fp8-e4m3fnuz" | "fp8-e5m2fnuz" | "e4m3fnuz" | "e5m2fnuz" | "float8-e4m3fnuz"
-        | "float8-e5m2fnuz" => (Dtype::Fp8, Some(Fp8Encoding::Fnuz)),
-        "int8" | "i8" | "s8" => (Dtype::Int8, None),
-        _ => return None,
-    };
-    Some(d)
+        | "float8-e5m2fnuz" => Some((Dtype::Fp8, Some(Fp8Encoding::Fnuz), None)),
+        "mxfp8" => Some((Dtype::Fp8, Some(Fp8Encoding::Ocp), Some(BlockScale::Mx))),
+        "fp6" | "fp6-e2m3" | "fp6-e3m2" | "e2m3" | "e3m2" => plain(Dtype::Fp6),
+        "mxfp6" => Some((Dtype::Fp6, None, Some(BlockScale::Mx))),
+        "fp4" | "fp4-e2m1" | "e2m1" | "float4-e2m1" | "float4-e2m1fn" => plain(Dtype::Fp4),
+        "nvfp4" => Some((Dtype::Fp4, None, Some(BlockScale::Nvfp4))),
+        "mxfp4" => Some((Dtype::Fp4, None, Some(BlockScale::Mx))),
+        "int8" | "i8" | "s8" => plain(Dtype::Int8),
+        "uint8" | "u8" => plain(Dtype::Uint8),
+        "int4" | "i4" | "s4" | "uint4" | "u4" => plain(Dtype::Int4),
+        "int16" | "i16" | "s16" => plain(Dtype::Int16),
+        "int32" | "i32" | "s32" | "int" => plain(Dtype::Int32),
+        "uint32" | "u32" | "uint" => plain(Dtype::Uint32),
+        "int64" | "i64" | "s64" | "long" => plain(Dtype::Int64),
+        "uint64" | "u64" => plain(Dtype::Uint64),
+        _ => None,
+    }
 }
 
-const DTYPE_NAMES: [&str; 13] = [
+const DTYPE_NAMES: [&str; 24] = [
     "fp64",
     "fp32",
     "tf32",
@@ -336,10 +766,27 @@ const DTYPE_NAMES: [&str; 13] = [
     "fp8-e5m2",
     "fp8-e4m3fnuz",
     "fp8-e5m2fnuz",
+    "mxfp8",
+    "fp6",
+    "mxfp6",
+    "fp4",
+    "nvfp4",
+    "mxfp4",
+    "int4",
     "int8",
-    "float32",
-    "bfloat16",
+    "uint8",
+    "int16",
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
 ];
+
+pub use kplan_kb::closest as closest_name;
+
+fn norm_name(s: &str) -> String {
+    s.trim().to_ascii_lowercase().replace(['_', ' '], "-")
+}
 
 /// Parses and validates a spec. `kb` resolves target names and feature ids.
 pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
@@ -357,21 +804,29 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
             "empty kernel name, expected a non-empty string",
         ));
     }
-    let op_name = k.op.get_ref().trim().to_ascii_lowercase();
-    let op = Op::ALL
-        .into_iter()
-        .find(|o| o.as_str() == op_name)
-        .ok_or_else(|| {
-            SpecError::at(
-                span_of(&k.op),
-                format!(
-                    "unknown op `{}`, expected one of {}",
-                    k.op.get_ref(),
-                    list_expected(Op::ALL.map(Op::as_str))
-                ),
-            )
-            .suggest(closest(&op_name, Op::ALL.map(Op::as_str)))
-        })?;
+    let op_name = norm_name(k.op.get_ref());
+    let (op, alias_kind) = match Op::parse(&op_name) {
+        Some(o) => (o, None),
+        None => match Op::ALIASES.iter().find(|(a, _, _)| *a == op_name) {
+            Some((_, o, kind)) => (*o, kind.map(str::to_string)),
+            None => {
+                let names: Vec<&str> = Op::ALL
+                    .iter()
+                    .map(|o| o.as_str())
+                    .chain(Op::ALIASES.iter().map(|a| a.0))
+                    .collect();
+                return Err(SpecError::at(
+                    span_of(&k.op),
+                    format!(
+                        "unknown op `{}`, expected one of {}; for an operation kplan does not model, use `op = \"custom\"` with `problem = {{ flops = ..., bytes = ... }}`",
+                        k.op.get_ref(),
+                        list_expected(Op::ALL.map(Op::as_str))
+                    ),
+                )
+                .suggest(closest_name(&op_name, names)));
+            }
+        },
+    };
 
     if k.dtypes.get_ref().is_empty() {
         return Err(SpecError::at(
@@ -380,9 +835,10 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         ));
     }
     let mut parsed = Vec::new();
-    let mut encoding = None;
-    for d in k.dtypes.get_ref() {
-        let (dt, enc) = parse_dtype(d.get_ref()).ok_or_else(|| {
+    let mut encoding: Option<Fp8Encoding> = None;
+    let mut block_scale: Option<BlockScale> = None;
+    let mut note_dtype = |d: &Spanned<String>| -> Result<Dtype, SpecError> {
+        let (dt, enc, bs) = parse_dtype(d.get_ref()).ok_or_else(|| {
             SpecError::at(
                 span_of(d),
                 format!(
@@ -391,7 +847,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                     list_expected(DTYPE_NAMES)
                 ),
             )
-            .suggest(closest(d.get_ref(), DTYPE_NAMES))
+            .suggest(closest_name(d.get_ref(), DTYPE_NAMES))
         })?;
         if enc.is_some() {
             if encoding.is_some() && encoding != enc {
@@ -402,7 +858,13 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
             }
             encoding = enc;
         }
-        parsed.push(dt);
+        if bs.is_some() {
+            block_scale = bs;
+        }
+        Ok(dt)
+    };
+    for d in k.dtypes.get_ref() {
+        parsed.push(note_dtype(d)?);
     }
     if parsed.len() > 3 {
         return Err(SpecError::at(
@@ -410,75 +872,216 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
             "too many dtypes, expected at most storage, compute and output dtypes",
         ));
     }
+    let kv_dtype = k.kv_dtype.as_ref().map(&mut note_dtype).transpose()?;
+    let weight_dtype = k.weight_dtype.as_ref().map(&mut note_dtype).transpose()?;
     let storage = parsed[0];
     let compute = parsed.get(1).copied().unwrap_or(storage);
     let output = parsed.get(2).copied().unwrap_or(storage);
 
-    let (problem, knobs) = parse_problem(op, k.problem.as_ref(), span_of(&k.op))?;
+    // Modifiers, each checked against the ops it applies to.
+    let applies = |key: &str, span: std::ops::Range<usize>, ops: &[Op]| -> Result<(), SpecError> {
+        if ops.contains(&op) {
+            Ok(())
+        } else {
+            Err(SpecError::at(
+                span,
+                format!(
+                    "`{key}` does not apply to op `{}`, expected it only for {}",
+                    op.as_str(),
+                    list_expected(ops.iter().map(|o| o.as_str()))
+                ),
+            ))
+        }
+    };
+    let flag = |v: &Option<Spanned<bool>>, key: &str, ops: &[Op]| -> Result<bool, SpecError> {
+        match v {
+            None => Ok(false),
+            Some(b) => {
+                if !ops.is_empty() {
+                    applies(key, span_of(b), ops)?;
+                }
+                Ok(*b.get_ref())
+            }
+        }
+    };
+    let text_mod =
+        |v: &Option<Spanned<String>>, key: &str, ops: &[Op]| -> Result<Option<String>, SpecError> {
+            match v {
+                None => Ok(None),
+                Some(s) => {
+                    if !ops.is_empty() {
+                        applies(key, span_of(s), ops)?;
+                    }
+                    let t = norm_name(s.get_ref());
+                    if t.is_empty() {
+                        return Err(SpecError::at(
+                            span_of(s),
+                            format!("empty `{key}`, expected a name"),
+                        ));
+                    }
+                    Ok(Some(t))
+                }
+            }
+        };
+    let direction = match &k.direction {
+        None => Direction::Forward,
+        Some(d) => match norm_name(d.get_ref()).as_str() {
+            "forward" | "fwd" | "inference" => Direction::Forward,
+            "backward" | "bwd" | "grad" | "gradient" => Direction::Backward,
+            other => {
+                return Err(SpecError::at(
+                    span_of(d),
+                    format!(
+                        "unknown direction `{}`, expected `forward` or `backward`",
+                        d.get_ref()
+                    ),
+                )
+                .suggest(closest_name(other, ["forward", "backward"])))
+            }
+        },
+    };
+    if direction == Direction::Backward && !op.has_backward() {
+        let with: Vec<&str> = Op::ALL
+            .iter()
+            .filter(|o| o.has_backward())
+            .map(|o| o.as_str())
+            .collect();
+        return Err(SpecError::at(
+            span_of(k.direction.as_ref().unwrap_or(&k.op)),
+            format!(
+                "kplan has no backward work model for op `{}`, expected `direction = \"backward\"` only for {}; for another gradient kernel use `op = \"custom\"` with its flops and bytes",
+                op.as_str(),
+                list_expected(with)
+            ),
+        ));
+    }
+    let mut kind = alias_kind;
+    for (key, v) in [("kind", &k.kind), ("reduce", &k.reduce)] {
+        if let Some(s) = v {
+            let t = norm_name(s.get_ref());
+            let known = op.kinds();
+            // `reduce` on a scatter/embedding names the combine op; on a reduction it is the kind.
+            if key == "reduce" && matches!(op, Op::Scatter | Op::Embedding | Op::Histogram) {
+                continue;
+            }
+            if !known.is_empty() && !known.contains(&t.as_str()) {
+                return Err(SpecError::at(
+                    span_of(s),
+                    format!(
+                        "unknown {key} `{}` for op `{}`, expected one of {}",
+                        s.get_ref(),
+                        op.as_str(),
+                        list_expected(known.iter().copied())
+                    ),
+                )
+                .suggest(closest_name(&t, known.iter().copied())));
+            }
+            if kind.is_none() || key == "kind" {
+                kind = Some(t);
+            }
+        }
+    }
+    let reduce = match (&k.reduce, op) {
+        (Some(s), Op::Scatter | Op::Embedding | Op::Histogram) => Some(norm_name(s.get_ref())),
+        _ => None,
+    };
+    use Op::*;
+    let modifiers = Modifiers {
+        kind,
+        reduce,
+        deterministic: flag(&k.deterministic, "deterministic", &[])?,
+        causal: flag(&k.causal, "causal", &[Attention, Conv, Softmax])?,
+        varlen: flag(
+            &k.varlen,
+            "varlen",
+            &[Attention, Norm, Softmax, Elementwise, Scan],
+        )?,
+        ragged: flag(
+            &k.ragged,
+            "ragged",
+            &[GroupedGemm, Moe, Sort, Scan, Attention],
+        )?,
+        stable: flag(&k.stable, "stable", &[Sort, Topk])?,
+        exclusive: flag(&k.exclusive, "exclusive", &[Scan])?,
+        values: flag(&k.values, "values", &[Sort, Topk])?,
+        layout: text_mod(&k.layout, "layout", &[])?,
+        format: text_mod(&k.format, "format", &[Spmv, Spmm])?,
+        granularity: text_mod(
+            &k.granularity,
+            "granularity",
+            &[Quantize, Dequantize, Gemm, GroupedGemm],
+        )?,
+        mask: text_mod(&k.mask, "mask", &[Softmax, Attention])?,
+        epilogue: text_mod(
+            &k.epilogue,
+            "epilogue",
+            &[Gemm, GroupedGemm, Conv, Attention],
+        )?,
+        kv_dtype: {
+            if let Some(s) = &k.kv_dtype {
+                applies("kv_dtype", span_of(s), &[Attention, Scatter])?;
+            }
+            kv_dtype
+        },
+        weight_dtype: {
+            if let Some(s) = &k.weight_dtype {
+                applies("weight_dtype", span_of(s), &[Gemm, GroupedGemm, Moe])?;
+            }
+            weight_dtype
+        },
+    };
+
+    let (problem, dims, knobs) = parse_problem(op, k.problem.as_ref(), span_of(&k.op), &modifiers)?;
 
     let mut features = Vec::new();
     for f in &k.features {
-        let id = f.get_ref().trim().to_ascii_lowercase();
-        if kb.feature(&id).is_none() {
-            let ids: Vec<&str> = kb.features.iter().map(|f| f.id.as_str()).collect();
+        let n = norm_name(f.get_ref());
+        let id = if matches!(
+            n.as_str(),
+            "atomics" | "atomic" | "atomic-add" | "atomic-adds"
+        ) {
+            atomic_feature(compute, output).to_string()
+        } else if let Some(feat) = kb.feature_named(&n) {
+            feat.id.clone()
+        } else {
+            let ids: Vec<&str> = kb
+                .features
+                .iter()
+                .flat_map(|f| {
+                    std::iter::once(f.id.as_str()).chain(f.aliases.iter().map(String::as_str))
+                })
+                .chain(["atomics"])
+                .collect();
             return Err(SpecError::at(
                 span_of(f),
                 format!(
-                    "unknown feature `{}`, expected a feature id from the knowledge base (`kplan features` lists them)",
+                    "unknown feature `{}`, expected a feature id from the knowledge base (`kplan features` lists them) or a generic name (`tensor-cores`, `atomics`, `fp8`, `warp-shuffles`, `cooperative-groups`)",
                     f.get_ref()
                 ),
             )
-            .suggest(closest(&id, ids)));
+            .suggest(closest_name(&n, ids)));
+        };
+        if kb.feature(&id).is_none() {
+            return Err(SpecError::at(
+                span_of(f),
+                format!(
+                    "feature `{}` resolves to `{id}`, which this knowledge base does not define",
+                    f.get_ref()
+                ),
+            ));
         }
         if !features.contains(&id) {
             features.push(id);
         }
     }
 
-    let lists: Vec<&Spanned<Vec<Spanned<String>>>> =
-        [raw.backends.targets.as_ref(), raw.backends.devices.as_ref()]
-            .into_iter()
-            .flatten()
-            .collect();
-    if lists.iter().all(|l| l.get_ref().is_empty()) {
-        let span = lists.first().map(|l| span_of(*l)).unwrap_or(0..0);
-        return Err(SpecError::at(
-            span,
-            "no targets in [backends], expected `targets = [...]` with at least one architecture or device (`kplan targets` lists them)",
-        ));
-    }
-    let mut targets = Vec::new();
-    for t in lists.iter().flat_map(|l| l.get_ref().iter()) {
-        match kb.resolve(t.get_ref()) {
-            Ok(_) => {}
-            Err(e) => {
-                return Err(SpecError::at(
-                    span_of(t),
-                    format!(
-                        "unknown target `{}`, expected an architecture, device or alias from the knowledge base (`kplan targets` lists them)",
-                        t.get_ref()
-                    ),
-                )
-                .suggest(e.suggestion));
-            }
-        }
-        if targets.contains(t.get_ref()) {
-            return Err(SpecError::at(
-                span_of(t),
-                format!(
-                    "target `{}` is listed twice, expected each target once",
-                    t.get_ref()
-                ),
-            ));
-        }
-        targets.push(t.get_ref().clone());
-    }
+    let targets = targets_of(&raw.backends, kb)?;
 
     let performance = match &raw.requirements.performance {
         None => PerfReq::Reasonable,
-        Some(p) => match p.get_ref().trim().to_ascii_lowercase().as_str() {
-            "near-peak" => PerfReq::NearPeak,
-            "reasonable" => PerfReq::Reasonable,
+        Some(p) => match norm_name(p.get_ref()).as_str() {
+            "near-peak" | "peak" | "max" | "maximum" => PerfReq::NearPeak,
+            "reasonable" | "good-enough" => PerfReq::Reasonable,
             other => {
                 return Err(SpecError::at(
                     span_of(p),
@@ -487,33 +1090,62 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                     p.get_ref()
                 ),
                 )
-                .suggest(closest(other, ["near-peak", "reasonable"])))
+                .suggest(closest_name(other, ["near-peak", "reasonable"])))
             }
         },
+    };
+    let latency_us = match &raw.requirements.latency_us {
+        None => None,
+        Some(v) => {
+            let x = match v.get_ref() {
+                toml::Value::Integer(i) => *i as f64,
+                toml::Value::Float(f) => *f,
+                _ => {
+                    return Err(SpecError::at(
+                        span_of(v),
+                        "wrong type for `latency_us`, expected a number of microseconds",
+                    ))
+                }
+            };
+            if !(x.is_finite() && x > 0.0) {
+                return Err(SpecError::at(
+                    span_of(v),
+                    format!("invalid `latency_us` {x}, expected a positive number of microseconds"),
+                ));
+            }
+            Some(x)
+        }
     };
 
     let mut expertise = Vec::new();
     for e in &raw.team.expertise {
-        let n = e.get_ref().trim().to_ascii_lowercase();
+        let n = norm_name(e.get_ref());
         let x = Expertise::ALL
             .into_iter()
             .find(|x| x.as_str() == n)
+            .or_else(|| Expertise::ALIASES.iter().find(|a| a.0 == n).map(|a| a.1))
             .ok_or_else(|| {
+                let names: Vec<&str> = Expertise::ALL
+                    .iter()
+                    .map(|x| x.as_str())
+                    .chain(Expertise::ALIASES.iter().map(|a| a.0))
+                    .collect();
                 SpecError::at(
                     span_of(e),
                     format!(
                         "unknown expertise `{}`, expected one of {}",
                         e.get_ref(),
-                        list_expected(Expertise::ALL.map(Expertise::as_str))
+                        list_expected(names.iter().copied())
                     ),
                 )
-                .suggest(closest(&n, Expertise::ALL.map(Expertise::as_str)))
+                .suggest(closest_name(&n, names))
             })?;
         if !expertise.contains(&x) {
             expertise.push(x);
         }
     }
 
+    let mut named_libraries = Vec::new();
     let allowed = match &raw.abstraction {
         None => Abstraction::DEFAULT_ALLOWED.to_vec(),
         Some(a) => {
@@ -525,25 +1157,33 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
             }
             let mut v = Vec::new();
             for s in a.allowed.get_ref() {
-                let n = s.get_ref().trim().to_ascii_lowercase();
-                let n = if n == "vendor-library" || n == "vendor-blas-library" {
-                    "vendor-blas".to_string()
-                } else {
-                    n
-                };
+                let n = norm_name(s.get_ref());
                 let x = Abstraction::ALL
                     .into_iter()
                     .find(|x| x.as_str() == n)
+                    .or_else(|| {
+                        Abstraction::ALIASES.iter().find(|a| a.0 == n).map(|a| {
+                            if matches!(n.as_str(), "cub" | "hipcub" | "rocprim" | "rocwmma") {
+                                named_libraries.push(n.clone());
+                            }
+                            a.1
+                        })
+                    })
                     .ok_or_else(|| {
+                        let names: Vec<&str> = Abstraction::ALL
+                            .iter()
+                            .map(|x| x.as_str())
+                            .chain(Abstraction::ALIASES.iter().map(|a| a.0))
+                            .collect();
                         SpecError::at(
                             span_of(s),
                             format!(
                                 "unknown abstraction `{}`, expected one of {}",
                                 s.get_ref(),
-                                list_expected(Abstraction::ALL.map(Abstraction::as_str))
+                                list_expected(names.iter().copied())
                             ),
                         )
-                        .suggest(closest(&n, Abstraction::ALL.map(Abstraction::as_str)))
+                        .suggest(closest_name(&n, names))
                     })?;
                 if !v.contains(&x) {
                     v.push(x);
@@ -557,6 +1197,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         name,
         description: k.description,
         op,
+        direction,
         dtypes: k
             .dtypes
             .get_ref()
@@ -567,15 +1208,98 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         compute,
         output,
         fp8_encoding: encoding,
+        block_scale,
         problem,
+        dims,
         knobs,
+        modifiers,
         features,
         targets,
         performance,
         framework_expressible: raw.requirements.framework_expressible,
+        latency_us,
         expertise,
         allowed,
+        named_libraries,
     })
+}
+
+/// The targets of `[backends]` (`targets`, then `devices`), each resolved against the KB.
+fn targets_of(backends: &RawBackends, kb: &Kb) -> Result<Vec<String>, SpecError> {
+    let lists: Vec<&Spanned<Vec<Spanned<String>>>> =
+        [backends.targets.as_ref(), backends.devices.as_ref()]
+            .into_iter()
+            .flatten()
+            .collect();
+    if lists.iter().all(|l| l.get_ref().is_empty()) {
+        let span = lists.first().map(|l| span_of(*l)).unwrap_or(0..0);
+        return Err(SpecError::at(
+            span,
+            "no targets in [backends], expected `targets = [...]` with at least one architecture or device (`kplan targets` lists them)",
+        ));
+    }
+    let mut targets = Vec::new();
+    for t in lists.iter().flat_map(|l| l.get_ref().iter()) {
+        if kb.resolve(t.get_ref()).is_err() {
+            return Err(SpecError::at(
+                span_of(t),
+                format!(
+                    "unknown target `{}`, expected an architecture, device or alias from the knowledge base (`kplan targets` lists them)",
+                    t.get_ref()
+                ),
+            )
+            .suggest(closest_name(t.get_ref(), kb.target_names())));
+        }
+        if targets.contains(t.get_ref()) {
+            return Err(SpecError::at(
+                span_of(t),
+                format!(
+                    "target `{}` is listed twice, expected each target once",
+                    t.get_ref()
+                ),
+            ));
+        }
+        targets.push(t.get_ref().clone());
+    }
+
+    Ok(targets)
+}
+
+#[derive(Deserialize)]
+struct RawTargetsOnly {
+    #[serde(default)]
+    kernel: Option<toml::Value>,
+    backends: RawBackends,
+}
+
+/// The target names of a spec for `kplan header --spec` and `kplan build --spec`: a spec with a
+/// `[kernel]` table is validated whole, exactly as `kplan plan` does (so every spec `plan`
+/// accepts is accepted, and every one it rejects is rejected the same way); a file with only
+/// `[backends]` has just its targets checked, by the same rules.
+pub fn parse_spec_targets(text: &str, kb: &Kb) -> Result<Vec<String>, SpecError> {
+    let raw: RawTargetsOnly = toml::from_str(text).map_err(|e| SpecError {
+        span: e.span(),
+        message: e.message().trim_end().replace('\n', " "),
+        suggestion: None,
+    })?;
+    if raw.kernel.is_some() {
+        return parse_spec(text, kb).map(|s| s.targets);
+    }
+    targets_of(&raw.backends, kb)
+}
+
+/// The KB feature the generic `atomics` means for this kernel: integer atomics when the
+/// output is an integer (counts, indices), else the atomic add of the accumulate dtype.
+pub fn atomic_feature(compute: Dtype, output: Dtype) -> &'static str {
+    if output.is_integer() || compute.is_integer() {
+        return "int-atomics";
+    }
+    match compute {
+        Dtype::Fp64 => "fp64-atomic-add",
+        Dtype::Fp16 => "fp16-atomic-add",
+        Dtype::Bf16 => "bf16-atomic-add",
+        _ => "fp32-atomic-add",
+    }
 }
 
 /// Largest size one problem dimension may have (keeps every derived product in range).
@@ -587,42 +1311,21 @@ fn parse_problem(
     op: Op,
     p: Option<&RawProblem>,
     op_span: std::ops::Range<usize>,
-) -> Result<(Problem, OpKnobs), SpecError> {
-    let (allowed, required_hint): (&[&str], &str) = match op {
-        Op::Elementwise => (
-            &[
-                "n",
-                "rows",
-                "cols",
-                "inputs",
-                "outputs",
-                "flops_per_element",
-            ],
-            "`n` (or `rows` and `cols`)",
-        ),
-        Op::Reduction | Op::Scan => (
-            &["n", "rows", "cols", "flops_per_element"],
-            "`n`, or `rows` and `cols`",
-        ),
-        Op::Softmax | Op::Norm => (&["rows", "cols", "flops_per_element"], "`rows` and `cols`"),
-        Op::Gemm => (&["m", "n", "k", "batch"], "`m`, `n` and `k`"),
-        Op::Attention => (
-            &[
-                "batch", "heads", "kv_heads", "seq", "seq_q", "seq_kv", "head_dim", "causal",
-            ],
-            "`batch`, `heads`, `seq` (or `seq_q` and `seq_kv`) and `head_dim`",
-        ),
-        Op::Custom => (&["flops", "bytes"], "`flops` and `bytes`"),
-    };
+    m: &Modifiers,
+) -> Result<(Problem, BTreeMap<String, u64>, OpKnobs), SpecError> {
+    let (allowed, required_hint) = op.problem_keys();
     let Some(p) = p else {
         return Err(SpecError::at(
             op_span,
-            format!("missing `problem` for op `{}`, expected `problem = {{ ... }}` with {required_hint}", op.as_str()),
+            format!(
+                "missing `problem` for op `{}`, expected `problem = {{ ... }}` with {required_hint}",
+                op.as_str()
+            ),
         ));
     };
     let mut ints: BTreeMap<&str, u64> = BTreeMap::new();
     let mut floats: BTreeMap<&str, f64> = BTreeMap::new();
-    let mut causal = false;
+    let mut causal = m.causal;
     for (key, val) in p.get_ref() {
         let kname = key.get_ref().as_str();
         let Some(&canon) = allowed.iter().find(|a| **a == kname) else {
@@ -634,10 +1337,10 @@ fn parse_problem(
                     list_expected(allowed.iter().copied())
                 ),
             )
-            .suggest(closest(kname, allowed.iter().copied())));
+            .suggest(closest_name(kname, allowed.iter().copied())));
         };
         match (canon, val.get_ref()) {
-            ("causal", toml::Value::Boolean(b)) => causal = *b,
+            ("causal", toml::Value::Boolean(b)) => causal = causal || *b,
             ("causal", _) => {
                 return Err(SpecError::at(
                     val.span(),
@@ -670,8 +1373,15 @@ fn parse_problem(
                 }
                 floats.insert(canon, x);
             }
+            // Padding may be zero; every other size is positive.
+            ("padding", toml::Value::Integer(i)) if *i >= 0 && *i <= MAX_DIM => {
+                ints.insert(canon, *i as u64);
+            }
             (_, toml::Value::Integer(i)) if *i >= 1 && *i <= MAX_DIM => {
                 ints.insert(canon, *i as u64);
+            }
+            (_, toml::Value::Float(f)) if f.fract() == 0.0 && *f >= 1.0 && *f <= MAX_DIM as f64 => {
+                ints.insert(canon, *f as u64);
             }
             (_, toml::Value::Integer(_)) => {
                 return Err(SpecError::at(
@@ -696,6 +1406,11 @@ fn parse_problem(
             ),
         )
     };
+    let need = |k: &str| {
+        ints.get(k)
+            .copied()
+            .ok_or_else(|| missing(&format!("`{k}`")))
+    };
     let mut knobs = OpKnobs {
         inputs: 1,
         outputs: 1,
@@ -714,31 +1429,64 @@ fn parse_problem(
             )),
         }
     };
+    let mut extra: BTreeMap<&str, u64> = BTreeMap::new();
+    let mul = |a: u64, b: u64| a.saturating_mul(b);
     let problem = match op {
         Op::Elementwise => {
             knobs.inputs = ints.get("inputs").copied().unwrap_or(1);
             knobs.outputs = ints.get("outputs").copied().unwrap_or(1);
             match flat_or_rows(&ints)? {
-                Problem::Rows { rows, cols } => Problem::Flat {
-                    n: rows.saturating_mul(cols),
-                },
+                Problem::Rows { rows, cols } => Problem::Flat { n: mul(rows, cols) },
                 x => x,
             }
         }
-        Op::Reduction | Op::Scan => flat_or_rows(&ints)?,
-        Op::Softmax | Op::Norm => {
-            let rows = *ints.get("rows").ok_or_else(|| missing("`rows`"))?;
-            let cols = *ints.get("cols").ok_or_else(|| missing("`cols`"))?;
-            Problem::Rows { rows, cols }
+        Op::Reduction | Op::Scan | Op::Quantize | Op::Dequantize => flat_or_rows(&ints)?,
+        Op::Topk => {
+            need("k")?;
+            let pr = flat_or_rows(&ints)?;
+            let len = match pr {
+                Problem::Flat { n } => n,
+                Problem::Rows { cols, .. } => cols,
+                _ => 0,
+            };
+            if ints["k"] > len {
+                return Err(SpecError::at(
+                    p.span(),
+                    format!(
+                        "invalid `k` {}, expected at most the {len} elements it selects from",
+                        ints["k"]
+                    ),
+                ));
+            }
+            pr
         }
+        Op::Softmax | Op::Norm => Problem::Rows {
+            rows: need("rows")?,
+            cols: need("cols")?,
+        },
         Op::Gemm => Problem::Gemm {
             batch: ints.get("batch").copied().unwrap_or(1),
-            m: *ints.get("m").ok_or_else(|| missing("`m`"))?,
-            n: *ints.get("n").ok_or_else(|| missing("`n`"))?,
-            k: *ints.get("k").ok_or_else(|| missing("`k`"))?,
+            m: need("m")?,
+            n: need("n")?,
+            k: need("k")?,
         },
+        Op::GroupedGemm => {
+            let groups = need("groups")?;
+            let total_m = match (ints.get("total_m"), ints.get("m")) {
+                (Some(&t), _) => t,
+                (None, Some(&m)) => mul(m, groups),
+                (None, None) => return Err(missing("`m` (per group) or `total_m`")),
+            };
+            extra.insert("total_m", total_m);
+            Problem::Gemm {
+                batch: 1,
+                m: total_m,
+                n: need("n")?,
+                k: need("k")?,
+            }
+        }
         Op::Attention => {
-            let heads = *ints.get("heads").ok_or_else(|| missing("`heads`"))?;
+            let heads = need("heads")?;
             let seq = ints.get("seq").copied();
             let seq_q = ints
                 .get("seq_q")
@@ -758,19 +1506,180 @@ fn parse_problem(
                 ));
             }
             Problem::Attention {
-                batch: *ints.get("batch").ok_or_else(|| missing("`batch`"))?,
+                batch: need("batch")?,
                 heads,
                 kv_heads,
                 seq_q,
                 seq_kv,
-                head_dim: *ints.get("head_dim").ok_or_else(|| missing("`head_dim`"))?,
+                head_dim: need("head_dim")?,
                 causal,
             }
         }
+        Op::Histogram => {
+            need("bins")?;
+            Problem::Flat { n: need("n")? }
+        }
+        Op::Spmv => {
+            let rows = need("rows")?;
+            need("cols")?;
+            let nnz = need("nnz")?;
+            Problem::Rows {
+                rows,
+                cols: nnz.div_ceil(rows).max(1),
+            }
+        }
+        Op::Spmm => {
+            let m = need("m")?;
+            need("k")?;
+            need("nnz")?;
+            Problem::Rows {
+                rows: m,
+                cols: need("n")?,
+            }
+        }
+        Op::Stencil => {
+            let nx = need("nx")?;
+            let cells = mul(
+                mul(nx, ints.get("ny").copied().unwrap_or(1)),
+                ints.get("nz").copied().unwrap_or(1),
+            );
+            if !ints.contains_key("points") {
+                return Err(missing("`points`"));
+            }
+            Problem::Flat { n: cells }
+        }
+        Op::Conv => {
+            let batch = ints.get("batch").copied().unwrap_or(1);
+            let spatial_in = ["seq", "height", "width", "depth"]
+                .iter()
+                .filter_map(|k| ints.get(k).copied())
+                .fold(1u64, mul);
+            if !["seq", "height", "width", "depth"]
+                .iter()
+                .any(|k| ints.contains_key(k))
+            {
+                return Err(missing("the spatial size (`seq`, or `height` and `width`)"));
+            }
+            let cin = ints
+                .get("in_channels")
+                .or(ints.get("channels"))
+                .copied()
+                .ok_or_else(|| missing("`channels` or `in_channels`"))?;
+            let cout = ints
+                .get("out_channels")
+                .or(ints.get("channels"))
+                .copied()
+                .unwrap_or(cin);
+            let taps = ["kernel_h", "kernel_w", "kernel_d"]
+                .iter()
+                .filter_map(|k| ints.get(k).copied())
+                .fold(1u64, mul);
+            let taps = if taps == 1 {
+                ints.get("kernel").copied().unwrap_or(1)
+            } else {
+                taps
+            };
+            let groups = ints.get("groups").copied().unwrap_or(1);
+            if cin % groups != 0 || cout % groups != 0 {
+                return Err(SpecError::at(
+                    p.span(),
+                    "invalid `groups`, expected a divisor of the input and output channels",
+                ));
+            }
+            let stride = ints.get("stride").copied().unwrap_or(1);
+            let nd = ["seq", "height", "width", "depth"]
+                .iter()
+                .filter(|k| ints.contains_key(*k))
+                .count() as u32;
+            // "Same" padding assumed: each spatial dimension shrinks by the stride only.
+            let out_spatial = spatial_in.div_ceil(stride.saturating_pow(nd).max(1)).max(1);
+            extra.insert("cin", cin);
+            extra.insert("cout", cout);
+            extra.insert("taps", taps);
+            extra.insert("spatial_in", spatial_in);
+            extra.insert("spatial_out", out_spatial.max(1));
+            // Implicit GEMM: M = batch x output positions, N = out channels per group, K = taps x in channels per group.
+            if groups == cin && groups > 1 {
+                Problem::Flat {
+                    n: mul(mul(batch, out_spatial.max(1)), cout),
+                }
+            } else {
+                Problem::Gemm {
+                    batch: groups,
+                    m: mul(batch, out_spatial.max(1)),
+                    n: cout / groups,
+                    k: mul(taps, cin / groups),
+                }
+            }
+        }
+        Op::Moe => {
+            let tokens = need("tokens")?;
+            let experts = need("experts")?;
+            let top_k = need("top_k")?;
+            if top_k > experts {
+                return Err(SpecError::at(
+                    p.span(),
+                    "invalid `top_k`, expected at most `experts`",
+                ));
+            }
+            Problem::Rows {
+                rows: tokens,
+                cols: experts,
+            }
+        }
+        Op::Embedding => {
+            need("vocab")?;
+            Problem::Rows {
+                rows: need("tokens")?,
+                cols: need("dim")?,
+            }
+        }
+        Op::Gather => {
+            let idx = ints
+                .get("indices")
+                .or(ints.get("n"))
+                .copied()
+                .ok_or_else(|| missing("`indices`"))?;
+            extra.insert("indices", idx);
+            Problem::Rows {
+                rows: idx,
+                cols: ints.get("dim").copied().unwrap_or(1),
+            }
+        }
+        Op::Scatter => {
+            let (rows, dim) = match (ints.get("n"), ints.get("tokens")) {
+                (Some(&n), _) => (n, ints.get("dim").copied().unwrap_or(1)),
+                (None, Some(&t)) => (
+                    mul(t, ints.get("kv_heads").copied().unwrap_or(1)),
+                    ints.get("head_dim")
+                        .or(ints.get("dim"))
+                        .copied()
+                        .unwrap_or(1),
+                ),
+                (None, None) => return Err(missing("`n` (or `tokens`)")),
+            };
+            extra.insert("rows_moved", rows);
+            extra.insert("row_len", dim);
+            Problem::Rows { rows, cols: dim }
+        }
+        Op::Sort => match (ints.get("n"), ints.get("segments"), ints.get("segment_len")) {
+            (Some(&n), None, None) => Problem::Flat { n },
+            (None, Some(&s), Some(&l)) => Problem::Rows { rows: s, cols: l },
+            (Some(_), _, _) => {
+                return Err(SpecError::at(
+                    p.span(),
+                    "both `n` and `segments` given, expected one of them",
+                ))
+            }
+            _ => return Err(missing("`n`, or `segments` and `segment_len`")),
+        },
         Op::Custom => Problem::Custom {
             flops: *floats.get("flops").ok_or_else(|| missing("`flops`"))?,
             bytes: *floats.get("bytes").ok_or_else(|| missing("`bytes`"))?,
         },
     };
-    Ok((problem, knobs))
+    let mut dims: BTreeMap<String, u64> =
+        ints.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    dims.extend(extra.into_iter().map(|(k, v)| (k.to_string(), v)));
+    Ok((problem, dims, knobs))
 }

@@ -92,6 +92,18 @@ fn framework_expressible_but_near_peak_row_op_needs_a_kernel() {
 
 #[test]
 fn framework_streaming_op_already_near_peak_uses_the_framework() {
+    // NVIDIA only: the framework's streaming kernels are near peak there.
+    let p = S {
+        op: "elementwise",
+        problem: "n = 100000000, inputs = 2",
+        fx: true,
+        targets: r#""sm_80", "sm_90a""#,
+        ..S::default()
+    }
+    .plan();
+    assert_eq!(p.verdict.decision, Decision::UseFramework);
+    // With AMD in scope the verdict weighs AMD's framework efficiency too, which is not
+    // near peak: a kernel is planned, and the inputs show both vendors' figures.
     let p = S {
         op: "elementwise",
         problem: "n = 100000000, inputs = 2",
@@ -99,7 +111,12 @@ fn framework_streaming_op_already_near_peak_uses_the_framework() {
         ..S::default()
     }
     .plan();
-    assert_eq!(p.verdict.decision, Decision::UseFramework);
+    assert_eq!(p.verdict.decision, Decision::CustomKernel);
+    assert!(
+        p.verdict.inputs.iter().any(|i| i.contains("on amd")),
+        "{:?}",
+        p.verdict.inputs
+    );
 }
 
 #[test]
@@ -755,7 +772,14 @@ allowed = ["framework", "vendor-blas", "triton", "hip-single-source", "cutlass",
     let spec = parse_spec(text, Kb::builtin())
         .unwrap_or_else(|e| panic!("{}", e.render("issue.toml", text)));
     let p = build_plan(&spec, Kb::builtin(), &PlanInputs::default());
-    assert_eq!(p.verdict.decision, Decision::CustomKernel);
+    // A row reduction is a segmented reduce: CUB and rocPRIM implement it, vendor libraries are
+    // allowed, so the plan goes library-first.
+    assert_eq!(p.verdict.decision, Decision::UseVendorLibrary);
+    assert!(
+        p.verdict.reason.contains("CUB") && p.verdict.reason.contains("rocPRIM"),
+        "{}",
+        p.verdict.reason
+    );
     // row reduction: read rows x cols, write rows, bf16
     assert_eq!(p.operation.bytes, (16384.0 * 8192.0 + 16384.0) * 2.0);
     assert_eq!(p.backend_matrix.len(), 5);
@@ -1139,4 +1163,245 @@ fn a_problem_smaller_than_the_gpu_is_flagged_in_performance() {
             perf.warning
         );
     }
+}
+
+#[test]
+fn library_first_for_any_op_a_library_covers_on_every_gpu_target() {
+    for (op, problem) in [
+        ("scan", "n = 1000000000"),
+        ("spmv", "rows = 1000000, cols = 1000000, nnz = 30000000"),
+        ("histogram", "n = 10000000, bins = 256"),
+        ("sort", "n = 100000000"),
+    ] {
+        let p = S {
+            op,
+            problem,
+            dtypes: r#""fp32""#,
+            ..S::default()
+        }
+        .plan();
+        assert_eq!(
+            p.verdict.decision,
+            Decision::UseVendorLibrary,
+            "{op}: {}",
+            p.verdict.reason
+        );
+        assert!(p.verdict.reason.contains("left to write"), "{op}");
+        assert_eq!(p.strategy.chosen, "vendor-blas", "{op}");
+        let k = p.operation.knowledge.as_ref().unwrap();
+        assert!(k.libraries.iter().any(|l| l.vendor == "nvidia"), "{op}");
+        assert!(k.libraries.iter().any(|l| l.vendor == "amd"), "{op}");
+        assert!(!k.algorithms.is_empty(), "{op}");
+        // At least two op-specific risks from the operation knowledge base.
+        assert!(
+            p.risks.iter().filter(|r| r.kind == "op").count() >= 2,
+            "{op}"
+        );
+    }
+    // Not allowed: the library is still named as the baseline, and a kernel is planned.
+    let p = S {
+        op: "scan",
+        problem: "n = 1000000000",
+        allowed: Some(r#""triton", "per-backend""#),
+        ..S::default()
+    }
+    .plan();
+    assert_eq!(p.verdict.decision, Decision::CustomKernel);
+    assert!(
+        p.verdict.reason.contains("not an allowed abstraction"),
+        "{}",
+        p.verdict.reason
+    );
+}
+
+#[test]
+fn nvidia_only_targets_give_nvidia_only_and_name_only_nvidia_libraries() {
+    let p = S {
+        op: "gemm",
+        problem: "m = 4096, n = 4096, k = 4096",
+        targets: r#""sm_90a", "h200""#,
+        ..S::default()
+    }
+    .plan();
+    assert_eq!(p.verdict.decision, Decision::NvidiaOnly);
+    assert!(p.verdict.reason.contains("cuBLAS"), "{}", p.verdict.reason);
+    assert!(!p.verdict.reason.contains("hipBLASLt") && !p.verdict.reason.contains("OpenBLAS"));
+    assert_eq!(p.strategy.chosen, "vendor-blas");
+    assert!(p
+        .strategy
+        .per_target
+        .iter()
+        .all(|t| !t.implementation.contains("hip")));
+}
+
+#[test]
+fn amd_only_plans_say_so_and_build_with_hipcc_alone() {
+    let p = S {
+        op: "stencil",
+        problem: "nx = 512, ny = 512, nz = 512, points = 7",
+        dtypes: r#""fp64""#,
+        targets: r#""mi250x", "mi300x""#,
+        expertise: r#""rocm""#,
+        allowed: Some(r#""hip-single-source", "per-backend""#),
+        ..S::default()
+    }
+    .plan();
+    assert_eq!(p.verdict.decision, Decision::CustomKernel);
+    assert!(
+        p.verdict.reason.starts_with("every GPU target is AMD"),
+        "{}",
+        p.verdict.reason
+    );
+    let hip = p
+        .strategy
+        .alternatives
+        .iter()
+        .find(|a| a.abstraction == "hip-single-source")
+        .unwrap();
+    assert!(
+        hip.why.contains("hipcc for the AMD targets alone"),
+        "{}",
+        hip.why
+    );
+    assert!(!hip.why.contains("nvcc"));
+}
+
+#[test]
+fn shared_memory_budget_only_for_kernels_that_use_shared_memory() {
+    let ids = |op: &str, problem: &str, features: &str| {
+        S {
+            op,
+            problem,
+            features,
+            ..S::default()
+        }
+        .plan()
+        .risks
+        .iter()
+        .map(|r| r.id.clone())
+        .collect::<Vec<_>>()
+    };
+    // sm_80/sm_90a have far more shared memory per block than gfx942's 64 KiB.
+    assert!(!ids("elementwise", "n = 1000000", "").contains(&"shared-memory-budget".to_string()));
+    assert!(ids("elementwise", "n = 1000000", r#""shared-memory""#)
+        .contains(&"shared-memory-budget".to_string()));
+}
+
+#[test]
+fn fp8_output_dtype_raises_the_encoding_risk() {
+    let p = S {
+        op: "quantize",
+        problem: "rows = 1024, cols = 4096",
+        dtypes: r#""bf16", "fp32", "fp8""#,
+        targets: r#""sm_90a", "gfx942""#,
+        ..S::default()
+    }
+    .plan();
+    let r = p
+        .risks
+        .iter()
+        .find(|r| r.id == "fp8-encoding")
+        .expect("fp8-encoding risk");
+    assert!(r.targets.contains(&"gfx942".to_string()));
+    assert!(p.risks.iter().any(|r| r.id == "quant-scale-encoding"));
+}
+
+#[test]
+fn a_multi_die_device_is_planned_as_what_one_kernel_sees() {
+    let p = S {
+        targets: r#""mi250x", "h100""#,
+        ..S::default()
+    }
+    .plan();
+    let b = p
+        .backend_matrix
+        .iter()
+        .find(|b| b.target == "mi250x")
+        .unwrap();
+    assert_eq!(b.compute_units, Some(110));
+    assert_eq!(b.bandwidth_gbs, Some(1600.0));
+    assert!(b.device_name.as_deref().unwrap().contains("one of 2 dies"));
+    // A single-die device keeps its figures.
+    let h = p
+        .backend_matrix
+        .iter()
+        .find(|b| b.target == "h100")
+        .unwrap();
+    assert_eq!(h.compute_units, Some(132));
+}
+
+#[test]
+fn generic_hazards_fire_only_when_their_condition_holds() {
+    let has = |p: &Plan, id: &str| p.risks.iter().any(|r| r.id == id);
+    // int32 indices: 2^32 elements raise it, 2^20 do not.
+    let big = S {
+        op: "reduction",
+        problem: "n = 4294967296",
+        dtypes: r#""fp32""#,
+        allowed: Some(r#""per-backend""#),
+        ..S::default()
+    }
+    .plan();
+    assert!(has(&big, "int32-index-overflow"));
+    let small = S {
+        op: "reduction",
+        problem: "n = 1048576",
+        dtypes: r#""fp32""#,
+        allowed: Some(r#""per-backend""#),
+        ..S::default()
+    }
+    .plan();
+    assert!(!has(&small, "int32-index-overflow"));
+    // Multi-die: MI250X and MI300X raise it, a single-die RDNA3 part does not.
+    let p = S {
+        targets: r#""mi250x", "sm_90a""#,
+        ..S::default()
+    }
+    .plan();
+    assert!(has(&p, "multi-die"));
+    let p = S {
+        targets: r#""mi300x", "sm_90a""#,
+        ..S::default()
+    }
+    .plan();
+    assert!(has(&p, "multi-die"));
+    let p = S {
+        targets: r#""gfx1100", "sm_90a""#,
+        ..S::default()
+    }
+    .plan();
+    assert!(!has(&p, "multi-die"));
+    // Blackwell: sm_100a with sm_103 in scope raises it; sm_100a alone does not.
+    let p = S {
+        targets: r#""sm_100a", "sm_103""#,
+        ..S::default()
+    }
+    .plan();
+    assert!(has(&p, "blackwell-arch-specific"));
+    let p = S {
+        targets: r#""sm_100a""#,
+        ..S::default()
+    }
+    .plan();
+    assert!(!has(&p, "blackwell-arch-specific"));
+}
+
+#[test]
+fn a_latency_budget_raises_the_latency_risk_and_is_compared_with_the_roofline() {
+    let text = "[kernel]\nname = 'n'\nop = 'norm'\ndtypes = ['bf16', 'fp32']\nproblem = { rows = 1, cols = 8192 }\n[backends]\ntargets = ['h100', 'mi300x']\n[requirements]\nperformance = 'near-peak'\nlatency_us = 5\n";
+    let spec = parse_spec(text, Kb::builtin()).unwrap();
+    let p = build_plan(&spec, Kb::builtin(), &PlanInputs::default());
+    assert!(p.risks.iter().any(|r| r.id == "latency-bound"));
+    let l = p
+        .operation
+        .knowledge
+        .as_ref()
+        .unwrap()
+        .latency
+        .as_deref()
+        .unwrap();
+    assert!(l.contains("budget 5 us") && l.contains("far below"), "{l}");
+    let spec = parse_spec(&text.replace("latency_us = 5\n", ""), Kb::builtin()).unwrap();
+    let p = build_plan(&spec, Kb::builtin(), &PlanInputs::default());
+    assert!(!p.risks.iter().any(|r| r.id == "latency-bound"));
 }

@@ -124,10 +124,21 @@ fn spec_text_cannot_inject_headings() {
 fn largest_allowed_sizes_do_not_overflow() {
     // Every size at the 2^40 limit: products of sizes exceed u64 and must not panic.
     let kb = kplan_kb::Kb::builtin();
-    {
-        let problem = "batch = 1099511627776, heads = 1099511627776, seq = 1099511627776, head_dim = 1099511627776";
+    const L: &str = "1099511627776";
+    for (op, problem) in [
+        ("attention", format!("batch = {L}, heads = {L}, seq = {L}, head_dim = {L}")),
+        ("attention", format!("batch = {L}, heads = {L}, seq_q = 1, seq_kv = {L}, head_dim = {L}, page_size = 1, total_tokens = {L}")),
+        ("spmv", format!("rows = {L}, cols = {L}, nnz = {L}")),
+        ("grouped-gemm", format!("groups = {L}, m = {L}, n = {L}, k = {L}")),
+        ("conv", format!("batch = {L}, height = {L}, width = {L}, channels = {L}, kernel_h = {L}, kernel_w = {L}")),
+        ("stencil", format!("nx = {L}, ny = {L}, nz = {L}, points = {L}, steps = {L}")),
+        ("topk", format!("rows = {L}, cols = {L}, k = {L}")),
+        ("sort", format!("n = {L}, key_bits = {L}")),
+        ("quantize", format!("rows = {L}, cols = {L}, block = 1")),
+        ("moe", format!("tokens = {L}, experts = {L}, top_k = {L}, block_size = {L}")),
+    ] {
         let text = format!(
-            "[kernel]\nname = \"x\"\nop = \"attention\"\ndtypes = [\"bf16\", \"fp32\"]\nproblem = {{ {problem} }}\n[backends]\ntargets = [\"sm_80\", \"gfx942\"]\n"
+            "[kernel]\nname = \"x\"\nop = \"{op}\"\ndtypes = [\"bf16\", \"fp32\"]\nproblem = {{ {problem} }}\n[backends]\ntargets = [\"sm_80\", \"gfx942\"]\n"
         );
         let spec = kplan_plan::parse_spec(&text, kb)
             .unwrap_or_else(|e| panic!("{}", e.render("x.toml", &text)));

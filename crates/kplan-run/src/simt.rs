@@ -582,7 +582,7 @@ impl SimtBuild {
     /// Writes the runtime, the header redirects and the rewritten kernel sources. `Ok(Err)`:
     /// no C++ compiler (a skip).
     pub fn new(h: &Harness) -> Result<Result<SimtBuild, String>, RunError> {
-        let Some(cxx) = crate::cpu::find_cxx() else {
+        let Some(cxx) = crate::cpu::find_cxx()? else {
             return Ok(Err(
                 "no C++ compiler found (set KPLAN_CXX or CXX, or install g++ or clang++)".into(),
             ));

@@ -42,6 +42,8 @@ enum Command {
     Targets(cmd::kb::TargetsArgs),
     /// List the knowledge base's features and where each is available.
     Features(cmd::kb::FeaturesArgs),
+    /// List the operation knowledge base's op classes, or show one (libraries, algorithms, risks).
+    Ops(cmd::kb::OpsArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => cmd::run::bench(&ctx, a),
         Command::Targets(a) => cmd::kb::targets(&ctx, a),
         Command::Features(a) => cmd::kb::features(&ctx, a),
+        Command::Ops(a) => cmd::kb::ops(&ctx, a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

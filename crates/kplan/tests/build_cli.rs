@@ -74,9 +74,20 @@ fn header_is_scoped_and_deterministic() {
 fn header_from_spec_and_spec_errors() {
     let dir = kplan_test_support::tempdir("build-cli");
     let spec = dir.path().join("k.toml");
+    std::fs::write(&spec, "[backends]\ntargets = [\"gfx1100\"]\n").unwrap();
+    let o = kplan()
+        .arg("header")
+        .arg("--spec")
+        .arg(&spec)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(text(&o).0.contains("Targets: gfx1100."));
+
+    // A whole kernel spec goes through the plan's parser: `devices` count as targets.
     std::fs::write(
         &spec,
-        "[kernel]\nname = \"x\"\n[backends]\ntargets = [\"gfx1100\"]\n",
+        "[kernel]\nname = \"x\"\nop = \"softmax\"\ndtypes = [\"bf16\"]\nproblem = { rows = 8, cols = 64 }\n[backends]\ntargets = [\"sm_90a\"]\ndevices = [\"mi300x\"]\n",
     )
     .unwrap();
     let o = kplan()
@@ -86,7 +97,26 @@ fn header_from_spec_and_spec_errors() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{:?}", text(&o));
-    assert!(text(&o).0.contains("Targets: gfx1100."));
+    let head = text(&o).0.lines().take(10).collect::<Vec<_>>().join("\n");
+    assert!(head.contains("Targets: gfx942, sm_90a."), "{head}");
+    // ... and a kernel spec `kplan plan` rejects is rejected here the same way.
+    std::fs::write(
+        &spec,
+        "[kernel]\nname = \"x\"\nop = \"softmax\"\ndtypes = [\"bf61\"]\nproblem = { rows = 8, cols = 64 }\n[backends]\ntargets = [\"sm_90a\"]\n",
+    )
+    .unwrap();
+    let o = kplan()
+        .arg("header")
+        .arg("--spec")
+        .arg(&spec)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("k.toml:4:11: unknown dtype `bf61`"),
+        "{:?}",
+        text(&o)
+    );
 
     std::fs::write(&spec, "[backends]\ntargets = [\n  \"gfx943\",\n]\n").unwrap();
     let o = kplan()

@@ -107,3 +107,25 @@ fn broken_kb_dir_exits_2_with_position() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("devices.toml:3:"), "{}", stderr(&o));
 }
+
+#[test]
+fn ops_list_and_show() {
+    let o = kplan(&["ops"]);
+    assert!(o.status.success());
+    for op in ["scan", "spmv", "attention", "grouped-gemm", "histogram"] {
+        assert!(stdout(&o).contains(op), "{op}");
+    }
+    let o = kplan(&["ops", "show", "scan"]);
+    assert!(o.status.success());
+    let s = stdout(&o);
+    assert!(
+        s.contains("CUB DeviceScan") && s.contains("rocPRIM") && s.contains("look-back"),
+        "{s}"
+    );
+    let o = kplan(&["ops", "show", "scan", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["id"], "scan");
+    let o = kplan(&["ops", "show", "sacn"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("did you mean `scan`"), "{}", stderr(&o));
+}

@@ -55,7 +55,7 @@ pub fn backend_matrix(spec: &Spec, kb: &Kb, targets: &[Target]) -> Vec<BackendEn
                 a.min_toolchain.source.clone(),
             ];
             sources.extend(raised_by);
-            if let Some(d) = t.device {
+            if let Some(d) = t.device.as_deref() {
                 sources.push(d.compute_units.source.clone());
                 sources.push(d.bandwidth_gbs.source.clone());
             }
@@ -66,8 +66,8 @@ pub fn backend_matrix(spec: &Spec, kb: &Kb, targets: &[Target]) -> Vec<BackendEn
                 vendor: a.vendor.as_str().to_string(),
                 arch: a.id.clone(),
                 family: a.family.clone(),
-                device: t.device.map(|d| d.id.clone()),
-                device_name: t.device.map(|d| d.name.clone()),
+                device: t.device.as_deref().map(|d| d.id.clone()),
+                device_name: t.device.as_deref().map(|d| d.name.clone()),
                 resolved_via: match t.via {
                     ResolvedVia::Arch => "architecture".into(),
                     ResolvedVia::Device => "device".into(),
@@ -80,8 +80,8 @@ pub fn backend_matrix(spec: &Spec, kb: &Kb, targets: &[Target]) -> Vec<BackendEn
                 },
                 max_threads_per_block: a.max_threads_per_block.value,
                 shared_per_block_bytes: a.shared_per_block_bytes.value,
-                compute_units: t.device.and_then(|d| d.compute_units.value),
-                bandwidth_gbs: t.device.and_then(|d| d.bandwidth_gbs.value),
+                compute_units: t.device.as_deref().and_then(|d| d.compute_units.value),
+                bandwidth_gbs: t.device.as_deref().and_then(|d| d.bandwidth_gbs.value),
                 min_toolchain,
                 compile_target: a.compile_target.clone(),
                 sources,
@@ -102,7 +102,7 @@ pub fn math_dtype(spec: &Spec) -> Dtype {
 
 /// Peak TFLOP/s for the spec's math dtype on a target: (value, table, dtype read, source, note).
 pub fn peak(spec: &Spec, t: &Target) -> Option<(f64, &'static str, Dtype, String, Option<String>)> {
-    let d = t.device?;
+    let d = t.device.as_deref()?;
     let m = math_dtype(spec);
     let get = |tab: &std::collections::BTreeMap<Dtype, kplan_kb::Fact<f64>>, dt: Dtype| {
         tab.get(&dt)
@@ -183,13 +183,14 @@ pub fn op_targets(spec: &Spec, work: &Work, targets: &[Target]) -> Vec<OpTarget>
             let pk = peak(spec, t);
             let bw = t
                 .device
+                .as_deref()
                 .and_then(|d| d.bandwidth_gbs.value)
                 .filter(|v| *v > 0.0);
             let mut sources = Vec::new();
             if let Some((_, _, _, s, _)) = &pk {
                 sources.push(s.clone());
             }
-            if let Some(d) = t.device {
+            if let Some(d) = t.device.as_deref() {
                 if bw.is_some() {
                     sources.push(d.bandwidth_gbs.source.clone());
                 }
@@ -208,7 +209,7 @@ pub fn op_targets(spec: &Spec, work: &Work, targets: &[Target]) -> Vec<OpTarget>
             if let Some((_, _, _, _, Some(n))) = &pk {
                 notes.push(n.clone());
             }
-            match t.device {
+            match t.device.as_deref() {
                 None => notes.push(format!(
                     "the KB has no device for {}: bandwidth and peak unknown",
                     t.arch.id

@@ -86,7 +86,7 @@ pub fn plan(
                 target: t.name.clone(),
                 arch: t.arch.id.clone(),
                 toolchain: ts,
-                runner: format!("self-hosted runner with {}", t.device.map(|d| d.name.clone()).unwrap_or_else(|| format!("a {} GPU", t.arch.id))),
+                runner: format!("self-hosted runner with {}", t.device.as_deref().map(|d| d.name.clone()).unwrap_or_else(|| format!("a {} GPU", t.arch.id))),
                 why: "spec target: the kernel's tests on the device, checked against the CPU reference, and its timing against the roofline (section 8)".into(),
             });
         } else if t.arch.id == HOST_CPU_ARCH {

@@ -19,7 +19,8 @@ pub struct Target<'kb> {
     /// As the spec wrote it.
     pub name: String,
     pub arch: &'kb Arch,
-    pub device: Option<&'kb Device>,
+    /// The device as one kernel launch sees it (one GCD of an MI250X).
+    pub device: Option<std::borrow::Cow<'kb, Device>>,
     pub via: ResolvedVia,
 }
 
@@ -58,7 +59,7 @@ pub fn resolve_targets<'kb>(spec: &Spec, kb: &'kb Kb) -> Vec<Target<'kb>> {
         .map(|r| Target {
             name: r.name,
             arch: r.arch,
-            device: r.device,
+            device: r.device.map(|d| d.per_kernel_view()),
             via: r.via,
         })
         .collect()

@@ -57,7 +57,7 @@ pub fn expectations(
         } else {
             eff.lookup(t.vendor().as_str(), class, group)
         };
-        let measured = t.device.and_then(|d| {
+        let measured = t.device.as_deref().and_then(|d| {
             let mut ms: Vec<&kplan_kb::Measurement> = kb
                 .measurements
                 .iter()

@@ -28,11 +28,22 @@ pub fn register(
 ) -> Vec<Risk> {
     let mut risks = Vec::new();
     let gpu: Vec<&Target> = targets.iter().filter(|t| t.is_gpu()).collect();
+    // Kernel-code hazards (warp size, wavefront mode, LDS budget, tuning constants) concern only
+    // the GPU targets the strategy writes kernel code for: a library or framework call meets none.
+    let coded: Vec<&Target> = gpu
+        .iter()
+        .copied()
+        .filter(|t| {
+            strategy.per_target.iter().any(|p| {
+                p.target == t.name && !matches!(p.abstraction.as_str(), "framework" | "vendor-blas")
+            })
+        })
+        .collect();
     let names = |v: &[&Target]| v.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
 
     // Warp / wavefront size.
     let mut sizes: BTreeMap<u32, Vec<&Target>> = BTreeMap::new();
-    for t in &gpu {
+    for t in &coded {
         if let Some(w) = t.warp() {
             sizes.entry(w).or_default().push(t);
         }
@@ -43,12 +54,12 @@ pub fn register(
         }
     }
     if sizes.len() > 1 {
-        let affected: Vec<&Target> = gpu
+        let affected: Vec<&Target> = coded
             .iter()
             .copied()
             .filter(|t| t.warp() != Some(32) || t.arch.warp_sizes.len() > 1)
             .collect();
-        let evidence: Vec<String> = gpu
+        let evidence: Vec<String> = coded
             .iter()
             .map(|t| {
                 let sel = if t.arch.warp_sizes.len() > 1 {
@@ -74,7 +85,7 @@ pub fn register(
                 )
             })
             .collect();
-        let mut srcs: Vec<String> = gpu
+        let mut srcs: Vec<String> = coded
             .iter()
             .map(|t| t.arch.warp_size.source.clone())
             .collect();
@@ -86,7 +97,7 @@ pub fn register(
             title: {
                 let all = sizes.keys().map(|w| w.to_string()).collect::<Vec<_>>();
                 let defaults: std::collections::BTreeSet<u32> =
-                    gpu.iter().filter_map(|t| t.warp()).collect();
+                    coded.iter().filter_map(|t| t.warp()).collect();
                 if defaults.len() == 1 {
                     // Every target defaults to the same size; the others are a compile mode.
                     format!(
@@ -101,7 +112,7 @@ pub fn register(
             kind: "hazard".into(),
             targets: names(&affected),
             severity: "high".into(),
-            mitigation: if gpu
+            mitigation: if coded
                 .iter()
                 .all(|t| strategy.per_target.iter().any(|p| p.target == t.name && p.abstraction == "triton"))
             {
@@ -121,8 +132,8 @@ pub fn register(
     }
 
     // RDNA wave32 vs CDNA wave64: same vendor, same HIP source, different wavefront.
-    let rdna: Vec<&Target> = gpu.iter().copied().filter(|t| t.is_rdna()).collect();
-    let cdna: Vec<&Target> = gpu.iter().copied().filter(|t| t.is_cdna()).collect();
+    let rdna: Vec<&Target> = coded.iter().copied().filter(|t| t.is_rdna()).collect();
+    let cdna: Vec<&Target> = coded.iter().copied().filter(|t| t.is_cdna()).collect();
     if !rdna.is_empty() && !cdna.is_empty() {
         risks.push(Risk {
             id: "rdna-wave32".into(),
@@ -147,11 +158,13 @@ pub fn register(
     }
 
     // Shared memory / LDS budget.
-    let budgets: Vec<(&Target, u64)> = gpu
+    let budgets: Vec<(&Target, u64)> = coded
         .iter()
         .filter_map(|t| t.arch.shared_per_block_bytes.value.map(|b| (*t, b)))
         .collect();
-    if let (Some(min), Some(max)) = (
+    // Only a kernel that stages data in shared memory / LDS meets the budget difference.
+    if let (true, Some(min), Some(max)) = (
+        spec.uses_shared_memory(),
         budgets.iter().map(|b| b.1).min(),
         budgets.iter().map(|b| b.1).max(),
     ) {
@@ -274,7 +287,8 @@ pub fn register(
     }
 
     // fp8 encodings.
-    if spec.storage == Dtype::Fp8 || spec.compute == Dtype::Fp8 {
+    // Any fp8 tensor: storage, compute, output (a quantize kernel's scale goes wrong there), KV.
+    if spec.uses_fp8() {
         let ocp: Vec<&Target> = gpu
             .iter()
             .copied()
@@ -452,12 +466,12 @@ pub fn register(
     }
 
     // AMD tuning gap for memory-bound code.
-    let amd: Vec<&Target> = gpu
+    let amd: Vec<&Target> = coded
         .iter()
         .copied()
         .filter(|t| t.vendor() == Vendor::Amd)
         .collect();
-    if !amd.is_empty() && targets.iter().any(|t| t.vendor() == Vendor::Nvidia) {
+    if !amd.is_empty() && coded.iter().any(|t| t.vendor() == Vendor::Nvidia) {
         risks.push(Risk {
             id: "amd-tuning".into(),
             title: "AMD paths land 3-5x below their roofline when NVIDIA launch/tuning constants are reused".into(),
@@ -541,6 +555,132 @@ pub fn register(
         });
     }
 
+    // int32 indices at the problem's size: a tensor of 2^31 elements or more overflows 32-bit
+    // offsets (the default index type of most kernels).
+    let largest = largest_tensor(spec);
+    if largest >= (1u64 << 31) as f64 && !gpu.is_empty() {
+        risks.push(Risk {
+            id: "int32-index-overflow".into(),
+            title: format!("a tensor of {largest:.3e} elements overflows 32-bit indices (2^31 = 2.147e9)"),
+            kind: "hazard".into(),
+            targets: names(&gpu),
+            severity: "high".into(),
+            mitigation: "compute element offsets in 64 bits (size_t / int64 index math, Triton `tl.int64` program offsets); keep 32-bit indices only inside a tile".into(),
+            fallback: Some("split the problem into chunks below 2^31 elements (one launch each)".into()),
+            evidence: vec![format!("largest tensor: {largest:.3e} elements (problem {:?})", spec.dims)],
+            sources: vec![],
+        });
+    }
+
+    // Latency-bound: a latency budget, or a problem whose roofline time is a few microseconds.
+    if let Some(b) = spec.latency_us {
+        if !gpu.is_empty() {
+            risks.push(Risk {
+                id: "latency-bound".into(),
+                title: format!("a {b} us per-call budget: launch overhead and occupancy decide, not bandwidth"),
+                kind: "hazard".into(),
+                targets: names(&gpu),
+                severity: "medium".into(),
+                mitigation: "capture the call in a CUDA/HIP graph, fuse with neighbouring kernels, size the grid to fill every SM/CU (split the work: split-KV, split rows), and measure end-to-end latency with `kplan bench` rather than bandwidth".into(),
+                fallback: None,
+                evidence: vec![format!("[requirements] latency_us = {b}")],
+                sources: vec![],
+            });
+        }
+    }
+
+    // Multi-die devices: MI250X GCDs (one per launch) and MI300-class XCDs (one device, L2 per
+    // XCD): a hazard for kernel code written for them (a library call handles its own placement).
+    let multi: Vec<&Target> = coded
+        .iter()
+        .copied()
+        .filter(|t| {
+            t.device.as_deref().is_some_and(|d| {
+                d.dies_per_package.is_some()
+                    || d.compute_units
+                        .note
+                        .as_deref()
+                        .is_some_and(|n| n.contains("per XCD"))
+            })
+        })
+        .collect();
+    if !multi.is_empty() {
+        risks.push(Risk {
+            id: "multi-die".into(),
+            title: "multi-die GPUs: one launch sees one MI250X GCD; MI300-class XCDs have separate L2s".into(),
+            kind: "hazard".into(),
+            targets: names(&multi),
+            severity: "medium".into(),
+            mitigation: "plan MI250X per GCD (each is its own HIP device: split work across both explicitly); on MI300-class parts workgroups are dispatched round-robin over the XCDs whose L2s are not coherent with each other: keep a block's data in its own XCD (remap block ids), publish cross-block flags with release/acquire at agent scope, and check the partition mode (SPX/CPX) of the machine".into(),
+            fallback: None,
+            evidence: multi
+                .iter()
+                .map(|t| {
+                    let d = t.device.as_deref().unwrap();
+                    format!(
+                        "{}: {} compute units ({}) [{}]",
+                        t.name,
+                        d.compute_units.value.map(|v| v.to_string()).unwrap_or_else(|| "unknown".into()),
+                        d.compute_units.note.as_deref().unwrap_or(""),
+                        d.compute_units.source
+                    )
+                })
+                .collect(),
+            sources: multi.iter().filter_map(|t| t.device.as_deref().map(|d| d.compute_units.source.clone())).collect::<std::collections::BTreeSet<_>>().into_iter().collect(),
+        });
+    }
+
+    // Blackwell arch-specific code: sm_100a cubins run on compute capability 10.0 only.
+    let bw_a: Vec<&Target> = gpu
+        .iter()
+        .copied()
+        .filter(|t| t.arch.id == "sm_100a")
+        .collect();
+    let bw_other: Vec<&Target> = gpu
+        .iter()
+        .copied()
+        .filter(|t| t.arch.id != "sm_100a" && t.arch.family == "Blackwell (datacenter)")
+        .collect();
+    if !bw_a.is_empty() && !bw_other.is_empty() {
+        risks.push(Risk {
+            id: "blackwell-arch-specific".into(),
+            title: "sm_100a (arch-specific) code does not run on the other Blackwell targets".into(),
+            kind: "toolchain".into(),
+            targets: names(&bw_other),
+            severity: "high".into(),
+            mitigation: "build the family target (compute_100f, CUDA 12.9+) for code that must run on every Blackwell part, or ship one cubin per exact target (sm_100a, sm_103a) plus PTX".into(),
+            fallback: Some("portable sm_100 code without tcgen05 (the wgmma-free, mma.sync path)".into()),
+            evidence: bw_a.iter().chain(bw_other.iter()).map(|t| format!("{}: {} [CUDA-FS]", t.name, t.arch.notes.join(" "))).collect(),
+            sources: vec!["CUDA-FS".into()],
+        });
+    }
+
+    // Op-specific hazards from the operation knowledge base.
+    if let Some(info) = kb.op_info(spec.op.as_str()) {
+        let affected: Vec<String> = if gpu.is_empty() {
+            targets.iter().map(|t| t.name.clone()).collect()
+        } else {
+            names(&gpu)
+        };
+        for r in info.risk.iter().filter(|r| {
+            r.direction
+                .as_deref()
+                .map_or(true, |d| d == spec.direction.as_str())
+        }) {
+            risks.push(Risk {
+                id: r.id.clone(),
+                title: r.title.clone(),
+                kind: "op".into(),
+                targets: affected.clone(),
+                severity: "medium".into(),
+                mitigation: r.mitigation.clone(),
+                fallback: None,
+                evidence: vec![format!("{} [{}]", r.why, r.source)],
+                sources: vec![r.source.clone()],
+            });
+        }
+    }
+
     // Findings from existing source.
     let mut by_feature: BTreeMap<&str, Vec<&SourceFinding>> = BTreeMap::new();
     for s in findings {
@@ -602,4 +742,40 @@ pub fn register(
     }
 
     risks
+}
+
+/// Elements of the largest tensor the op touches (from the problem's dims), for the 32-bit
+/// index check.
+fn largest_tensor(spec: &Spec) -> f64 {
+    use crate::spec::Problem;
+    let d = |k: &str| spec.dim(k).unwrap_or(0) as f64;
+    let shape = match &spec.problem {
+        Problem::Flat { n } => *n as f64,
+        Problem::Rows { rows, cols } => *rows as f64 * *cols as f64,
+        Problem::Gemm { batch, m, n, k } => {
+            let (b, m, n, k) = (*batch as f64, *m as f64, *n as f64, *k as f64);
+            (b * m * k).max(b * k * n).max(b * m * n)
+        }
+        Problem::Attention {
+            batch,
+            heads,
+            kv_heads,
+            seq_q,
+            seq_kv,
+            head_dim,
+            ..
+        } => {
+            let q = *batch as f64 * *heads as f64 * *seq_q as f64 * *head_dim as f64;
+            let kv = *batch as f64 * *kv_heads as f64 * *seq_kv as f64 * *head_dim as f64;
+            q.max(kv)
+        }
+        Problem::Custom { .. } => 0.0,
+    };
+    // Tables and sparse arrays beyond the launch shape.
+    shape
+        .max(d("vocab") * d("dim"))
+        .max(d("rows") * d("dim"))
+        .max(d("nnz"))
+        .max(d("n") * spec.dim("dim").unwrap_or(1) as f64)
+        .max(d("num_pages") * d("page_size") * d("kv_heads") * d("head_dim"))
 }

@@ -80,8 +80,14 @@ fn can_write(spec: &Spec, a: Abstraction) -> Result<(), String> {
         Abstraction::Framework | Abstraction::VendorBlas => true,
         Abstraction::Triton => has(Expertise::Triton),
         Abstraction::HipSingleSource => has(Expertise::Cuda) || has(Expertise::Hip),
-        Abstraction::Cutlass => has(Expertise::Cuda),
-        Abstraction::PerBackend => has(Expertise::Cuda) || has(Expertise::Hip),
+        Abstraction::Cutlass => has(Expertise::Cuda) || has(Expertise::Cutlass),
+        Abstraction::ComposableKernel => has(Expertise::Hip) || has(Expertise::Ck),
+        Abstraction::PerBackend => {
+            has(Expertise::Cuda)
+                || has(Expertise::Hip)
+                || has(Expertise::Cutlass)
+                || has(Expertise::Ck)
+        }
         Abstraction::Sycl => has(Expertise::Sycl),
         Abstraction::Opencl => has(Expertise::Opencl),
         Abstraction::Metal => has(Expertise::Metal),
@@ -94,6 +100,7 @@ fn can_write(spec: &Spec, a: Abstraction) -> Result<(), String> {
             match a {
                 Abstraction::Triton => "Triton",
                 Abstraction::Cutlass => "CUDA/CUTLASS",
+                Abstraction::ComposableKernel => "HIP/Composable Kernel",
                 Abstraction::Sycl => "SYCL",
                 Abstraction::Opencl => "OpenCL",
                 Abstraction::Metal => "Metal",
@@ -211,14 +218,47 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
                 meets("the framework expresses the operation and meets the requirement on every backend it runs on".into())
             }
             Abstraction::VendorBlas => {
-                if spec.op != Op::Gemm {
+                let uncovered: Vec<&str> = {
+                    let mut v: Vec<&str> = core
+                        .iter()
+                        .map(|t| t.vendor().as_str())
+                        .filter(|v| super::verdict::libraries_for(spec, kb, v).is_empty())
+                        .collect();
+                    v.dedup();
+                    v
+                };
+                if core.is_empty() || !uncovered.is_empty() {
                     return Eval {
                         outcome: "not-applicable",
-                        why: format!("vendor BLAS covers GEMM; the op is `{}`", spec.op.as_str()),
+                        why: format!(
+                            "no vendor library for `{}` on {} (operation KB)",
+                            spec.op.as_str(),
+                            if uncovered.is_empty() {
+                                "the GPU targets".to_string()
+                            } else {
+                                uncovered.join(", ")
+                            }
+                        ),
                     };
                 }
-                if verdict.decision == Decision::UseVendorLibrary {
-                    return meets("cuBLASLt on NVIDIA, hipBLASLt on AMD, oneDNN/OpenBLAS on CPU, behind one dispatch function".into());
+                let libs: Vec<String> = {
+                    let mut vs: Vec<Vendor> = core.iter().map(|t| t.vendor()).collect();
+                    vs.dedup();
+                    vs.iter()
+                        .map(|v| {
+                            format!(
+                                "{} on {}",
+                                super::verdict::libraries_for(spec, kb, v.as_str()).join(" / "),
+                                v.as_str()
+                            )
+                        })
+                        .collect()
+                };
+                if matches!(
+                    verdict.decision,
+                    Decision::UseVendorLibrary | Decision::NvidiaOnly
+                ) {
+                    return meets(format!("{}, behind one dispatch function", libs.join("; ")));
                 }
                 fail("the verdict found a need a library call does not cover (see the verdict inputs)".into())
             }
@@ -328,6 +368,9 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
                         ));
                     }
                 }
+                if core.iter().all(|t| t.vendor() == Vendor::Amd) {
+                    return meets("HIP source compiled by hipcc for the AMD targets alone (no NVIDIA target: no CUDA build), with the portability header for the wave32/wave64 differences (section 5)".into());
+                }
                 meets("CUDA-style source compiled by nvcc and hipcc through the thin portability header (section 5)".into())
             }
             Abstraction::Cutlass => {
@@ -347,6 +390,24 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
                     ));
                 }
                 meets("NVIDIA-only matrix kernel: CUTLASS/CuTe gives wgmma/TMA pipelines without hand-written PTX".into())
+            }
+            Abstraction::ComposableKernel => {
+                if !has_vendor(Vendor::Amd) {
+                    return Eval {
+                        outcome: "not-applicable",
+                        why: "no AMD target".into(),
+                    };
+                }
+                if core.iter().any(|t| t.vendor() != Vendor::Amd) {
+                    return fail("Composable Kernel covers AMD only; usable as the AMD leg of per-backend dispatch".into());
+                }
+                if !spec.op.uses_matrix_units() {
+                    return fail(format!(
+                        "Composable Kernel pays off for matrix ops; `{}` is memory-bound code",
+                        spec.op.as_str()
+                    ));
+                }
+                meets("AMD-only matrix kernel: Composable Kernel gives MFMA/WMMA pipelines without hand-written assembly".into())
             }
             Abstraction::PerBackend => {
                 if core.is_empty() {
@@ -548,10 +609,11 @@ fn implementation(
             if chosen == Some(Abstraction::Framework) {
                 return ("framework".into(), "the framework's CPU path".into());
             }
-            if spec.op == Op::Gemm && allowed(Abstraction::VendorBlas) {
+            let cpu_libs = super::verdict::libraries_for(spec, kb, "cpu");
+            if allowed(Abstraction::VendorBlas) && !cpu_libs.is_empty() {
                 return (
                     "vendor-blas".into(),
-                    format!("CPU BLAS (oneDNN / OpenBLAS) for {}{simd}", t.arch.id),
+                    format!("{} for {}{simd}", cpu_libs.join(" / "), t.arch.id),
                 );
             }
             (
@@ -635,11 +697,7 @@ fn implementation(
             ),
             Some(Abstraction::VendorBlas) => (
                 "vendor-blas".into(),
-                if t.vendor() == Vendor::Nvidia {
-                    "cuBLASLt".into()
-                } else {
-                    "hipBLASLt (rocBLAS fallback)".into()
-                },
+                super::verdict::libraries_for(spec, kb, t.vendor().as_str()).join(" / "),
             ),
             Some(Abstraction::Framework) => {
                 ("framework".into(), "the framework's built-in op".into())

@@ -9,7 +9,7 @@ use kplan_kb::Vendor;
 use std::collections::BTreeMap;
 
 fn round_up(x: u64, m: u64) -> u64 {
-    x.div_ceil(m.max(1)) * m.max(1)
+    x.div_ceil(m.max(1)).saturating_mul(m.max(1))
 }
 
 pub fn plan(spec: &Spec, targets: &[Target], strategy: &crate::model::Strategy) -> Vec<Tile> {

@@ -46,6 +46,13 @@ fn sources(spec: &Spec, kb: &Kb, targets: &[Target], d: Decision) -> Vec<String>
             }
         }
         Decision::UseVendorLibrary => {
+            if let Some(info) = kb.op_info(spec.op.as_str()) {
+                for l in &info.library {
+                    if targets.iter().any(|t| t.vendor().as_str() == l.vendor) {
+                        v.push(l.source.clone());
+                    }
+                }
+            }
             for vendor in ["nvidia", "amd"] {
                 if let Some(e) = eff.lookup(vendor, "gemm", "vendor-library") {
                     v.extend(e.sources.iter().cloned());
@@ -122,108 +129,54 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
                 sources: Vec::new(),
             };
         }
-        // Near-peak: the framework still wins where its kernels for this class are near-peak.
+        // Near-peak: the framework still wins where its kernels for this class are near-peak
+        // on every GPU vendor in scope (a vendor with no efficiency figure does not count).
         let rows = matches!(spec.problem, crate::spec::Problem::Rows { .. });
         let class = super::strategy::op_class(spec.op, rows);
-        if let Some(e) =
-            crate::efficiency::EfficiencyTable::builtin().lookup("nvidia", class, "framework")
-        {
-            if e.high >= super::strategy::NEAR_PEAK_FRACTION
+        let eff = crate::efficiency::EfficiencyTable::builtin();
+        let mut vendors: Vec<&str> = gpu
+            .iter()
+            .map(|t| t.vendor().as_str())
+            .filter(|v| matches!(*v, "nvidia" | "amd"))
+            .collect();
+        vendors.sort();
+        vendors.dedup();
+        let rows_of: Vec<(&str, Option<&crate::efficiency::Efficiency>)> = vendors
+            .iter()
+            .map(|v| (*v, eff.lookup(v, class, "framework")))
+            .collect();
+        let near = |e: &crate::efficiency::Efficiency| {
+            e.high >= super::strategy::NEAR_PEAK_FRACTION
                 && e.low >= super::strategy::NEAR_PEAK_FRACTION - 0.1
-            {
-                inputs.push(format!(
-                    "framework efficiency for `{class}` on NVIDIA: {:.0}-{:.0}% [{}]",
+        };
+        for (v, e) in &rows_of {
+            inputs.push(match e {
+                Some(e) => format!(
+                    "framework efficiency for `{class}` on {v}: {:.0}-{:.0}% [{}]",
                     e.low * 100.0,
                     e.high * 100.0,
                     e.sources.join(", ")
-                ));
-                return Verdict {
-                    decision: Decision::UseFramework,
-                    reason: format!(
-                        "the framework expresses it and its `{class}` kernels already run near peak ({:.0}-{:.0}% of the roofline, section 8): \
-                         a custom kernel cannot gain enough to pay for its upkeep on every backend",
-                        e.low * 100.0,
-                        e.high * 100.0
-                    ),
-                    inputs,
-                    sources: Vec::new(),
-                };
-            }
+                ),
+                None => format!("framework efficiency for `{class}` on {v}: unknown"),
+            });
         }
-    }
-    if spec.op == Op::Gemm && allowed(Abstraction::VendorBlas) {
-        let unsupported: Vec<String> = gpu
-            .iter()
-            .filter(|t| {
-                let f = match spec.storage {
-                    kplan_kb::Dtype::Bf16 => "bf16-matrix",
-                    kplan_kb::Dtype::Fp8 => "fp8-matrix",
-                    kplan_kb::Dtype::Tf32 => "tf32-matrix",
-                    _ => return false,
-                };
-                kb.availability(f, &t.arch.id) == Availability::No
-            })
-            .map(|t| t.name.clone())
-            .collect();
-        let exotic: Vec<&String> = spec
-            .features
-            .iter()
-            .filter(|f| {
-                matches!(
-                    f.as_str(),
-                    "cooperative-launch" | "dynamic-parallelism" | "inline-ptx" | "inline-gcn-asm"
-                )
-            })
-            .collect();
-        if unsupported.is_empty() && exotic.is_empty() {
-            inputs.push(format!(
-                "{} matrix support on every GPU target (KB)",
-                spec.storage.as_str()
-            ));
-            let eff = crate::efficiency::EfficiencyTable::builtin();
-            let band = |v: &str| {
-                eff.lookup(v, "gemm", "vendor-library").map(|e| {
-                    format!(
-                        "{:.0}-{:.0}% of peak on {v} [{}]",
-                        e.low * 100.0,
-                        e.high * 100.0,
-                        e.sources.join(", ")
-                    )
+        if !rows_of.is_empty() && rows_of.iter().all(|(_, e)| e.is_some_and(near)) {
+            let bands: Vec<String> = rows_of
+                .iter()
+                .filter_map(|(v, e)| {
+                    e.map(|e| format!("{v} {:.0}-{:.0}%", e.low * 100.0, e.high * 100.0))
                 })
-            };
-            let bands: Vec<String> = ["nvidia", "amd"]
-                .into_iter()
-                .filter(|v| gpu.iter().any(|t| t.vendor().as_str() == *v))
-                .filter_map(band)
                 .collect();
             return Verdict {
-                decision: Decision::UseVendorLibrary,
+                decision: Decision::UseFramework,
                 reason: format!(
-                    "a plain {} GEMM is what cuBLAS/cuBLASLt, hipBLASLt/rocBLAS and CPU BLAS (oneDNN/OpenBLAS) are tuned for{}; \
-                     a new portable kernel is unlikely to beat them: call them behind one dispatch function",
-                    spec.storage.as_str(),
-                    if bands.is_empty() { String::new() } else { format!(": vendor libraries reach {}", bands.join(", ")) }
+                    "the framework expresses it and its `{class}` kernels already run near peak on every vendor in scope ({} of the roofline, section 8): \
+                     a custom kernel cannot gain enough to pay for its upkeep on every backend",
+                    bands.join(", ")
                 ),
                 inputs,
                 sources: Vec::new(),
             };
-        }
-        if !unsupported.is_empty() {
-            inputs.push(format!(
-                "no {} matrix units on {}",
-                spec.storage.as_str(),
-                join_names(&unsupported)
-            ));
-        }
-        if !exotic.is_empty() {
-            inputs.push(format!(
-                "features beyond a library call: {}",
-                exotic
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
         }
     }
     if !gpu.is_empty() && non_nv.is_empty() {
@@ -232,10 +185,16 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
             .filter(|t| !t.is_gpu())
             .map(|t| t.name.as_str())
             .collect();
+        let libs = libraries_for(spec, kb, "nvidia");
+        let lib_note = if allowed(Abstraction::VendorBlas) && !libs.is_empty() {
+            format!("; start from {} (section 3)", libs.join(", "))
+        } else {
+            String::new()
+        };
         return Verdict {
             decision: Decision::NvidiaOnly,
             reason: format!(
-                "every GPU target is NVIDIA ({}): a portable GPU kernel buys nothing; write it for NVIDIA only, at the abstraction chosen in section 3{}",
+                "every GPU target is NVIDIA ({}): a portable GPU kernel buys nothing; write it for NVIDIA only, at the abstraction chosen in section 3{lib_note}{}",
                 join_names(&gpu.iter().map(|t| t.name.as_str()).collect::<Vec<_>>()),
                 if cpu.is_empty() {
                     String::new()
@@ -246,6 +205,11 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
             inputs,
             sources: Vec::new(),
         };
+    }
+    if allowed(Abstraction::VendorBlas) {
+        if let Some(v) = library_first(spec, kb, &gpu, targets, &mut inputs) {
+            return v;
+        }
     }
     let nv_only = nvidia_only_features(spec, kb, targets);
     if spec.performance == PerfReq::NearPeak
@@ -268,7 +232,15 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
             sources: Vec::new(),
         };
     }
-    let mut reason = String::from("no \"do not write a portable kernel\" condition holds: ");
+    let amd_only = !gpu.is_empty() && gpu.iter().all(|t| t.vendor() == Vendor::Amd);
+    let mut reason = if amd_only {
+        format!(
+            "every GPU target is AMD ({}): plan HIP or Triton for AMD alone (no CUDA build); no \"do not write a kernel\" condition holds: ",
+            join_names(&gpu.iter().map(|t| t.name.as_str()).collect::<Vec<_>>())
+        )
+    } else {
+        String::from("no \"do not write a portable kernel\" condition holds: ")
+    };
     let mut why = Vec::new();
     if !spec.framework_expressible {
         why.push("the framework cannot express it".to_string());
@@ -286,8 +258,15 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
     if gpu.is_empty() {
         why.push("only CPU targets are named".into());
     }
-    if spec.op == Op::Gemm {
-        why.push("a vendor library alone does not cover it (see inputs)".into());
+    if kb
+        .op_info(spec.op.as_str())
+        .is_some_and(|i| !i.library.is_empty())
+    {
+        why.push(if allowed(Abstraction::VendorBlas) {
+            "no library covers it on every GPU target in scope (see inputs)".to_string()
+        } else {
+            "vendor libraries are not an allowed abstraction (section 2 lists them as the baseline to beat)".to_string()
+        });
     }
     reason.push_str(&why.join("; "));
     Verdict {
@@ -296,4 +275,155 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
         inputs,
         sources: Vec::new(),
     }
+}
+
+/// The vendor libraries the op KB lists for `vendor` whose one call implements the whole op
+/// (role `reuse`), with versions where known.
+pub fn libraries_for(spec: &Spec, kb: &Kb, vendor: &str) -> Vec<String> {
+    kb.op_info(spec.op.as_str())
+        .map(|i| {
+            i.library
+                .iter()
+                .filter(|l| l.vendor == vendor && l.role == "reuse")
+                .map(|l| match &l.min_version {
+                    Some(v) => format!("{} ({v}+)", l.name),
+                    None => l.name.clone(),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Library-first: a library of each GPU vendor in scope covers the op class (and, for matrix
+/// ops, every target has matrix units for the dtype), and the kernel needs nothing beyond a
+/// library call.
+fn library_first(
+    spec: &Spec,
+    kb: &Kb,
+    gpu: &[&Target],
+    targets: &[Target],
+    inputs: &mut Vec<String>,
+) -> Option<Verdict> {
+    if gpu.is_empty() {
+        return None;
+    }
+    let mut vendors: Vec<Vendor> = gpu.iter().map(|t| t.vendor()).collect();
+    vendors.sort();
+    vendors.dedup();
+    let per: Vec<(Vendor, Vec<String>)> = vendors
+        .iter()
+        .map(|v| (*v, libraries_for(spec, kb, v.as_str())))
+        .collect();
+    let uncovered: Vec<&str> = per
+        .iter()
+        .filter(|(_, l)| l.is_empty())
+        .map(|(v, _)| v.as_str())
+        .collect();
+    if !uncovered.is_empty() {
+        inputs.push(format!(
+            "no vendor library for `{}` on {} (operation KB)",
+            spec.op.as_str(),
+            uncovered.join(", ")
+        ));
+        return None;
+    }
+    let matrix_feature = match spec.storage {
+        kplan_kb::Dtype::Bf16 => Some("bf16-matrix"),
+        kplan_kb::Dtype::Fp8 => Some("fp8-matrix"),
+        kplan_kb::Dtype::Tf32 => Some("tf32-matrix"),
+        _ => None,
+    };
+    if spec.op.uses_matrix_units() {
+        if let Some(f) = matrix_feature {
+            let no: Vec<&str> = gpu
+                .iter()
+                .filter(|t| kb.availability(f, &t.arch.id) == Availability::No)
+                .map(|t| t.name.as_str())
+                .collect();
+            if !no.is_empty() {
+                inputs.push(format!(
+                    "no {} matrix units on {}",
+                    spec.storage.as_str(),
+                    join_names(&no)
+                ));
+                return None;
+            }
+        }
+    }
+    let exotic: Vec<&String> = spec
+        .features
+        .iter()
+        .filter(|f| {
+            matches!(
+                f.as_str(),
+                "cooperative-launch" | "dynamic-parallelism" | "inline-ptx" | "inline-gcn-asm"
+            )
+        })
+        .collect();
+    if !exotic.is_empty() {
+        inputs.push(format!(
+            "features beyond a library call: {}",
+            exotic
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        return None;
+    }
+    let cpu: Vec<&Target> = targets.iter().filter(|t| !t.is_gpu()).collect();
+    let cpu_libs = libraries_for(spec, kb, "cpu");
+    let names: Vec<String> = per
+        .iter()
+        .map(|(v, l)| format!("{} on {}", l.join(" / "), v.as_str()))
+        .chain(
+            (!cpu.is_empty() && !cpu_libs.is_empty())
+                .then(|| format!("{} on the CPU", cpu_libs.join(" / "))),
+        )
+        .collect();
+    inputs.push(format!(
+        "vendor libraries for `{}`: {}",
+        spec.op.as_str(),
+        names.join("; ")
+    ));
+    let mut left = vec!["one dispatch function per backend".to_string()];
+    if let Some(e) = &spec.modifiers.epilogue {
+        left.push(format!(
+            "the `{e}` epilogue where the library's epilogues do not cover it"
+        ));
+    }
+    if !cpu.is_empty() && cpu_libs.is_empty() {
+        left.push("the CPU fallback".into());
+    }
+    let eff = crate::efficiency::EfficiencyTable::builtin();
+    let bands: Vec<String> = if spec.op == Op::Gemm {
+        ["nvidia", "amd"]
+            .into_iter()
+            .filter(|v| gpu.iter().any(|t| t.vendor().as_str() == *v))
+            .filter_map(|v| {
+                eff.lookup(v, "gemm", "vendor-library").map(|e| {
+                    format!(
+                        "{:.0}-{:.0}% of peak on {v} [{}]",
+                        e.low * 100.0,
+                        e.high * 100.0,
+                        e.sources.join(", ")
+                    )
+                })
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Some(Verdict {
+        decision: Decision::UseVendorLibrary,
+        reason: format!(
+            "a library already implements `{}` on every GPU target in scope: {}{}; left to write: {}; what the library costs: a pinned library version per backend, its shape heuristics to check (and tune) at the spec's sizes, and its own build dependency",
+            spec.op.as_str(),
+            names.join("; "),
+            if bands.is_empty() { String::new() } else { format!(" (vendor libraries reach {})", bands.join(", ")) },
+            left.join(", ")
+        ),
+        inputs: std::mem::take(inputs),
+        sources: Vec::new(),
+    })
 }

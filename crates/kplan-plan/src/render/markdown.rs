@@ -241,6 +241,47 @@ pub fn markdown(plan: &Plan) -> String {
         );
     }
     o.push('\n');
+    if let Some(k) = &op.knowledge {
+        let _ = writeln!(
+            o,
+            "Operation knowledge ({}, `{}`{}):\n",
+            k.name,
+            op.direction,
+            op.kind
+                .as_deref()
+                .map(|k| format!(", kind `{k}`"))
+                .unwrap_or_default()
+        );
+        if !k.libraries.is_empty() {
+            let _ = writeln!(
+                o,
+                "| backend | library | role | covers | minimum version | source |"
+            );
+            let _ = writeln!(o, "|---|---|---|---|---|---|");
+            for l in &k.libraries {
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {} | {} | {} |",
+                    l.vendor,
+                    cell(&l.name),
+                    l.role,
+                    cell(&l.covers),
+                    l.min_version.as_deref().unwrap_or("unknown (no source)"),
+                    l.source
+                );
+            }
+            o.push('\n');
+        }
+        for a in &k.algorithms {
+            let _ = writeln!(o, "- algorithm: {}: {} [{}]", a.name, a.when, a.source);
+        }
+        let _ = writeln!(o, "- latency-bound when: {}", k.latency_bound);
+        let _ = writeln!(o, "- tile hint: {}", k.tile_hint);
+        if let Some(l) = &k.latency {
+            let _ = writeln!(o, "- latency requirement: {l}");
+        }
+        o.push('\n');
+    }
 
     // 3
     let s = &plan.strategy;

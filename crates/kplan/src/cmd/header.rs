@@ -15,7 +15,8 @@ pub struct Args {
         value_name = "LIST"
     )]
     pub targets: Vec<String>,
-    /// Take the targets from a kernel spec's `[backends] targets`.
+    /// Take the targets from a kernel spec's `[backends]` (`targets` and `devices`), read by the
+    /// same parser as `kplan plan`.
     #[arg(long, value_name = "SPEC.toml")]
     pub spec: Option<PathBuf>,
     /// Write the header to FILE (atomically) instead of stdout.
@@ -38,11 +39,21 @@ pub fn resolve_targets<'kb>(
         }
     };
     if let Some(spec) = spec {
-        let names = kplan_gen::spec_targets(spec)?;
+        let text = std::fs::read_to_string(spec)
+            .with_context(|| format!("cannot read spec {}", spec.display()))?;
+        let names = kplan_plan::parse_spec_targets(&text, kb).map_err(|e| {
+            let (line, col) = e.line_col(&text);
+            let hint = e
+                .suggestion
+                .as_ref()
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
+            anyhow::anyhow!("{}:{line}:{col}: {}{hint}", spec.display(), e.message)
+        })?;
         for t in names {
             let r = kb
-                .resolve(&t.name)
-                .map_err(|e| anyhow::anyhow!("{}:{}: {e}", spec.display(), t.line))?;
+                .resolve(&t)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", spec.display()))?;
             push(r.arch);
         }
     } else {

@@ -49,6 +49,50 @@ pub enum FeaturesCommand {
     },
 }
 
+#[derive(clap::Args)]
+pub struct OpsArgs {
+    #[command(subcommand)]
+    pub command: Option<OpsCommand>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human, global = true)]
+    pub format: Format,
+}
+
+#[derive(clap::Subcommand)]
+pub enum OpsCommand {
+    /// One op class: libraries per backend (with minimum versions where known), algorithm
+    /// families and when each is right, op-specific risks, each with its source.
+    Show {
+        /// Op class, e.g. scan, spmv, attention.
+        name: String,
+    },
+}
+
+pub fn ops(ctx: &Ctx, args: OpsArgs) -> anyhow::Result<u8> {
+    let kb = ctx.kb();
+    match args.command {
+        None => emit(
+            args.format,
+            || render::ops_human(kb),
+            || render::ops_json(kb),
+        ),
+        Some(OpsCommand::Show { name }) => {
+            let n = name.trim().to_ascii_lowercase();
+            let o = kb.op_info(&n).ok_or_else(|| {
+                let hint = kplan_kb::closest(&n, kb.ops.iter().map(|o| o.id.as_str()))
+                    .map(|s| format!(" (did you mean `{s}`?)"))
+                    .unwrap_or_default();
+                anyhow::anyhow!("unknown op class `{name}`{hint}; `kplan ops` lists them")
+            })?;
+            emit(
+                args.format,
+                || render::op_show_human(kb, o),
+                || render::op_show_json(o),
+            )
+        }
+    }
+}
+
 fn emit(
     format: Format,
     human: impl FnOnce() -> String,

@@ -1,0 +1,62 @@
+//! The operation knowledge base (kplan-kb's ops.toml) and the spec's op classes stay in step:
+//! every op class has an entry, every entry is an op class, and each entry carries what the plan
+//! needs (libraries per backend, algorithms, at least two op-specific risks, all sourced).
+
+use kplan_kb::Kb;
+use kplan_plan::spec::Op;
+
+#[test]
+fn every_op_class_has_knowledge_and_nothing_else_does() {
+    let kb = Kb::builtin();
+    let mut ids: Vec<&str> = kb.ops.iter().map(|o| o.id.as_str()).collect();
+    ids.sort_unstable();
+    let mut want: Vec<&str> = Op::ALL.iter().map(|o| o.as_str()).collect();
+    want.sort_unstable();
+    assert_eq!(ids, want);
+}
+
+#[test]
+fn each_op_names_libraries_algorithms_and_risks_with_sources() {
+    let kb = Kb::builtin();
+    for o in &kb.ops {
+        if o.id == "custom" {
+            continue;
+        }
+        assert!(!o.algorithm.is_empty(), "{}: no algorithm", o.id);
+        let fwd = o
+            .risk
+            .iter()
+            .filter(|r| r.direction.as_deref() != Some("backward"))
+            .count();
+        assert!(
+            fwd >= 2,
+            "{}: fewer than two op-specific forward risks",
+            o.id
+        );
+        assert!(
+            !o.library.is_empty(),
+            "{}: no library (name the baseline)",
+            o.id
+        );
+        for v in ["nvidia", "amd"] {
+            assert!(
+                o.libraries_for(v).next().is_some() || o.id == "stencil",
+                "{}: no library for {v}",
+                o.id
+            );
+        }
+        for r in &o.risk {
+            assert!(kb.source(&r.source).is_some(), "{}: {} source", o.id, r.id);
+        }
+    }
+    // Risk ids are unique across op classes (one id, one hazard).
+    let mut all: Vec<&str> = kb
+        .ops
+        .iter()
+        .flat_map(|o| o.risk.iter().map(|r| r.id.as_str()))
+        .collect();
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n);
+}
