@@ -28,7 +28,7 @@ pub fn check(cx: &mut Cx) {
     let src = cx.src;
     let n = src.toks.len();
     for i in 0..n {
-        if !src.is(i, "warpSize") || cx.guarded(i) {
+        if !src.is(i, "warpSize") || cx.nv_only(i) {
             continue;
         }
         let mut why: Option<&str> = None;

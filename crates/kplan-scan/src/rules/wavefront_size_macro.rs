@@ -168,7 +168,7 @@ fn check_host_uses(cx: &mut Cx) {
         if src.kind(i) != Some(crate::lex::Tk::Ident) || !names.iter().any(|n| src.is(i, n)) {
             continue;
         }
-        if cx.guarded(i) || !in_host_function(cx, i) {
+        if cx.nv_only(i) || !in_host_function(cx, i) {
             continue;
         }
         let line = src.line(i) as usize;
