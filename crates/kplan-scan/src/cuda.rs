@@ -54,6 +54,8 @@ pub struct Cx<'s, 'a, 'kb> {
     pub ctx: &'s ScanCtx<'kb>,
     pub path: &'s Path,
     pub src: &'s Src<'a>,
+    /// What the project defines (the scan's index, or this file's own).
+    pub index: &'s crate::index::ProjectIndex,
     /// The file is the project's portability header.
     pub is_header: bool,
     pub out: Vec<Finding>,
@@ -473,7 +475,15 @@ fn run_full(
     if prefilter().find(text).is_none() {
         return (Vec::new(), Vec::new(), Vec::new());
     }
-    let src = lex(text);
+    let local;
+    let index: &crate::index::ProjectIndex = match &ctx.index {
+        Some(i) => i,
+        None => {
+            local = crate::index::ProjectIndex::of_text(path, text);
+            &local
+        }
+    };
+    let src = crate::lex::lex_with(text, Some(&index.env));
     let shadowed: Vec<String> = src
         .defines
         .iter()
@@ -486,6 +496,7 @@ fn run_full(
         ctx,
         path,
         src: &src,
+        index,
         is_header: ctx.is_header(path),
         out: Vec::new(),
         uses: Vec::new(),

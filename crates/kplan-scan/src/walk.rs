@@ -262,6 +262,10 @@ pub fn allows(line: &str, rule: &str) -> bool {
 /// Scans every file under `paths` in parallel.
 pub fn scan_paths(ctx: &ScanCtx, paths: &[PathBuf]) -> Result<ScanResult, ScanError> {
     let (files, mut skipped) = collect_files(paths)?;
+    // the project index: what every file defines, for the rules of every other file
+    let indexed =
+        (files.len() > 1).then(|| ctx.with_index(crate::index::ProjectIndex::build(&files)));
+    let ctx = indexed.as_ref().unwrap_or(ctx);
     let outcomes: Vec<FileOutcome> = files
         .par_iter()
         .map(|(p, k)| scan_one(ctx, p, *k))

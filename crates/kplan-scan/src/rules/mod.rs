@@ -9,6 +9,7 @@ pub mod consts;
 pub mod launch;
 
 pub mod ballot_narrowing;
+pub mod device_warp_size_in_host;
 pub mod full_mask_literal;
 pub mod hardcoded_tile;
 pub mod implicit_warp_sync;
@@ -22,6 +23,7 @@ pub mod shuffle_offset_literal;
 pub mod warp_size_constant;
 pub mod warp_size_constexpr;
 pub mod warp_size_literal;
+pub mod wave64_lane_math;
 pub mod wavefront_size_macro;
 
 /// CUDA/HIP rules, in registry order. Ids are never reused.
@@ -41,6 +43,8 @@ pub static RULES: &[&RuleMeta] = &[
     &implicit_warp_sync::META,
     &warp_size_constexpr::META,
     &wavefront_size_macro::META,
+    &device_warp_size_in_host::META,
+    &wave64_lane_math::META,
 ];
 
 /// Runs every enabled rule over one file (or, for the inventory, only the feature pass).
@@ -70,6 +74,8 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         launch_bounds_warp,
         implicit_warp_sync,
         warp_size_constexpr,
-        wavefront_size_macro
+        wavefront_size_macro,
+        device_warp_size_in_host,
+        wave64_lane_math
     );
 }

@@ -1,0 +1,105 @@
+//! `device-warp-size-in-host`: the device-only warp width (`warpSize`, or a project constant
+//! defined as it or chosen by device-only macros in another header) read by host code.
+
+use crate::cuda::Cx;
+use crate::diag::Severity;
+use crate::lex::{Tk, IN_DEFINE};
+use crate::rule::{Lang, RuleMeta, Scope};
+use crate::rules::wavefront_size_macro::in_host_function;
+
+pub static META: RuleMeta = RuleMeta {
+    id: "device-warp-size-in-host",
+    summary: "device-only warp width (`warpSize` or a constant chosen in device passes) used in host code",
+    what: "Finds `warpSize`, and names the project defines as it or selects with device-only macros \
+(`__HIP_DEVICE_COMPILE__`, `__GFX9__`, `__gfx942__`, `__AMDGCN_WAVEFRONT_SIZE`) in another header, read by \
+host code: a kernel launch's `<<<...>>>` configuration, a `dim3`, or the body of a host function. Names defined \
+in the same file are left to `wavefront-size-macro`.",
+    why: "The warp width is a property of the device compilation pass. The host pass of clang/hipcc defines \
+`__AMDGCN_WAVEFRONT_SIZE` as 64 whatever the target (also for wave32 RDNA), defines no `__gfxNNNN__` or \
+`__HIP_DEVICE_COMPILE__`, and on ROCm 7 `warpSize` is a device-only variable. A launch sized from it on the \
+host uses another width than the kernel: blocks of the wrong size, reductions over missing lanes, or code \
+that does not compile.",
+    example: "dim3 block(WARP_SIZE, 4);  // WARP_SIZE chosen by __GFX9__ in a shared header\nkernel<<<grid, warpSize * 4>>>(x);",
+    use_instead: "int ws = prop.warpSize;  // hipGetDeviceProperties / cudaGetDeviceProperties\ndim3 block(ws, 4);\nkernel<<<grid, ws * 4>>>(x);",
+    severity: Severity::Error,
+    scope: Scope::Amd,
+    lang: Lang::Cuda,
+    features: &[],
+};
+
+/// Whether token `i` is an argument of a launch configuration `<<<...>>>` or of `dim3(...)`
+/// outside device code.
+fn in_launch_config(cx: &Cx, i: usize) -> bool {
+    let src = cx.src;
+    if src.in_device(i) {
+        return false;
+    }
+    let mut k = i;
+    let mut steps = 0;
+    while k > 0 && steps < 64 {
+        k -= 1;
+        steps += 1;
+        match src.s(k) {
+            "<<<" => return true,
+            ">>>" | ";" | "{" | "}" => return false,
+            "(" if k > 0 && src.is(k - 1, "dim3") => {
+                return src.mate(k).is_some_and(|m| m > i);
+            }
+            "(" if k > 0 && src.is_ident(k - 1) && src.mate(k).is_some_and(|m| m > i) => {
+                // `dim3 block(ws, 4)`: a declaration of a dim3 variable
+                if k >= 2 && src.is(k - 2, "dim3") {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+pub fn check(cx: &mut Cx) {
+    let index_names = !cx.index.device_warp.is_empty();
+    if !cx.has("warpSize") && !index_names {
+        return;
+    }
+    let src = cx.src;
+    let mut reported_line = u32::MAX;
+    for i in 0..src.toks.len() {
+        if src.kind(i) != Some(Tk::Ident) {
+            continue;
+        }
+        let w = src.s(i);
+        let builtin = w == "warpSize";
+        let project = !builtin && cx.index.device_warp_file(w).is_some_and(|f| f != cx.path);
+        if !builtin && !project {
+            continue;
+        }
+        // a member access (`prop.warpSize`) is the device property: the fix, not the bug
+        if i > 0 && matches!(src.s(i - 1), "." | "->" | "::") {
+            continue;
+        }
+        if src.toks[i].flags & IN_DEFINE != 0 || cx.nv_only(i) || src.in_device(i) {
+            continue;
+        }
+        let launch = in_launch_config(cx, i);
+        if !launch && !in_host_function(cx, i) {
+            continue;
+        }
+        if src.line(i) == reported_line {
+            continue;
+        }
+        reported_line = src.line(i);
+        let what = if builtin {
+            "`warpSize` is a device-side value".to_string()
+        } else {
+            format!("`{w}` is the device-pass warp width (defined in another header)")
+        };
+        let place = if launch {
+            "in a launch configuration"
+        } else {
+            "in host code"
+        };
+        let msg = format!("{what}, read {place}: the host pass sees another width");
+        cx.report(&META, i, i, msg, "on the host, take the width from the device properties (`hipDeviceProp_t::warpSize`); keep the compile-time width for device code");
+    }
+}
