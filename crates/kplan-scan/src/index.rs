@@ -58,6 +58,8 @@ struct FileIndex {
     switch_words: Vec<String>,
     consts: Vec<(String, ConstDef)>,
     device_warp: Vec<(String, PathBuf)>,
+    /// `name = other` definitions (a macro, constant or function returning another name).
+    aliases: Vec<(String, String, PathBuf)>,
     ballot_wrappers: Vec<(String, u8)>,
 }
 
@@ -75,6 +77,27 @@ fn int_value(s: &str) -> Option<u64> {
         .trim_end_matches(')')
         .trim();
     crate::lex::parse_int(t)
+}
+
+/// The single identifier (or call with no arguments) `s` consists of, when it names a warp or
+/// wavefront quantity.
+fn single_ident(s: &str) -> Option<&str> {
+    let t = s
+        .trim()
+        .trim_end_matches(';')
+        .trim()
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .trim_end_matches("()")
+        .trim();
+    let t = t.rsplit("::").next().unwrap_or(t);
+    let l = t.to_ascii_lowercase();
+    // only names that can stand for the warp width are worth following
+    (!t.is_empty()
+        && t.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        && !t.as_bytes()[0].is_ascii_digit()
+        && (l.contains("warp") || l.contains("wave")))
+    .then_some(t)
 }
 
 fn is_warp_source(s: &str) -> bool {
@@ -239,6 +262,9 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
                         }
                     } else if is_warp_source(body) {
                         fi.device_warp.push((mname.to_string(), path.to_path_buf()));
+                    } else if let Some(a) = single_ident(body) {
+                        fi.aliases
+                            .push((mname.to_string(), a.to_string(), path.to_path_buf()));
                     }
                 }
                 _ => {}
@@ -293,6 +319,9 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
                             }
                         } else if is_warp_source(rhs) {
                             fi.device_warp.push((n.to_string(), path.to_path_buf()));
+                        } else if let Some(a) = single_ident(rhs) {
+                            fi.aliases
+                                .push((n.to_string(), a.to_string(), path.to_path_buf()));
                         }
                     }
                 }
@@ -312,6 +341,17 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
                 last_sig = Some((name, type_width(&ty)));
             }
         }
+        if let Some(r) = t.strip_prefix("return ") {
+            // a function returning the warp width (`return warpSize;`) or another name
+            if let Some((n, _)) = &last_sig {
+                if is_warp_source(r) {
+                    fi.device_warp.push((n.clone(), path.to_path_buf()));
+                } else if let Some(a) = single_ident(r) {
+                    fi.aliases
+                        .push((n.clone(), a.to_string(), path.to_path_buf()));
+                }
+            }
+        }
         if t.contains("return") && (t.contains("__ballot") || t.contains("__activemask")) {
             if let Some((n, w)) = last_sig.take() {
                 fi.ballot_wrappers.push((n, w));
@@ -328,6 +368,7 @@ impl ProjectIndex {
             ..Default::default()
         };
         let mut words: HashSet<String> = HashSet::new();
+        let mut aliases: Vec<(String, String, PathBuf)> = Vec::new();
         for fi in parts {
             for (n, p) in fi.platform_macros {
                 match idx.env.macros.get(&n) {
@@ -349,8 +390,22 @@ impl ProjectIndex {
                 }
             }
             idx.device_warp.extend(fi.device_warp);
+            aliases.extend(fi.aliases);
             for (n, w) in fi.ballot_wrappers {
                 idx.ballot_wrappers.insert(n, w);
+            }
+        }
+        // names defined as a device-only warp width through other names
+        for _ in 0..3 {
+            let mut added = false;
+            for (n, a, f) in &aliases {
+                if !idx.device_warp.contains_key(n) && idx.device_warp.contains_key(a) {
+                    idx.device_warp.insert(n.clone(), f.clone());
+                    added = true;
+                }
+            }
+            if !added {
+                break;
             }
         }
         idx.env.macros.retain(|_, p| *p != Platform::Any);

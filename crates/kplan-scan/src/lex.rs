@@ -659,6 +659,11 @@ impl<'c> CondParser<'c> {
     }
 }
 
+/// [`cond_tokens`] for the rules.
+pub fn cond_tokens_pub(s: &str) -> Vec<&str> {
+    cond_tokens(s)
+}
+
 /// Splits a directive condition into tokens (comments removed).
 fn cond_tokens(s: &str) -> Vec<&str> {
     let b = s.as_bytes();

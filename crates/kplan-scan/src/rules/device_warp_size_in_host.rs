@@ -57,7 +57,94 @@ fn in_launch_config(cx: &Cx, i: usize) -> bool {
     false
 }
 
+/// Whether token `i` is in a statement the host pass evaluates whatever function it is in:
+/// a `static_assert` or a `constexpr` declaration outside device code.
+fn host_evaluated(cx: &Cx, i: usize) -> bool {
+    let src = cx.src;
+    if src.in_device(i) {
+        return false;
+    }
+    let mut k = i;
+    let mut steps = 0;
+    while k > 0 && steps < 64 {
+        k -= 1;
+        steps += 1;
+        match src.s(k) {
+            "static_assert" | "constexpr" => return true,
+            ";" | "{" | "}" => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// `#if __GFX9__` / `#define W 64` / `#else` / `#define W 32`: the fallback is what every host
+/// pass sees, also when it compiles for CDNA. Reported at the fallback's definition.
+fn check_host_fallback(cx: &mut Cx) {
+    if !(cx.has("__GFX") || cx.has("__gfx") || cx.has("__AMDGCN_WAVEFRONT_SIZE")) {
+        return;
+    }
+    let src = cx.src;
+    let mut hits: Vec<(usize, usize, String)> = Vec::new();
+    for d in &src.defines {
+        if d.function_like {
+            continue;
+        }
+        let name = src
+            .text
+            .get(d.name_start as usize..d.name_end as usize)
+            .unwrap_or("");
+        let l = name.to_ascii_lowercase();
+        if !(l.contains("warp") || l.contains("wave")) || l.contains("max") {
+            continue;
+        }
+        let Some(br) = src.branches.get(d.branch as usize) else {
+            continue;
+        };
+        if !br.is_alternative {
+            continue;
+        }
+        // the first branch of the group decides by a device-pass-only architecture macro
+        let Some(first) = src
+            .branches
+            .iter()
+            .find(|b| b.group == br.group && !b.is_alternative)
+        else {
+            continue;
+        };
+        let cond = src
+            .text
+            .get(first.cond.0 as usize..first.cond.1 as usize)
+            .unwrap_or("");
+        let arch = crate::lex::cond_tokens_pub(cond).iter().any(|w| {
+            crate::lex::arch_macro_wave(w) != 0 || w.starts_with("__AMDGCN_WAVEFRONT_SIZE")
+        });
+        if !arch || cond.contains("__HIP_DEVICE_COMPILE__") {
+            continue;
+        }
+        let body = src.text.get(d.name_end as usize..).unwrap_or("");
+        let v = body
+            .split('\n')
+            .next()
+            .and_then(|b| b.split_whitespace().next())
+            .and_then(crate::lex::parse_int);
+        if !matches!(v, Some(32) | Some(64)) {
+            continue;
+        }
+        hits.push((d.name_start as usize, d.name_end as usize, name.to_string()));
+    }
+    let targets = cx.ctx.vendor_targets(kplan_kb::Vendor::Amd);
+    if targets.is_empty() {
+        return;
+    }
+    for (s, e, name) in hits {
+        let msg = format!("`{name}` falls back to this value wherever the architecture macros are undefined, which includes every host pass (also for wave64 CDNA): host code using it sees the wrong width");
+        cx.report_span(&META, Severity::Warning, targets.clone(), s, e, msg, "choose the host-side width from the device properties; test `__HIP_DEVICE_COMPILE__` before the architecture macros");
+    }
+}
+
 pub fn check(cx: &mut Cx) {
+    check_host_fallback(cx);
     let index_names = !cx.index.device_warp.is_empty();
     if !cx.has("warpSize") && !index_names {
         return;
@@ -70,7 +157,12 @@ pub fn check(cx: &mut Cx) {
         }
         let w = src.s(i);
         let builtin = w == "warpSize";
-        let project = !builtin && cx.index.device_warp_file(w).is_some_and(|f| f != cx.path);
+        // a macro chosen by device-only conditions in this same file is wavefront-size-macro's
+        let same_file_macro = cx.index.consts.get(w).is_some_and(|v| {
+            v.iter()
+                .any(|d| d.device_only && d.file.as_path() == cx.path)
+        });
+        let project = !builtin && !same_file_macro && cx.index.is_device_warp(w);
         if !builtin && !project {
             continue;
         }
@@ -82,7 +174,7 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         let launch = in_launch_config(cx, i);
-        if !launch && !in_host_function(cx, i) {
+        if !launch && !in_host_function(cx, i) && !host_evaluated(cx, i) {
             continue;
         }
         if src.line(i) == reported_line {

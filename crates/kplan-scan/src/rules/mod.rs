@@ -9,6 +9,7 @@ pub mod consts;
 pub mod launch;
 
 pub mod ballot_narrowing;
+pub mod cuda_arch_gate_no_amd_path;
 pub mod device_warp_size_in_host;
 pub mod full_mask_literal;
 pub mod hardcoded_tile;
@@ -45,6 +46,7 @@ pub static RULES: &[&RuleMeta] = &[
     &wavefront_size_macro::META,
     &device_warp_size_in_host::META,
     &wave64_lane_math::META,
+    &cuda_arch_gate_no_amd_path::META,
 ];
 
 /// Runs every enabled rule over one file (or, for the inventory, only the feature pass).
@@ -76,6 +78,7 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         warp_size_constexpr,
         wavefront_size_macro,
         device_warp_size_in_host,
-        wave64_lane_math
+        wave64_lane_math,
+        cuda_arch_gate_no_amd_path
     );
 }
