@@ -108,7 +108,11 @@ fn is_warp_source(s: &str) -> bool {
         .trim_start_matches('(')
         .trim_end_matches(')')
         .trim();
-    t == "warpSize" || t.starts_with("__AMDGCN_WAVEFRONT_SIZE")
+    // hipCUB's and rocPRIM's device-side width macros are the device value too
+    t == "warpSize"
+        || t.starts_with("__AMDGCN_WAVEFRONT_SIZE")
+        || t == "HIPCUB_DEVICE_WARP_THREADS"
+        || t == "ROCPRIM_WAVEFRONT_SIZE"
 }
 
 /// Width of a return/variable type spelled in `ty` (32 for `unsigned`, `int`, `uint32_t`; 64

@@ -15,12 +15,14 @@ pub mod full_mask_literal;
 pub mod hardcoded_tile;
 pub mod implicit_warp_sync;
 pub mod inline_asm_unguarded;
+pub mod lane_geometry_32;
 pub mod lane_partials_size;
 pub mod launch_bounds_warp;
 pub mod nvidia_only_feature;
 pub mod platform_ifdef_in_kernel;
 pub mod shared_memory_over_limit;
 pub mod shuffle_offset_literal;
+pub mod sync_mask_param_32;
 pub mod warp_size_constant;
 pub mod warp_size_constexpr;
 pub mod warp_size_literal;
@@ -47,6 +49,8 @@ pub static RULES: &[&RuleMeta] = &[
     &device_warp_size_in_host::META,
     &wave64_lane_math::META,
     &cuda_arch_gate_no_amd_path::META,
+    &lane_geometry_32::META,
+    &sync_mask_param_32::META,
 ];
 
 /// Runs every enabled rule over one file (or, for the inventory, only the feature pass).
@@ -79,6 +83,8 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         wavefront_size_macro,
         device_warp_size_in_host,
         wave64_lane_math,
-        cuda_arch_gate_no_amd_path
+        cuda_arch_gate_no_amd_path,
+        lane_geometry_32,
+        sync_mask_param_32
     );
 }

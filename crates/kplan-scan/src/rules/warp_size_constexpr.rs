@@ -86,6 +86,9 @@ pub fn check(cx: &mut Cx) {
                 if t == "(" && k >= 1 && src.is(k - 1, "static_assert") {
                     why = Some("a static assertion");
                 }
+                if t == "(" && k >= 2 && src.is(k - 1, "constexpr") && src.is(k - 2, "if") {
+                    why = Some("an `if constexpr` condition");
+                }
                 break;
             }
             if t == "case" {
