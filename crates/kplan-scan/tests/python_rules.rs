@@ -39,9 +39,19 @@ fn found(ctx: &ScanCtx, path: &Path, text: &str) -> BTreeSet<(u32, String)> {
 fn every_rule_has_fixtures_that_fire_and_that_stay_clean() {
     let ctx = ctx();
     for meta in python::RULES {
-        let stem = meta.id.strip_prefix("triton-").unwrap().replace('-', "_");
-        let fires = fixtures().join(format!("{stem}.fires.py"));
-        let clean = fixtures().join(format!("{stem}.clean.py"));
+        // tests/fixtures/<rule-id>/{fire,pass}.py, or the older python_fixtures/<stem>.*.py
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(meta.id);
+        let (fires, clean) = if dir.join("fire.py").is_file() {
+            (dir.join("fire.py"), dir.join("pass.py"))
+        } else {
+            let stem = meta.id.strip_prefix("triton-").unwrap().replace('-', "_");
+            (
+                fixtures().join(format!("{stem}.fires.py")),
+                fixtures().join(format!("{stem}.clean.py")),
+            )
+        };
         let text =
             std::fs::read_to_string(&fires).unwrap_or_else(|e| panic!("{}: {e}", fires.display()));
         let want = expected(&text);

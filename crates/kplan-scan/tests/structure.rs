@@ -188,3 +188,19 @@ fn compiler_macros_match_clang_hip() {
         Platform::Nvidia
     );
 }
+
+#[test]
+fn cuda_in_python_strings_is_scanned_as_cuda() {
+    let ctx = ScanCtx::with_targets(Kb::builtin(), SCOPE).unwrap();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/embedded-cuda");
+    let fire = std::fs::read_to_string(dir.join("fire.py")).unwrap();
+    let f = scan_text(&ctx, &dir.join("fire.py"), FileKind::Python, &fire);
+    let got: Vec<(&str, u32)> = f.iter().map(|f| (f.rule, f.line)).collect();
+    for want in [("full-mask-literal", 7), ("warp-size-literal", 8)] {
+        assert!(got.contains(&want), "{want:?} not in {got:?}");
+    }
+    assert!(f.iter().all(|f| f.message.contains("Python string")));
+    let pass = std::fs::read_to_string(dir.join("pass.py")).unwrap();
+    let f = scan_text(&ctx, &dir.join("pass.py"), FileKind::Python, &pass);
+    assert!(f.is_empty(), "{f:?}");
+}
