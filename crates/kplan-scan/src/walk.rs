@@ -103,6 +103,10 @@ pub fn collect_files(
     }
     files.sort();
     files.dedup();
+    // a directory symlink into a tree already walked reaches the same files again: one path
+    // per file (the first in sorted order)
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|(p, _)| seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())));
     Ok((files, notes))
 }
 

@@ -64,3 +64,23 @@ fn index_collects_constants_platform_macros_switches_and_ballot_wrappers() {
     assert_eq!(idx.ballot_wrapper("BALLOT"), Some(0));
     assert!(idx.is_device_warp("WSZ"));
 }
+
+#[cfg(unix)]
+#[test]
+fn directory_symlink_into_the_tree_is_not_scanned_twice() {
+    let d = tree(&[(
+        "src/k.cu",
+        "__global__ void k(int* x) { x[threadIdx.x % 32] = 0; }\n",
+    )]);
+    std::os::unix::fs::symlink(d.join("src"), d.join("alias")).unwrap();
+    let ctx = ScanCtx::with_targets(Kb::builtin(), &["gfx942"]).unwrap();
+    let r = scan_paths(&ctx, &[d.clone()]).unwrap();
+    assert_eq!(r.files_scanned, 1);
+    let n = r
+        .findings
+        .iter()
+        .filter(|f| f.rule == "warp-size-literal")
+        .count();
+    assert_eq!(n, 1);
+    let _ = std::fs::remove_dir_all(&d);
+}
