@@ -18,6 +18,7 @@ pub mod inline_asm_unguarded;
 pub mod lane_geometry_32;
 pub mod lane_partials_size;
 pub mod launch_bounds_warp;
+pub mod mask_as_shuffle_value;
 pub mod nvidia_only_feature;
 pub mod platform_ifdef_in_kernel;
 pub mod shared_memory_over_limit;
@@ -51,6 +52,7 @@ pub static RULES: &[&RuleMeta] = &[
     &cuda_arch_gate_no_amd_path::META,
     &lane_geometry_32::META,
     &sync_mask_param_32::META,
+    &mask_as_shuffle_value::META,
 ];
 
 /// Runs every enabled rule over one file (or, for the inventory, only the feature pass).
@@ -85,6 +87,7 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         wave64_lane_math,
         cuda_arch_gate_no_amd_path,
         lane_geometry_32,
-        sync_mask_param_32
+        sync_mask_param_32,
+        mask_as_shuffle_value
     );
 }
