@@ -350,7 +350,8 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
             if let Some((n, _)) = &last_sig {
                 if is_warp_source(r) {
                     fi.device_warp.push((n.clone(), path.to_path_buf()));
-                } else if let Some(a) = single_ident(r) {
+                } else if let Some(a) = single_ident(r).filter(|_| r.contains("()")) {
+                    // `return other();` (a local variable of the same name is not followed)
                     fi.aliases
                         .push((n.clone(), a.to_string(), path.to_path_buf()));
                 }

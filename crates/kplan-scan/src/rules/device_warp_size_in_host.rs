@@ -57,6 +57,18 @@ fn in_launch_config(cx: &Cx, i: usize) -> bool {
     false
 }
 
+/// The file declares its own variable or constant named `warpSize` (`constexpr index_t
+/// warpSize = get_warp_size();`): its uses are that name, not the built-in.
+pub fn declares_warp_size(cx: &Cx) -> bool {
+    let src = cx.src;
+    cx.has("warpSize")
+        && (1..src.toks.len()).any(|i| {
+            src.is(i, "warpSize")
+                && (src.is_ident(i - 1) && !matches!(src.s(i - 1), "return" | "case"))
+                && matches!(src.s(i + 1), "=" | "{")
+        })
+}
+
 /// Whether token `i` is in a statement the host pass evaluates whatever function it is in:
 /// a `static_assert` or a `constexpr` declaration outside device code.
 fn host_evaluated(cx: &Cx, i: usize) -> bool {
@@ -150,6 +162,7 @@ pub fn check(cx: &mut Cx) {
         return;
     }
     let src = cx.src;
+    let shadowed = declares_warp_size(cx);
     let mut reported_line = u32::MAX;
     for i in 0..src.toks.len() {
         if src.kind(i) != Some(Tk::Ident) {
@@ -174,9 +187,21 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         let launch = in_launch_config(cx, i);
+        // the name being declared (`constexpr int device_warp_size()`, `index_t warpSize =`)
+        if i > 0
+            && (src.is_ident(i - 1) || src.is(i - 1, ">"))
+            && !matches!(src.s(i - 1), "return" | "case")
+            && matches!(src.s(i + 1), "(" | "=" | "{" | ";")
+        {
+            continue;
+        }
+        if builtin && shadowed {
+            continue;
+        }
         // `constexpr x = warpSize` is warp-size-constexpr's finding
         let evaluated = !builtin && host_evaluated(cx, i);
-        if !launch && !in_host_function(cx, i) && !evaluated {
+        let host_fn = in_host_function(cx, i);
+        if !launch && !host_fn && !evaluated {
             continue;
         }
         if src.line(i) == reported_line {
@@ -194,6 +219,13 @@ pub fn check(cx: &mut Cx) {
             "in host code"
         };
         let msg = format!("{what}, read {place}: the host pass sees another width");
-        cx.report(&META, i, i, msg, "on the host, take the width from the device properties (`hipDeviceProp_t::warpSize`); keep the compile-time width for device code");
+        let help = "on the host, take the width from the device properties (`hipDeviceProp_t::warpSize`); keep the compile-time width for device code";
+        if launch || host_fn {
+            cx.report(&META, i, i, msg, help);
+        } else if let Some((_, targets)) = cx.ctx.scope_severity(&META) {
+            // a class-scope constant or assertion: only wrong where host code reads it
+            let msg = format!("{what}, in a constant or assertion the host pass also evaluates");
+            cx.report_with(&META, Severity::Warning, targets, i, i, msg, help);
+        }
     }
 }

@@ -97,7 +97,8 @@ pub fn classify_asm(t: &str) -> AsmKind {
         "%%eax", "%%rax", "%%ebx", "%%rbx", "%%ecx", "%%rcx", "%%edx", "%%rdx", "%%xmm", "%%ymm",
         "%%rsp", "%%esp", "cpuid", "rdtsc", "xgetbv", "pause",
     ];
-    if x86.iter().any(|p| t.contains(p)) || host_isa(t) {
+    // `__asm("llvm.amdgcn.raw.buffer.load.f32")` binds a declaration to an LLVM intrinsic
+    if x86.iter().any(|p| t.contains(p)) || host_isa(t) || t.trim_start().starts_with("llvm.") {
         return AsmKind::Unknown;
     }
     let trimmed = t.trim_start();
@@ -209,6 +210,22 @@ pub fn asm_statements<'a>(src: &crate::lex::Src<'a>) -> Vec<(usize, usize, Strin
     out
 }
 
+/// The file is compiled for AMD only: HIP-only by its includes or extension, or named so by
+/// its path (a component or file-name word `amd`, `hip`, `rocm`, `amdgcn`, `gfx*`).
+fn amd_only_file(cx: &Cx) -> bool {
+    cx.hip_file()
+        || cx.path.iter().any(|c| {
+            c.to_str().is_some_and(|c| {
+                c.to_ascii_lowercase()
+                    .split(|ch: char| !ch.is_ascii_alphanumeric())
+                    .any(|w| {
+                        matches!(w, "amd" | "hip" | "rocm" | "amdgcn" | "amdgpu")
+                            || w.starts_with("gfx")
+                    })
+            })
+        })
+}
+
 pub fn check(cx: &mut Cx) {
     if !cx.has("asm") {
         return;
@@ -222,6 +239,11 @@ pub fn check(cx: &mut Cx) {
         };
         let targets = cx.ctx.vendor_targets(other_vendor);
         if targets.is_empty() {
+            continue;
+        }
+        // GCN assembly in a file that only AMD compiles (a HIP-only file, or one its path
+        // names as AMD's: `amd_buffer_addressing.hpp`, `hip/`, `rocm/`) needs no NVIDIA guard
+        if kind == AsmKind::Gcn && amd_only_file(cx) {
             continue;
         }
         let end = c;

@@ -25,6 +25,10 @@ pub fn check(cx: &mut Cx) {
     if !cx.has("warpSize") {
         return;
     }
+    // a project constant named `warpSize` shadows the built-in
+    if crate::rules::device_warp_size_in_host::declares_warp_size(cx) {
+        return;
+    }
     let src = cx.src;
     let n = src.toks.len();
     for i in 0..n {
