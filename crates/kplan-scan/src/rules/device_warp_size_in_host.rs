@@ -45,11 +45,13 @@ fn in_launch_config(cx: &Cx, i: usize) -> bool {
             "(" if k > 0 && src.is(k - 1, "dim3") => {
                 return src.mate(k).is_some_and(|m| m > i);
             }
-            "(" if k > 0 && src.is_ident(k - 1) && src.mate(k).is_some_and(|m| m > i) => {
-                // `dim3 block(ws, 4)`: a declaration of a dim3 variable
-                if k >= 2 && src.is(k - 2, "dim3") {
-                    return true;
-                }
+            // `dim3 block(ws, 4)`: a declaration of a dim3 variable
+            "(" if k >= 2
+                && src.is_ident(k - 1)
+                && src.is(k - 2, "dim3")
+                && src.mate(k).is_some_and(|m| m > i) =>
+            {
+                return true;
             }
             _ => {}
         }
@@ -113,7 +115,15 @@ fn check_host_fallback(cx: &mut Cx) {
         let Some(br) = src.branches.get(d.branch as usize) else {
             continue;
         };
-        if !br.is_alternative {
+        // the fallback: an `#else`, or an `#elif` that names no architecture itself
+        let own = src
+            .text
+            .get(br.cond.0 as usize..br.cond.1 as usize)
+            .unwrap_or("");
+        let own_arch = crate::lex::cond_tokens_pub(own).iter().any(|w| {
+            crate::lex::arch_macro_wave(w) != 0 || w.starts_with("__AMDGCN_WAVEFRONT_SIZE")
+        });
+        if !br.is_alternative || own_arch {
             continue;
         }
         // the first branch of the group decides by a device-pass-only architecture macro
@@ -131,7 +141,25 @@ fn check_host_fallback(cx: &mut Cx) {
         let arch = crate::lex::cond_tokens_pub(cond).iter().any(|w| {
             crate::lex::arch_macro_wave(w) != 0 || w.starts_with("__AMDGCN_WAVEFRONT_SIZE")
         });
-        if !arch || cond.contains("__HIP_DEVICE_COMPILE__") {
+        // under a device-pass test further out, the fallback never reaches a host pass
+        let mut outer = br.parent;
+        let mut device_outer = false;
+        let mut guard = 0;
+        while outer != 0 && guard < 1000 {
+            let Some(ob) = src.branches.get(outer as usize) else {
+                break;
+            };
+            let oc = src
+                .text
+                .get(ob.cond.0 as usize..ob.cond.1 as usize)
+                .unwrap_or("");
+            if oc.contains("__HIP_DEVICE_COMPILE__") || oc.contains("__CUDA_ARCH__") {
+                device_outer = true;
+            }
+            outer = ob.parent;
+            guard += 1;
+        }
+        if !arch || cond.contains("__HIP_DEVICE_COMPILE__") || device_outer {
             continue;
         }
         let body = src.text.get(d.name_end as usize..).unwrap_or("");
@@ -156,6 +184,10 @@ fn check_host_fallback(cx: &mut Cx) {
 }
 
 pub fn check(cx: &mut Cx) {
+    // the project's portability header is where the per-pass widths are chosen
+    if cx.is_header {
+        return;
+    }
     check_host_fallback(cx);
     let index_names = !cx.index.device_warp.is_empty();
     if !cx.has("warpSize") && !index_names {
@@ -175,7 +207,9 @@ pub fn check(cx: &mut Cx) {
             v.iter()
                 .any(|d| d.device_only && d.file.as_path() == cx.path)
         });
-        let project = !builtin && !same_file_macro && cx.index.is_device_warp(w);
+        // the kplan portability header's names are chosen per pass on purpose
+        let project =
+            !builtin && !same_file_macro && !w.starts_with("KPLAN_") && cx.index.is_device_warp(w);
         if !builtin && !project {
             continue;
         }
