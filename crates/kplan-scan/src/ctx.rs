@@ -49,6 +49,9 @@ pub struct ScanCtx<'kb> {
     pub kb: &'kb Kb,
     pub targets: Vec<Target>,
     pub config: Config,
+    /// What the whole scan's files define ([`crate::index`]); `None` when each file is
+    /// scanned alone (then each file's own definitions are known).
+    pub index: Option<std::sync::Arc<crate::index::ProjectIndex>>,
 }
 
 impl<'kb> ScanCtx<'kb> {
@@ -100,6 +103,7 @@ impl<'kb> ScanCtx<'kb> {
             kb,
             targets,
             config,
+            index: None,
         })
     }
 
@@ -111,9 +115,20 @@ impl<'kb> ScanCtx<'kb> {
                 kb,
                 targets: Vec::new(),
                 config: Config::default(),
+                index: None,
             });
         }
         ScanCtx::new(kb, &v, Config::default())
+    }
+
+    /// This context with the project index of a multi-file scan.
+    pub fn with_index(&self, index: crate::index::ProjectIndex) -> ScanCtx<'kb> {
+        ScanCtx {
+            kb: self.kb,
+            targets: self.targets.clone(),
+            config: self.config.clone(),
+            index: Some(std::sync::Arc::new(index)),
+        }
     }
 
     pub fn target_ids(&self) -> Vec<String> {

@@ -54,6 +54,8 @@ pub struct Cx<'s, 'a, 'kb> {
     pub ctx: &'s ScanCtx<'kb>,
     pub path: &'s Path,
     pub src: &'s Src<'a>,
+    /// What the project defines (the scan's index, or this file's own).
+    pub index: &'s crate::index::ProjectIndex,
     /// The file is the project's portability header.
     pub is_header: bool,
     pub out: Vec<Finding>,
@@ -227,9 +229,80 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
             one
         }
     }
-    /// Whether token `i` sits in a branch guarded for one platform.
+    /// Whether token `i` never compiles where a wave64 hazard bites: an NVIDIA-only branch
+    /// (`__CUDA_ARCH__`, `__CUDACC__`, `!defined(USE_ROCM)`, ...) or an AMD branch whose
+    /// condition fixes 32-lane wavefronts (`__GFX11__`, `__AMDGCN_WAVEFRONT_SIZE == 32`).
+    /// Code in other AMD-only branches is scanned: a 32-lane assumption there is certainly
+    /// wrong on wave64 hardware.
     pub fn guarded(&self, i: usize) -> bool {
-        self.src.platform(i) != Platform::Any
+        match self.src.platform(i) {
+            Platform::Nvidia => true,
+            Platform::Amd => self.amd_wave(i) == 32,
+            Platform::Any => false,
+        }
+    }
+    /// Whether token `i` sits in a branch that never compiles for AMD.
+    pub fn nv_only(&self, i: usize) -> bool {
+        self.src.platform(i) == Platform::Nvidia
+    }
+    /// Wavefront width fixed by the AMD branches around token `i` (0: not fixed).
+    pub fn amd_wave(&self, i: usize) -> u8 {
+        let src = self.src;
+        let Some(t) = src.toks.get(i) else {
+            return 0;
+        };
+        let mut b = t.branch;
+        let mut guard = 0;
+        while b != 0 && guard < 100_000 {
+            let Some(br) = src.branches.get(b as usize) else {
+                break;
+            };
+            if br.wave != 0 {
+                return br.wave;
+            }
+            b = br.parent;
+            guard += 1;
+        }
+        0
+    }
+    /// Whether token `i` sits in a branch selected for matrix-core (MFMA) hardware, where
+    /// fragment-layout arithmetic with 32 or 16 is fixed by the instruction.
+    pub fn mfma_branch(&self, i: usize) -> bool {
+        let src = self.src;
+        let Some(t) = src.toks.get(i) else {
+            return false;
+        };
+        let mut b = t.branch;
+        let mut guard = 0;
+        while b != 0 && guard < 100_000 {
+            let Some(br) = src.branches.get(b as usize) else {
+                break;
+            };
+            if br.mfma {
+                return true;
+            }
+            b = br.parent;
+            guard += 1;
+        }
+        false
+    }
+    /// Whether the file is compiled by HIP only: a `.hip` file, or one that includes HIP
+    /// headers unconditionally and no CUDA header.
+    pub fn hip_file(&self) -> bool {
+        self.src.hip_only
+            || self
+                .path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("hip"))
+    }
+    /// Whether token `i` is compiled for AMD for certain: an AMD-only branch or a HIP-only
+    /// file (outside NVIDIA branches).
+    pub fn amd_code(&self, i: usize) -> bool {
+        match self.src.platform(i) {
+            Platform::Amd => true,
+            Platform::Nvidia => false,
+            Platform::Any => self.hip_file(),
+        }
     }
     /// Arguments of the call whose `(` is at `open`: token ranges (inclusive), split on
     /// top-level commas.
@@ -402,7 +475,15 @@ fn run_full(
     if prefilter().find(text).is_none() {
         return (Vec::new(), Vec::new(), Vec::new());
     }
-    let src = lex(text);
+    let local;
+    let index: &crate::index::ProjectIndex = match &ctx.index {
+        Some(i) => i,
+        None => {
+            local = crate::index::ProjectIndex::of_text(path, text);
+            &local
+        }
+    };
+    let src = crate::lex::lex_with(text, Some(&index.env));
     let shadowed: Vec<String> = src
         .defines
         .iter()
@@ -415,6 +496,7 @@ fn run_full(
         ctx,
         path,
         src: &src,
+        index,
         is_header: ctx.is_header(path),
         out: Vec::new(),
         uses: Vec::new(),

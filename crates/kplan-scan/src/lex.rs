@@ -55,6 +55,12 @@ pub struct Branch {
     pub is_alternative: bool,
     /// Byte span of the directive that opens the branch (`#if ...`, `#elif ...`, `#else`).
     pub cond: (u32, u32),
+    /// Wavefront width the branch's condition fixes on AMD (`__gfx942__`, `__GFX11__`,
+    /// `__AMDGCN_WAVEFRONT_SIZE == 32`): 0 when the condition does not say.
+    pub wave: u8,
+    /// The condition selects matrix-core (MFMA) hardware: a CDNA architecture or a macro
+    /// naming MFMA. Fragment layouts there are fixed by the instruction, not by the warp.
+    pub mfma: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -122,6 +128,9 @@ pub struct Src<'a> {
     pub directives: Vec<Directive>,
     pub defines: Vec<Define>,
     pub lines: LineIndex,
+    /// The file includes HIP headers unconditionally and no CUDA header: it is compiled by
+    /// HIP (hipcc) only.
+    pub hip_only: bool,
 }
 
 const NONE: u32 = u32::MAX;
@@ -322,8 +331,23 @@ fn kernel_macro_shape(s: &str) -> bool {
 }
 
 /// Classifies a macro name appearing in an `#if` condition.
+///
+/// Which compiler defines what (checked with `-E -dM` on an empty file; the
+/// `compiler_macros` test re-checks clang when it is installed):
+/// - nvcc 13: `__CUDACC__`, `__NVCC__` in every pass, `__CUDA_ARCH__` in device passes only;
+/// - clang CUDA (`-x cuda`): `__CUDA__`, `__NVPTX__` and `__CUDA_ARCH__` on the device,
+///   `__CUDACC__` from its CUDA runtime wrapper header;
+/// - clang-19 HIP (`-x hip`, what hipcc runs): `__HIP__`, `__HIPCC__`, `__AMDGCN__` and
+///   `__AMDGCN_WAVEFRONT_SIZE` (64 in the host pass whatever the target) in both passes;
+///   `__HIP_DEVICE_COMPILE__`, `__gfxNNNN__`, `__GFXN__` in device passes only; never
+///   `__CUDACC__`, `__CUDA_ARCH__` or `__NVCC__`. `__HIP_PLATFORM_AMD__` comes from the HIP
+///   headers.
+///
+/// So a `__CUDACC__` branch never compiles for AMD: it is an NVIDIA branch.
 pub fn classify_macro(name: &str) -> Platform {
     match name {
+        "__CUDACC__" | "__CUDA__" | "__NVPTX__" | "__CUDACC_DEBUG__" | "__CUDACC_EWP__"
+        | "__CUDACC_RDC__" => return Platform::Nvidia,
         "__HIP_PLATFORM_NVIDIA__" | "__HIP_PLATFORM_NVCC__" | "__CUDA_ARCH__" | "__NVCC__" | "__NVCOMPILER" | "CUDA_VERSION"
         | "CUDART_VERSION" | "__CUDACC_VER_MAJOR__" | "__CUDACC_VER_MINOR__" | "__CUDA_ARCH_LIST__" | "__CUDA_ARCH_SPECIFIC__"
         | "__CUDA_ARCH_FAMILY_SPECIFIC__" | "__CUDACC_RTC__"
@@ -372,15 +396,76 @@ fn function_like_at(b: &[u8], k: usize) -> bool {
 }
 
 /// [`classify_macro`], then feature macros this file defines under a platform test.
-pub fn classify_local(name: &str, local: &[(String, Platform)]) -> Platform {
+pub fn classify_local(name: &str, local: &Locals) -> Platform {
     match classify_macro(name) {
         Platform::Any => local
+            .list
             .iter()
             .rev()
             .find(|(n, _)| n == name)
             .map(|(_, p)| *p)
+            .or_else(|| local.env.and_then(|e| e.macros.get(name).copied()))
             .unwrap_or(Platform::Any),
         p => p,
+    }
+}
+
+/// Platform facts from outside the file: macros the project defines under a platform test
+/// in other headers, and `<P>_CUDA_*` switches that have a `<P>_HIP_*` sibling.
+#[derive(Debug, Clone, Default)]
+pub struct LexEnv {
+    pub macros: std::collections::HashMap<String, Platform>,
+}
+
+/// Platform feature macros known while lexing one file: those it defines, then the project's.
+#[derive(Debug, Default)]
+pub struct Locals<'e> {
+    pub list: Vec<(String, Platform)>,
+    pub env: Option<&'e LexEnv>,
+}
+
+/// `name` with its `CUDA` component replaced by `HIP` (`GGML_USE_CUDA` -> `GGML_USE_HIP`),
+/// when it has one and some prefix: the name a project gives the other side of its switch.
+pub fn hip_sibling(name: &str) -> Option<String> {
+    let parts: Vec<&str> = name.split('_').collect();
+    if parts.len() < 2 || parts.iter().filter(|p| !p.is_empty()).count() < 2 {
+        return None;
+    }
+    let k = parts.iter().position(|p| *p == "CUDA")?;
+    let mut v: Vec<&str> = parts.clone();
+    v[k] = "HIP";
+    Some(v.join("_"))
+}
+
+/// In-file `<P>_CUDA_*` switches with a `<P>_HIP_*` sibling among the identifiers of the
+/// file's directives: NVIDIA branches.
+fn sibling_switches(text: &str, out: &mut Vec<(String, Platform)>) {
+    if memchr::memmem::find(text.as_bytes(), b"HIP").is_none()
+        || memchr::memmem::find(text.as_bytes(), b"CUDA").is_none()
+    {
+        return;
+    }
+    let mut words: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        if !t.starts_with('#') {
+            continue;
+        }
+        for w in t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+            if w.contains("CUDA") || w.contains("HIP") {
+                words.insert(w);
+            }
+        }
+    }
+    for w in &words {
+        if classify_macro(w) != Platform::Any {
+            continue;
+        }
+        if let Some(sib) = hip_sibling(w) {
+            if words.contains(sib.as_str()) && out.len() < 4096 {
+                out.push((w.to_string(), Platform::Nvidia));
+            }
+        }
     }
 }
 
@@ -405,7 +490,7 @@ fn flip(v: CV) -> CV {
 }
 
 struct CondParser<'c> {
-    local: &'c [(String, Platform)],
+    local: &'c Locals<'c>,
     toks: Vec<&'c str>,
     pos: usize,
     depth: u32,
@@ -574,6 +659,11 @@ impl<'c> CondParser<'c> {
     }
 }
 
+/// [`cond_tokens`] for the rules.
+pub fn cond_tokens_pub(s: &str) -> Vec<&str> {
+    cond_tokens(s)
+}
+
 /// Splits a directive condition into tokens (comments removed).
 fn cond_tokens(s: &str) -> Vec<&str> {
     let b = s.as_bytes();
@@ -615,14 +705,11 @@ fn cond_tokens(s: &str) -> Vec<&str> {
 
 /// Platform of an `#if`/`#elif` condition, and whether it names a vendor macro.
 pub fn classify_condition(cond: &str) -> (Platform, bool, Option<bool>) {
-    classify_condition_with(cond, &[])
+    classify_condition_with(cond, &Locals::default())
 }
 
 /// [`classify_condition`] knowing this file's platform feature macros.
-pub fn classify_condition_with(
-    cond: &str,
-    local: &[(String, Platform)],
-) -> (Platform, bool, Option<bool>) {
+pub fn classify_condition_with(cond: &str, local: &Locals) -> (Platform, bool, Option<bool>) {
     let mut p = CondParser {
         local,
         toks: cond_tokens(cond),
@@ -644,6 +731,102 @@ pub fn classify_condition_with(
     (plat, p.vendor_test, constant)
 }
 
+/// Wavefront width an AMD architecture macro fixes (`__gfx942__` 64, `__gfx1100__` and
+/// `__GFX11__` 32: HIP compiles RDNA in wave32 unless told otherwise), 0 when it names none.
+pub fn arch_macro_wave(name: &str) -> u8 {
+    let l = name.to_ascii_lowercase();
+    let Some(rest) = l.strip_prefix("__gfx") else {
+        return 0;
+    };
+    let digits: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    if digits.starts_with("10") || digits.starts_with("11") || digits.starts_with("12") {
+        32
+    } else if digits.starts_with('9') || digits.starts_with('8') || digits.starts_with('7') {
+        64
+    } else {
+        0
+    }
+}
+
+/// CDNA architectures with matrix cores (MFMA): gfx908, gfx90a, gfx94x, gfx950.
+fn arch_macro_mfma(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    ["__gfx908", "__gfx90a", "__gfx94", "__gfx95"]
+        .iter()
+        .any(|p| l.starts_with(p))
+        || l.contains("mfma")
+}
+
+/// Top-level `||` disjuncts of a condition's tokens.
+fn disjuncts(cond: &str) -> Vec<Vec<&str>> {
+    let mut depth = 0i32;
+    let mut parts: Vec<Vec<&str>> = vec![Vec::new()];
+    for t in cond_tokens(cond) {
+        match t {
+            "(" => depth += 1,
+            ")" => depth -= 1,
+            "||" if depth == 0 => {
+                parts.push(Vec::new());
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(p) = parts.last_mut() {
+            p.push(t);
+        }
+    }
+    parts
+}
+
+/// Wavefront width an `#if`/`#elif` condition (already known to be AMD-only) fixes: every
+/// disjunct names architectures of one width or compares `__AMDGCN_WAVEFRONT_SIZE` with it.
+/// A negation anywhere makes the answer unknown (0).
+pub fn cond_wave(cond: &str) -> u8 {
+    let parts = disjuncts(cond);
+    let mut out = 0u8;
+    for p in &parts {
+        if p.contains(&"!") || p.contains(&"!=") {
+            return 0;
+        }
+        let mut w = 0u8;
+        for (k, t) in p.iter().enumerate() {
+            let tw = if t.starts_with("__AMDGCN_WAVEFRONT_SIZE") || *t == "warpSize" {
+                match (p.get(k + 1), p.get(k + 2).and_then(|v| parse_int(v))) {
+                    (Some(&"=="), Some(64)) => 64,
+                    (Some(&"=="), Some(32)) => 32,
+                    (Some(&">"), Some(32)) => 64,
+                    _ => 0,
+                }
+            } else {
+                arch_macro_wave(t)
+            };
+            if tw != 0 {
+                if w != 0 && w != tw {
+                    return 0;
+                }
+                w = tw;
+            }
+        }
+        if w == 0 || (out != 0 && out != w) {
+            return 0;
+        }
+        out = w;
+    }
+    out
+}
+
+/// Whether an AMD-only condition selects matrix-core hardware in every disjunct.
+pub fn cond_mfma(cond: &str) -> bool {
+    let parts = disjuncts(cond);
+    !parts.is_empty()
+        && parts
+            .iter()
+            .all(|p| !p.contains(&"!") && p.iter().any(|t| arch_macro_mfma(t)))
+}
+
 struct CondFrame {
     group: u32,
     depth_at_if: u32,
@@ -660,10 +843,10 @@ struct CondFrame {
 /// `cond` (the text after `#if`) is a disjunction one of whose top-level terms is a plain AMD
 /// platform test: the branch is where AMD goes, together with some other case.
 pub fn amd_disjunct(cond: &str) -> bool {
-    amd_disjunct_with(cond, &[])
+    amd_disjunct_with(cond, &Locals::default())
 }
 
-fn amd_disjunct_with(cond: &str, local: &[(String, Platform)]) -> bool {
+fn amd_disjunct_with(cond: &str, local: &Locals) -> bool {
     let toks = cond_tokens(cond);
     let mut depth = 0i32;
     let mut parts: Vec<Vec<&str>> = vec![Vec::new()];
@@ -703,6 +886,11 @@ struct FnState {
 
 /// Lexes `text` into its structure.
 pub fn lex(text: &str) -> Src<'_> {
+    lex_with(text, None)
+}
+
+/// [`lex`] knowing the project's platform macros ([`LexEnv`]).
+pub fn lex_with<'a>(text: &'a str, env: Option<&LexEnv>) -> Src<'a> {
     let b = text.as_bytes();
     let n = b.len();
     let mut toks: Vec<Token> = Vec::with_capacity(n / 5 + 16);
@@ -716,14 +904,22 @@ pub fn lex(text: &str) -> Src<'_> {
         group: 0,
         is_alternative: false,
         cond: (0, 0),
+        wave: 0,
+        mfma: false,
     }];
     let mut groups = vec![Group::default()];
     let mut funcs: Vec<Func> = Vec::new();
     let mut directives: Vec<Directive> = Vec::new();
     let mut defines: Vec<Define> = Vec::new();
     let mut device_macros: Vec<(String, FnKind)> = Vec::new();
-    let mut local_macros: Vec<(String, Platform)> = Vec::new();
+    let mut local_macros = Locals {
+        list: Vec::new(),
+        env,
+    };
+    sibling_switches(text, &mut local_macros.list);
     let mut last_ifndef: Option<(String, u32, usize)> = None;
+    let mut hip_include = false;
+    let mut cuda_include = false;
 
     let mut cond_stack: Vec<CondFrame> = Vec::new();
     let mut branch: u32 = 0;
@@ -883,7 +1079,13 @@ pub fn lex(text: &str) -> Src<'_> {
                             toks.len(),
                         ))
                     } else {
-                        None
+                        // `#if !defined(X)` followed by `#define X` is a guard too
+                        match cond_tokens(rest).as_slice() {
+                            ["!", "defined", "(", m, ")"] | ["!", "defined", m] => {
+                                Some((m.to_string(), g, toks.len()))
+                            }
+                            _ => None,
+                        }
                     };
                     let is_dead = constant == Some(false);
                     let nb = branches.len() as u32;
@@ -894,6 +1096,12 @@ pub fn lex(text: &str) -> Src<'_> {
                         group: g,
                         is_alternative: false,
                         cond: (dstart as u32, e as u32),
+                        wave: if plat == Platform::Amd {
+                            cond_wave(rest)
+                        } else {
+                            0
+                        },
+                        mfma: plat == Platform::Amd && cond_mfma(rest),
                     });
                     directives.push(Directive {
                         start: dstart as u32,
@@ -976,6 +1184,12 @@ pub fn lex(text: &str) -> Src<'_> {
                             group: fr.group,
                             is_alternative: true,
                             cond: (dstart as u32, e as u32),
+                            wave: if plat == Platform::Amd && name != "else" {
+                                cond_wave(rest)
+                            } else {
+                                0
+                            },
+                            mfma: plat == Platform::Amd && name != "else" && cond_mfma(rest),
                         });
                         if name != "else" {
                             directives.push(Directive {
@@ -1017,6 +1231,25 @@ pub fn lex(text: &str) -> Src<'_> {
                             if g_name == mname && ntok == toks.len() {
                                 if let Some(gr) = groups.get_mut(g as usize) {
                                     gr.include_guard = true;
+                                    // a guard named like a platform (`FOO_HIP_H`) tests
+                                    // nothing about the platform
+                                    gr.platform_test = false;
+                                }
+                                if let Some(br) = branches.get_mut(branch as usize) {
+                                    if br.group == g {
+                                        br.platform = Platform::Any;
+                                        br.wave = 0;
+                                        br.mfma = false;
+                                    }
+                                }
+                                if let Some(fr) = cond_stack.last_mut() {
+                                    if fr.group == g {
+                                        fr.seen = Platform::Any;
+                                    }
+                                }
+                                if let Some(d) = directives.last_mut() {
+                                    d.platform = Platform::Any;
+                                    d.vendor_test = false;
                                 }
                             }
                         }
@@ -1034,16 +1267,17 @@ pub fn lex(text: &str) -> Src<'_> {
                                 bb = br.parent;
                                 guard += 1;
                             }
-                            if let Some(ex) = local_macros.iter_mut().find(|(n, _)| n == mname) {
+                            if let Some(ex) = local_macros.list.iter_mut().find(|(n, _)| n == mname)
+                            {
                                 // defined under more than one platform: not a platform test
                                 if ex.1 != p {
                                     ex.1 = Platform::Any;
                                 }
                             } else if p != Platform::Any
                                 && !function_like_at(b, k)
-                                && local_macros.len() < 4096
+                                && local_macros.list.len() < 4096
                             {
-                                local_macros.push((mname.to_string(), p));
+                                local_macros.list.push((mname.to_string(), p));
                             }
                         }
                         if body.contains("__global__") {
@@ -1066,6 +1300,32 @@ pub fn lex(text: &str) -> Src<'_> {
                         i = k;
                         line_start_only_ws = false;
                         continue;
+                    }
+                }
+                "include" if !dead => {
+                    // unconditional includes (outside any branch but the include guard)
+                    let mut bb = branch;
+                    let mut unconditional = true;
+                    let mut guard = 0;
+                    while bb != 0 && guard < 100_000 {
+                        let br = &branches[bb as usize];
+                        if !groups
+                            .get(br.group as usize)
+                            .is_some_and(|g| g.include_guard)
+                        {
+                            unconditional = false;
+                            break;
+                        }
+                        bb = br.parent;
+                        guard += 1;
+                    }
+                    if unconditional {
+                        let inc = rest.trim().trim_start_matches(['<', '"']);
+                        if inc.starts_with("hip/") || inc.starts_with("hipcub/") {
+                            hip_include = true;
+                        } else if inc.starts_with("cuda") || inc.starts_with("cub/") {
+                            cuda_include = true;
+                        }
                     }
                 }
                 _ => {}
@@ -1408,6 +1668,7 @@ pub fn lex(text: &str) -> Src<'_> {
         directives,
         defines,
         lines: LineIndex::from_starts(line_starts),
+        hip_only: hip_include && !cuda_include,
     }
 }
 

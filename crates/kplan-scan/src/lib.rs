@@ -8,6 +8,7 @@ pub mod ctx;
 pub mod cuda;
 pub mod diag;
 pub mod error;
+pub mod index;
 pub mod inventory;
 pub mod lex;
 pub mod python;

@@ -104,6 +104,10 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<(Vec<FileEntry>, Vec<FileNote>
     }
     files.sort();
     files.dedup();
+    // a directory symlink into a tree already walked reaches the same files again: one path
+    // per file (the first in sorted order)
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|(p, _)| seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())));
     Ok((files, notes))
 }
 
@@ -263,6 +267,10 @@ pub fn allows(line: &str, rule: &str) -> bool {
 /// Scans every file under `paths` in parallel.
 pub fn scan_paths(ctx: &ScanCtx, paths: &[PathBuf]) -> Result<ScanResult, ScanError> {
     let (files, mut skipped) = collect_files(paths)?;
+    // the project index: what every file defines, for the rules of every other file
+    let indexed =
+        (files.len() > 1).then(|| ctx.with_index(crate::index::ProjectIndex::build(&files)));
+    let ctx = indexed.as_ref().unwrap_or(ctx);
     let outcomes: Vec<FileOutcome> = files
         .par_iter()
         .map(|(p, k)| scan_one(ctx, p, *k))

@@ -169,3 +169,18 @@ fn files_named_for_a_cpu_another_backend_or_one_arch_are_not_scanned() {
     // folders above the file's own are not read: a checkout under `/home/cpu/` still scans
     assert!(!found(&ctx, Path::new("/home/cpu/src/quant/kernels.py"), &text).is_empty());
 }
+
+#[test]
+fn fp8_encoding_is_silent_in_pytest_files() {
+    let text = std::fs::read_to_string(fixtures().join("fp8_encoding.fires.py")).unwrap();
+    let ctx = ctx();
+    let f = scan_text(
+        &ctx,
+        Path::new("tests/test_fp8.py"),
+        FileKind::Python,
+        &text,
+    );
+    assert!(f.iter().all(|f| f.rule != "triton-fp8-encoding"));
+    let f = scan_text(&ctx, Path::new("ops/fp8.py"), FileKind::Python, &text);
+    assert!(f.iter().any(|f| f.rule == "triton-fp8-encoding"));
+}

@@ -5,6 +5,7 @@
 //! each rule in [`rules`] reads the same tokens. Rules look at the kernels and at the Python
 //! around them: launch wrappers, autotune configs, dtype maps and capability checks.
 
+pub mod embedded;
 pub mod lex;
 pub mod rules;
 
@@ -28,6 +29,7 @@ pub static RULES: &[RuleMeta] = &[
     rules::lds_limit::META,
     rules::fixed_block_size::META,
     rules::dot_tf32::META,
+    rules::wave64_for_every_amd::META,
 ];
 
 /// Words whose absence means the file has nothing the rules read.
@@ -39,10 +41,22 @@ const TRIGGERS: &[&str] = &[
     "capability",
     "warp",
     "tl.",
+    "is_hip",
+    "version.hip",
 ];
 
 /// Scans one `.py` file. `text` is the file's contents (lossy UTF-8).
 pub fn scan_file(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
+    let mut found = scan_triton(ctx, path, text);
+    if text.contains("__global__") || text.contains("__device__") || text.contains("__shfl") {
+        let src = lex::lex(text);
+        found.extend(embedded::scan(ctx, path, &src));
+        found.sort_by(|a, b| a.start.cmp(&b.start).then(a.rule.cmp(b.rule)));
+    }
+    found
+}
+
+fn scan_triton(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
     if !TRIGGERS.iter().any(|t| text.contains(t)) {
         return Vec::new();
     }
@@ -54,7 +68,7 @@ pub fn scan_file(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
         return Vec::new();
     }
     let mut cx = Cx::new(ctx, path, &src);
-    let checks: [(&RuleMeta, Check); 12] = [
+    let checks: [(&RuleMeta, Check); 13] = [
         (
             &rules::num_warps_wave64::META,
             rules::num_warps_wave64::check,
@@ -88,6 +102,10 @@ pub fn scan_file(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
             rules::fixed_block_size::check,
         ),
         (&rules::dot_tf32::META, rules::dot_tf32::check),
+        (
+            &rules::wave64_for_every_amd::META,
+            rules::wave64_for_every_amd::check,
+        ),
     ];
     for (meta, check) in checks {
         if ctx.rule_enabled(meta.id, path) {

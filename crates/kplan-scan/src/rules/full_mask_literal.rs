@@ -94,7 +94,7 @@ pub fn check(cx: &mut Cx) {
             && src.kind(k - 1) == Some(Tk::Ident)
             && is_mask32(src, k + 1)
             && matches!(src.s(k + 2), ";" | ",")
-            && !cx.guarded(k)
+            && !cx.nv_only(k)
         {
             mask_vars.push(src.s(k - 1));
         }
@@ -127,7 +127,7 @@ pub fn check(cx: &mut Cx) {
             let Some(&(a, b)) = args.first() else {
                 continue;
             };
-            if cx.guarded(i) {
+            if cx.nv_only(i) {
                 continue;
             }
             if a == b && is_mask32(src, a) {
@@ -175,7 +175,7 @@ pub fn check(cx: &mut Cx) {
             }
         } else if (src.is(i + 1, "==") || src.is(i + 1, "!=")) && is_mask32(src, i + 2) {
             let ballot = ballot_vars.contains(&w);
-            if ballot && !cx.guarded(i) {
+            if ballot && !cx.nv_only(i) {
                 let msg = format!("ballot result `{w}` compared with the 32-bit full mask");
                 cx.report(&META, i, i + 2, msg, "compare with the mask of active lanes (`__activemask()`) or a 64-bit all-ones mask");
             }
@@ -183,7 +183,7 @@ pub fn check(cx: &mut Cx) {
             if let Some(c) = src.mate(i + 1) {
                 if (src.is(c + 1, "==") || src.is(c + 1, "!="))
                     && is_mask32(src, c + 2)
-                    && !cx.guarded(i)
+                    && !cx.nv_only(i)
                 {
                     let msg = format!("`{w}` result compared with the 32-bit full mask");
                     cx.report(&META, i, c + 2, msg, "compare with a 64-bit all-ones mask; a wave64 ballot of all lanes is 0xffffffffffffffff");

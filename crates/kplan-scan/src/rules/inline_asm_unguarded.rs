@@ -97,7 +97,8 @@ pub fn classify_asm(t: &str) -> AsmKind {
         "%%eax", "%%rax", "%%ebx", "%%rbx", "%%ecx", "%%rcx", "%%edx", "%%rdx", "%%xmm", "%%ymm",
         "%%rsp", "%%esp", "cpuid", "rdtsc", "xgetbv", "pause",
     ];
-    if x86.iter().any(|p| t.contains(p)) {
+    // `__asm("llvm.amdgcn.raw.buffer.load.f32")` binds a declaration to an LLVM intrinsic
+    if x86.iter().any(|p| t.contains(p)) || host_isa(t) || t.trim_start().starts_with("llvm.") {
         return AsmKind::Unknown;
     }
     let trimmed = t.trim_start();
@@ -113,6 +114,67 @@ pub fn classify_asm(t: &str) -> AsmKind {
         return AsmKind::Ptx;
     }
     AsmKind::Unknown
+}
+
+/// The template is assembly for a host CPU (x86, Arm, RISC-V, POWER, LoongArch, s390x), which
+/// shares mnemonics and suffixes (`ld.`, `.f32`, `mov`) with PTX: it is neither PTX nor GCN.
+/// PTX-only qualifiers (`.global`, `.shared`, `.sync`, `.reg`, special registers) win.
+pub fn host_isa(t: &str) -> bool {
+    let ptx_only = [
+        ".global", ".shared", ".sync", ".aligned", ".reg", ".pred", "cvta", "%laneid", "%tid",
+        "%smid", "%clock", ".param", ".local", ".const",
+    ];
+    if ptx_only.iter().any(|p| t.contains(p)) {
+        return false;
+    }
+    let words: Vec<&str> = t
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let host_mnemonic = |w: &str| {
+        let l = w.to_ascii_lowercase();
+        // RISC-V V, scalar and CSR
+        l.starts_with("vsetvl")
+            || l.starts_with("vle")
+            || l.starts_with("vse")
+            || l.starts_with("vlse")
+            || l.starts_with("vfmacc")
+            || l.starts_with("vfmv")
+            || l.starts_with("vmv")
+            || l.starts_with("vwmul")
+            || l.starts_with("vredsum")
+            || matches!(l.as_str(), "addi" | "addiw" | "slli" | "srli" | "srai" | "bnez" | "beqz" | "bltz" | "bgez")
+            || l.starts_with("vfw")
+            || l.starts_with("vnsr")
+            || l.starts_with("vwadd")
+            || l.starts_with("vsext")
+            || l == "csrr"
+            || l == "csrw"
+            || l == "fence.i"
+            // Arm (A64 / NEON / SVE / SME)
+            || matches!(l.as_str(), "ld1" | "st1" | "ld1w" | "st1w" | "ld1b" | "ldr" | "str" | "ldp" | "stp"
+                | "prfm" | "fmla" | "sdot" | "udot" | "smmla" | "ummla" | "dup" | "ptrue" | "whilelo"
+                | "smstart" | "smstop" | "zero" | "fmopa" | "bfmmla" | "addv" | "ext" | "tbl")
+            || l.ends_with(".4s")
+            || l.ends_with(".8h")
+            || l.ends_with(".16b")
+            || l.ends_with(".2d")
+            // x86 (AT&T and Intel syntax)
+            || l.starts_with("vpdp")
+            || l.starts_with("vmovdq")
+            || l.starts_with("vpadd")
+            || l.starts_with("vfmadd")
+            || l.starts_with("prefetcht")
+            || matches!(l.as_str(), "movl" | "movq" | "leaq" | "xorl" | "rdtscp" | "lfence" | "mfence" | "sfence")
+            // POWER, LoongArch, s390x
+            || l.starts_with("lxv")
+            || l.starts_with("stxv")
+            || l.starts_with("xxl")
+            || l.starts_with("xvld")
+            || l.starts_with("xvst")
+            || l.starts_with("vlrep")
+    };
+    words.iter().any(|w| host_mnemonic(w))
 }
 
 /// Every `asm(...)` in the file: (token of `asm`, token of `)`, template text, kind).
@@ -148,6 +210,22 @@ pub fn asm_statements<'a>(src: &crate::lex::Src<'a>) -> Vec<(usize, usize, Strin
     out
 }
 
+/// The file is compiled for AMD only: HIP-only by its includes or extension, or named so by
+/// its path (a component or file-name word `amd`, `hip`, `rocm`, `amdgcn`, `gfx*`).
+fn amd_only_file(cx: &Cx) -> bool {
+    cx.hip_file()
+        || cx.path.iter().any(|c| {
+            c.to_str().is_some_and(|c| {
+                c.to_ascii_lowercase()
+                    .split(|ch: char| !ch.is_ascii_alphanumeric())
+                    .any(|w| {
+                        matches!(w, "amd" | "hip" | "rocm" | "amdgcn" | "amdgpu")
+                            || w.starts_with("gfx")
+                    })
+            })
+        })
+}
+
 pub fn check(cx: &mut Cx) {
     if !cx.has("asm") {
         return;
@@ -161,6 +239,11 @@ pub fn check(cx: &mut Cx) {
         };
         let targets = cx.ctx.vendor_targets(other_vendor);
         if targets.is_empty() {
+            continue;
+        }
+        // GCN assembly in a file that only AMD compiles (a HIP-only file, or one its path
+        // names as AMD's: `amd_buffer_addressing.hpp`, `hip/`, `rocm/`) needs no NVIDIA guard
+        if kind == AsmKind::Gcn && amd_only_file(cx) {
             continue;
         }
         let end = c;

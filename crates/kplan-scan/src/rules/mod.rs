@@ -9,19 +9,25 @@ pub mod consts;
 pub mod launch;
 
 pub mod ballot_narrowing;
+pub mod cuda_arch_gate_no_amd_path;
+pub mod device_warp_size_in_host;
 pub mod full_mask_literal;
 pub mod hardcoded_tile;
 pub mod implicit_warp_sync;
 pub mod inline_asm_unguarded;
+pub mod lane_geometry_32;
 pub mod lane_partials_size;
 pub mod launch_bounds_warp;
+pub mod mask_as_shuffle_value;
 pub mod nvidia_only_feature;
 pub mod platform_ifdef_in_kernel;
 pub mod shared_memory_over_limit;
 pub mod shuffle_offset_literal;
+pub mod sync_mask_param_32;
 pub mod warp_size_constant;
 pub mod warp_size_constexpr;
 pub mod warp_size_literal;
+pub mod wave64_lane_math;
 pub mod wavefront_size_macro;
 
 /// CUDA/HIP rules, in registry order. Ids are never reused.
@@ -41,6 +47,12 @@ pub static RULES: &[&RuleMeta] = &[
     &implicit_warp_sync::META,
     &warp_size_constexpr::META,
     &wavefront_size_macro::META,
+    &device_warp_size_in_host::META,
+    &wave64_lane_math::META,
+    &cuda_arch_gate_no_amd_path::META,
+    &lane_geometry_32::META,
+    &sync_mask_param_32::META,
+    &mask_as_shuffle_value::META,
 ];
 
 /// Runs every enabled rule over one file (or, for the inventory, only the feature pass).
@@ -70,6 +82,12 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         launch_bounds_warp,
         implicit_warp_sync,
         warp_size_constexpr,
-        wavefront_size_macro
+        wavefront_size_macro,
+        device_warp_size_in_host,
+        wave64_lane_math,
+        cuda_arch_gate_no_amd_path,
+        lane_geometry_32,
+        sync_mask_param_32,
+        mask_as_shuffle_value
     );
 }

@@ -166,10 +166,35 @@ fn asm_features(t: &str) -> Vec<Det> {
     v
 }
 
+/// `__nv_*` type names the file defines itself (`struct __nv_fp8_e4m3 { ... }` in a SYCL or CPU
+/// port, `using __nv_bfloat16 = ...`): their uses are the project's types, not NVIDIA's.
+fn own_types<'a>(src: &crate::lex::Src<'a>) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    for i in 1..src.toks.len() {
+        let w = src.s(i);
+        if !w.starts_with("__nv_") || out.contains(&w) {
+            continue;
+        }
+        let defines = matches!(src.s(i - 1), "struct" | "class" | "union")
+            && matches!(src.s(i + 1), "{" | ":" | ";")
+            || src.is(i - 1, "using") && src.is(i + 1, "=")
+            || src.is(i + 1, ";") && (0..i.min(12)).any(|k| src.is(i - 1 - k, "typedef"));
+        if defines {
+            out.push(w);
+        }
+    }
+    out
+}
+
 pub fn check(cx: &mut Cx, report: bool) {
     let src = cx.src;
     let n = src.toks.len();
     let mut hits: Vec<(usize, usize, Det)> = Vec::new();
+    let own = if cx.has("__nv_") {
+        own_types(src)
+    } else {
+        Vec::new()
+    };
     for i in 0..n {
         if src.kind(i) != Some(Tk::Ident) {
             if src.is(i, "<<<") && src.in_device(i) {
@@ -178,7 +203,7 @@ pub fn check(cx: &mut Cx, report: bool) {
             continue;
         }
         let w = src.s(i);
-        if let Some(det) = ident_feature(w, src.s(i + 1)) {
+        if let Some(det) = ident_feature(w, src.s(i + 1)).filter(|_| !own.contains(&w)) {
             // `wmma::` counted once per statement would be nicer; count every use
             hits.push((i, i, det));
         }

@@ -42,7 +42,7 @@ pub fn check(cx: &mut Cx) {
     // per function (0 = file scope): total bytes and first declaration token
     let mut totals: Vec<(u32, u64, usize)> = Vec::new();
     for i in 0..n {
-        if !src.is(i, "__shared__") || (i > 0 && src.is(i - 1, "extern")) || cx.guarded(i) {
+        if !src.is(i, "__shared__") || (i > 0 && src.is(i - 1, "extern")) || cx.nv_only(i) {
             continue;
         }
         let Some(semi) = (i + 1..n.min(i + 64)).find(|&k| src.is(k, ";")) else {
@@ -170,7 +170,7 @@ pub fn check(cx: &mut Cx) {
             None
         };
         let Some((bytes, a, b)) = val else { continue };
-        if cx.guarded(i) {
+        if cx.nv_only(i) {
             continue;
         }
         let over: Vec<(String, u64)> = cx

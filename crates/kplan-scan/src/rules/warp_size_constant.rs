@@ -26,9 +26,13 @@ uses.",
     features: &[],
 };
 
-/// Names that denote the warp width.
+/// Names that denote the warp width (AMD's name for it, the wavefront, too: `WAVE_SIZE`,
+/// `kWavefrontSize`).
 fn warp_width_name(s: &str) -> bool {
-    let l = s.to_ascii_lowercase();
+    let l = s
+        .to_ascii_lowercase()
+        .replace("wavefront", "warp")
+        .replace("wave", "warp");
     let plural = l
         .replace("warpsize", "")
         .replace("warp_size", "")

@@ -25,10 +25,14 @@ pub fn check(cx: &mut Cx) {
     if !cx.has("warpSize") {
         return;
     }
+    // a project constant named `warpSize` shadows the built-in
+    if crate::rules::device_warp_size_in_host::declares_warp_size(cx) {
+        return;
+    }
     let src = cx.src;
     let n = src.toks.len();
     for i in 0..n {
-        if !src.is(i, "warpSize") || cx.guarded(i) {
+        if !src.is(i, "warpSize") || cx.nv_only(i) {
             continue;
         }
         let mut why: Option<&str> = None;
@@ -85,6 +89,9 @@ pub fn check(cx: &mut Cx) {
             if matches!(t, ";" | "{" | "}" | ")" | "(" | "]") {
                 if t == "(" && k >= 1 && src.is(k - 1, "static_assert") {
                     why = Some("a static assertion");
+                }
+                if t == "(" && k >= 2 && src.is(k - 1, "constexpr") && src.is(k - 2, "if") {
+                    why = Some("an `if constexpr` condition");
                 }
                 break;
             }

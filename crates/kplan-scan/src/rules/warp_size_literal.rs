@@ -68,7 +68,7 @@ pub fn check(cx: &mut Cx) {
             ">>" | ">>=" => lit == 5,
             _ => false,
         };
-        if !ok_lit || cx.guarded(k) {
+        if !ok_lit || cx.guarded(k) || cx.mfma_branch(k) {
             continue;
         }
         let Some(a) = cx.left_operand(k) else {

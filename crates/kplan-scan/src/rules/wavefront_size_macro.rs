@@ -107,7 +107,7 @@ fn device_only_widths<'a>(cx: &Cx<'_, 'a, '_>) -> Vec<&'a str> {
 
 /// Token `i` sits in the body of a host function: outside device code, inside braces whose
 /// opening is preceded by a parameter list.
-fn in_host_function(cx: &Cx, i: usize) -> bool {
+pub fn in_host_function(cx: &Cx, i: usize) -> bool {
     let src = cx.src;
     let Some(t) = src.toks.get(i) else {
         return false;
@@ -168,7 +168,7 @@ fn check_host_uses(cx: &mut Cx) {
         if src.kind(i) != Some(crate::lex::Tk::Ident) || !names.iter().any(|n| src.is(i, n)) {
             continue;
         }
-        if cx.guarded(i) || !in_host_function(cx, i) {
+        if cx.nv_only(i) || !in_host_function(cx, i) {
             continue;
         }
         let line = src.line(i) as usize;

@@ -12,3 +12,4 @@ pub mod lds_limit;
 pub mod num_warps_wave64;
 pub mod tensor_descriptor_amd;
 pub mod warp_size_literal;
+pub mod wave64_for_every_amd;

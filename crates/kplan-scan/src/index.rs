@@ -1,0 +1,483 @@
+//! The project index: one cheap line-level pass over every C++/CUDA/HIP file of a scan,
+//! before the rules, collecting what rules need to know across files: macros and integer
+//! constants (with the preprocessor branch they are defined in), names that stand for the
+//! device-only warp width, feature macros defined under a platform test, `<P>_CUDA_*`
+//! switches with a `<P>_HIP_*` sibling, wrappers around ballot/active-mask intrinsics (with
+//! their return width) and the includes of each file.
+//!
+//! A file scanned alone builds the index of that file only ([`ProjectIndex::of_text`]).
+//! Building is linear in the input and runs in parallel over files.
+
+use crate::lex::{classify_condition_with, hip_sibling, LexEnv, Locals, Platform};
+use rayon::prelude::*;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// An integer constant (`#define N 32`, `constexpr int N = 32;`, `enum { N = 32 }`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConstDef {
+    pub value: u64,
+    /// Platform of the branch the definition sits in.
+    pub platform: Platform,
+    /// The definition is chosen by a macro only the device pass defines
+    /// (`__HIP_DEVICE_COMPILE__`, `__GFX9__`, `__gfx942__`, `__AMDGCN_WAVEFRONT_SIZE`,
+    /// `__CUDA_ARCH__`): the host pass sees another value.
+    pub device_only: bool,
+    /// File the definition is in.
+    pub file: PathBuf,
+}
+
+/// What the whole project defines.
+#[derive(Debug, Default)]
+pub struct ProjectIndex {
+    /// Platform feature macros and platform switches, for the structure pass.
+    pub env: LexEnv,
+    /// Integer constants by name (every definition seen).
+    pub consts: HashMap<String, Vec<ConstDef>>,
+    /// Names defined as the device-only warp width (`#define WS warpSize`,
+    /// `constexpr int W = __AMDGCN_WAVEFRONT_SIZE;`) or chosen by a device-only macro.
+    pub device_warp: HashMap<String, PathBuf>,
+    /// Functions or macros whose body returns a ballot / active mask, with the width of
+    /// the declared return type (32 or 64; 0 unknown).
+    pub ballot_wrappers: HashMap<String, u8>,
+    /// Number of files indexed.
+    pub files: usize,
+}
+
+/// Macros only a device compilation pass defines.
+pub fn device_only_macro(w: &str) -> bool {
+    w == "__HIP_DEVICE_COMPILE__"
+        || w.starts_with("__AMDGCN_WAVEFRONT_SIZE")
+        || w == "__CUDA_ARCH__"
+        || crate::lex::arch_macro_wave(w) != 0
+}
+
+#[derive(Default)]
+struct FileIndex {
+    platform_macros: Vec<(String, Platform)>,
+    switch_words: Vec<String>,
+    consts: Vec<(String, ConstDef)>,
+    device_warp: Vec<(String, PathBuf)>,
+    /// `name = other` definitions (a macro, constant or function returning another name).
+    aliases: Vec<(String, String, PathBuf)>,
+    ballot_wrappers: Vec<(String, u8)>,
+}
+
+fn ident_words(s: &str) -> impl Iterator<Item = &str> {
+    s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+}
+
+fn int_value(s: &str) -> Option<u64> {
+    let t = s
+        .trim()
+        .trim_end_matches(';')
+        .trim()
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .trim();
+    crate::lex::parse_int(t)
+}
+
+/// The single identifier (or call with no arguments) `s` consists of, when it names a warp or
+/// wavefront quantity.
+fn single_ident(s: &str) -> Option<&str> {
+    let t = s
+        .trim()
+        .trim_end_matches(';')
+        .trim()
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .trim_end_matches("()")
+        .trim();
+    let t = t.rsplit("::").next().unwrap_or(t);
+    let l = t.to_ascii_lowercase();
+    // only names that can stand for the warp width are worth following
+    (!t.is_empty()
+        && t.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        && !t.as_bytes()[0].is_ascii_digit()
+        && (l.contains("warp") || l.contains("wave")))
+    .then_some(t)
+}
+
+fn is_warp_source(s: &str) -> bool {
+    let t = s
+        .trim()
+        .trim_end_matches(';')
+        .trim()
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .trim();
+    // hipCUB's and rocPRIM's device-side width macros are the device value too
+    t == "warpSize"
+        || t.starts_with("__AMDGCN_WAVEFRONT_SIZE")
+        || t == "HIPCUB_DEVICE_WARP_THREADS"
+        || t == "ROCPRIM_WAVEFRONT_SIZE"
+}
+
+/// Width of a return/variable type spelled in `ty` (32 for `unsigned`, `int`, `uint32_t`; 64
+/// for 64-bit spellings), 0 when unknown (`auto`, a project type).
+fn type_width(ty: &str) -> u8 {
+    let words: Vec<&str> = ident_words(ty).collect();
+    if words.iter().any(|w| {
+        matches!(
+            *w,
+            "uint64_t" | "int64_t" | "size_t" | "lane_mask_t" | "long" | "u64" | "uint64"
+        )
+    }) {
+        64
+    } else if words.iter().any(|w| {
+        matches!(
+            *w,
+            "unsigned" | "int" | "uint32_t" | "int32_t" | "uint" | "u32" | "uint32"
+        )
+    }) {
+        32
+    } else {
+        0
+    }
+}
+
+fn index_text(path: &Path, text: &str) -> FileIndex {
+    let mut fi = FileIndex::default();
+    let b = text.as_bytes();
+    let interesting = memchr::memmem::find(b, b"#").is_some()
+        || memchr::memmem::find(b, b"const").is_some()
+        || memchr::memmem::find(b, b"ballot").is_some();
+    if !interesting {
+        return fi;
+    }
+    // stack of (condition text, platform, device_only) for the open branches
+    let mut stack: Vec<(Platform, bool)> = Vec::new();
+    let locals = Locals::default();
+    let mut last_sig: Option<(String, u8)> = None;
+    let mut in_enum = false;
+    let mut last_ifndef: Option<String> = None;
+    let mut lines = text.lines().peekable();
+    while let Some(raw) = lines.next() {
+        let mut line = raw.to_string();
+        // join continued directive lines
+        while line.ends_with('\\') {
+            line.pop();
+            match lines.next() {
+                Some(n) => line.push_str(n),
+                None => break,
+            }
+        }
+        let t = line.trim_start();
+        let plat = stack
+            .iter()
+            .rev()
+            .map(|(p, _)| *p)
+            .find(|p| *p != Platform::Any)
+            .unwrap_or(Platform::Any);
+        let dev = stack.iter().any(|(_, d)| *d);
+        if let Some(d) = t.strip_prefix('#') {
+            let d = d.trim_start();
+            let name_len = d.bytes().take_while(|c| c.is_ascii_alphabetic()).count();
+            let (name, rest) = d.split_at(name_len);
+            let rest = rest.split("//").next().unwrap_or("");
+            let guard = last_ifndef.take();
+            match name {
+                "if" | "ifdef" | "ifndef" | "elif" | "else" | "elifdef" | "elifndef" => {
+                    for w in ident_words(rest) {
+                        if (w.contains("CUDA") || w.contains("HIP")) && fi.switch_words.len() < 256
+                        {
+                            fi.switch_words.push(w.to_string());
+                        }
+                    }
+                    let dev_cond = ident_words(rest).any(device_only_macro);
+                    let p = match name {
+                        "if" | "elif" => classify_condition_with(rest, &locals).0,
+                        "ifdef" | "elifdef" => {
+                            crate::lex::classify_macro(ident_words(rest).next().unwrap_or(""))
+                        }
+                        "ifndef" | "elifndef" => {
+                            match crate::lex::classify_macro(ident_words(rest).next().unwrap_or(""))
+                            {
+                                Platform::Amd => Platform::Nvidia,
+                                Platform::Nvidia => Platform::Amd,
+                                Platform::Any => Platform::Any,
+                            }
+                        }
+                        _ => Platform::Any,
+                    };
+                    if name == "ifndef" {
+                        last_ifndef = ident_words(rest).next().map(str::to_string);
+                    }
+                    if matches!(name, "if" | "ifdef" | "ifndef") {
+                        stack.push((p, dev_cond));
+                    } else if let Some(top) = stack.last_mut() {
+                        let else_p = match top.0 {
+                            Platform::Amd => Platform::Nvidia,
+                            Platform::Nvidia => Platform::Amd,
+                            Platform::Any => Platform::Any,
+                        };
+                        *top = (if name == "else" { else_p } else { p }, top.1 || dev_cond);
+                    }
+                }
+                "endif" => {
+                    stack.pop();
+                }
+                "define" => {
+                    let r = rest.trim_start();
+                    let nl = r
+                        .bytes()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                        .count();
+                    let (mname, body) = r.split_at(nl);
+                    if mname.is_empty() {
+                        continue;
+                    }
+                    if guard.as_deref() == Some(mname) {
+                        // an include guard: not a platform test
+                        if let Some(top) = stack.last_mut() {
+                            *top = (Platform::Any, false);
+                        }
+                        continue;
+                    }
+                    if body.starts_with('(') {
+                        // function-like: a ballot wrapper macro
+                        if let Some(close) = body.find(')') {
+                            let b2 = &body[close + 1..];
+                            if b2.contains("__ballot") || b2.contains("__activemask") {
+                                fi.ballot_wrappers.push((mname.to_string(), 0));
+                            }
+                        }
+                        continue;
+                    }
+                    // the include guard of a header is a define at the top with no body;
+                    // platform macros need a platform branch
+                    if plat != Platform::Any && fi.platform_macros.len() < 4096 {
+                        fi.platform_macros.push((mname.to_string(), plat));
+                    }
+                    if let Some(v) = int_value(body) {
+                        fi.consts.push((
+                            mname.to_string(),
+                            ConstDef {
+                                value: v,
+                                platform: plat,
+                                device_only: dev,
+                                file: path.to_path_buf(),
+                            },
+                        ));
+                        if dev && (v == 32 || v == 64) {
+                            fi.device_warp.push((mname.to_string(), path.to_path_buf()));
+                        }
+                    } else if is_warp_source(body) {
+                        fi.device_warp.push((mname.to_string(), path.to_path_buf()));
+                    } else if let Some(a) = single_ident(body) {
+                        fi.aliases
+                            .push((mname.to_string(), a.to_string(), path.to_path_buf()));
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        // C++ lines: constants, enum entries, ballot-returning functions
+        if t.contains("enum") {
+            in_enum = true;
+        }
+        if in_enum {
+            for part in t.split(',') {
+                if let Some((n, v)) = part.split_once('=') {
+                    let n = ident_words(n).last().unwrap_or("");
+                    let v = v.trim().trim_end_matches(';').trim().trim_end_matches('}');
+                    if !n.is_empty() && !n.as_bytes()[0].is_ascii_digit() {
+                        if let Some(v) = int_value(v) {
+                            fi.consts.push((
+                                n.to_string(),
+                                ConstDef {
+                                    value: v,
+                                    platform: plat,
+                                    device_only: dev,
+                                    file: path.to_path_buf(),
+                                },
+                            ));
+                        }
+                    }
+                }
+            }
+            if t.contains('}') {
+                in_enum = false;
+            }
+        }
+        if (t.contains("const") || t.contains("static")) && t.contains('=') && t.ends_with(';') {
+            // `[static] constexpr int NAME = VALUE;`
+            if let Some((lhs, rhs)) = t.split_once('=') {
+                if !lhs.contains('(') && !rhs.contains('=') {
+                    if let Some(n) = ident_words(lhs).last() {
+                        if let Some(v) = int_value(rhs) {
+                            fi.consts.push((
+                                n.to_string(),
+                                ConstDef {
+                                    value: v,
+                                    platform: plat,
+                                    device_only: dev,
+                                    file: path.to_path_buf(),
+                                },
+                            ));
+                            if dev && (v == 32 || v == 64) {
+                                fi.device_warp.push((n.to_string(), path.to_path_buf()));
+                            }
+                        } else if is_warp_source(rhs) {
+                            fi.device_warp.push((n.to_string(), path.to_path_buf()));
+                        } else if let Some(a) = single_ident(rhs) {
+                            fi.aliases
+                                .push((n.to_string(), a.to_string(), path.to_path_buf()));
+                        }
+                    }
+                }
+            }
+        }
+        // a function signature: `TYPE name(args)` ending the line or followed by `{`
+        if let Some(p) = t.find('(') {
+            let head = &t[..p];
+            let words: Vec<&str> = ident_words(head).collect();
+            if words.len() >= 2
+                && !t.starts_with("return")
+                && !head.contains('=')
+                && !matches!(words[words.len() - 1], "if" | "for" | "while" | "switch")
+            {
+                let name = words[words.len() - 1].to_string();
+                let ty = head[..head.rfind(name.as_str()).unwrap_or(0)].to_string();
+                last_sig = Some((name, type_width(&ty)));
+            }
+        }
+        if let Some(r) = t.strip_prefix("return ") {
+            // a function returning the warp width (`return warpSize;`) or another name
+            if let Some((n, _)) = &last_sig {
+                if is_warp_source(r) {
+                    fi.device_warp.push((n.clone(), path.to_path_buf()));
+                } else if let Some(a) = single_ident(r).filter(|_| r.contains("()")) {
+                    // `return other();` (a local variable of the same name is not followed)
+                    fi.aliases
+                        .push((n.clone(), a.to_string(), path.to_path_buf()));
+                }
+            }
+        }
+        if t.contains("return") && (t.contains("__ballot") || t.contains("__activemask")) {
+            if let Some((n, w)) = last_sig.take() {
+                fi.ballot_wrappers.push((n, w));
+            }
+        }
+    }
+    fi
+}
+
+impl ProjectIndex {
+    fn merge(parts: Vec<FileIndex>) -> ProjectIndex {
+        let mut idx = ProjectIndex {
+            files: parts.len(),
+            ..Default::default()
+        };
+        let mut words: HashSet<String> = HashSet::new();
+        let mut aliases: Vec<(String, String, PathBuf)> = Vec::new();
+        for fi in parts {
+            for (n, p) in fi.platform_macros {
+                match idx.env.macros.get(&n) {
+                    // defined under more than one platform: not a platform test
+                    Some(q) if *q != p => {
+                        idx.env.macros.insert(n, Platform::Any);
+                    }
+                    Some(_) => {}
+                    None => {
+                        idx.env.macros.insert(n, p);
+                    }
+                }
+            }
+            words.extend(fi.switch_words);
+            for (n, c) in fi.consts {
+                let v = idx.consts.entry(n).or_default();
+                if v.len() < 16 {
+                    v.push(c);
+                }
+            }
+            idx.device_warp.extend(fi.device_warp);
+            aliases.extend(fi.aliases);
+            for (n, w) in fi.ballot_wrappers {
+                idx.ballot_wrappers.insert(n, w);
+            }
+        }
+        // names defined as a device-only warp width through other names
+        for _ in 0..3 {
+            let mut added = false;
+            for (n, a, f) in &aliases {
+                if !idx.device_warp.contains_key(n) && idx.device_warp.contains_key(a) {
+                    idx.device_warp.insert(n.clone(), f.clone());
+                    added = true;
+                }
+            }
+            if !added {
+                break;
+            }
+        }
+        idx.env.macros.retain(|_, p| *p != Platform::Any);
+        for w in &words {
+            if crate::lex::classify_macro(w) != Platform::Any {
+                continue;
+            }
+            if let Some(s) = hip_sibling(w) {
+                if words.contains(&s) {
+                    idx.env.macros.insert(w.clone(), Platform::Nvidia);
+                }
+            }
+        }
+        idx
+    }
+
+    /// The index of one buffer (a file scanned alone).
+    pub fn of_text(path: &Path, text: &str) -> ProjectIndex {
+        ProjectIndex::merge(vec![index_text(path, text)])
+    }
+
+    /// Indexes the C++/CUDA/HIP files among `files`, in parallel. Unreadable files are left
+    /// out (the scan reports them).
+    pub fn build(files: &[(PathBuf, crate::walk::FileKind)]) -> ProjectIndex {
+        let parts: Vec<FileIndex> = files
+            .par_iter()
+            .filter(|(_, k)| *k == crate::walk::FileKind::Cuda)
+            .filter_map(|(p, _)| {
+                let bytes = std::fs::read(p).ok()?;
+                if crate::walk::is_binary(&bytes) {
+                    return None;
+                }
+                let text = String::from_utf8_lossy(&bytes);
+                Some(index_text(p, &text))
+            })
+            .collect();
+        ProjectIndex::merge(parts)
+    }
+
+    /// The single value `name` has everywhere it is defined as an integer, if it has one.
+    pub fn const_value(&self, name: &str) -> Option<u64> {
+        let defs = self.consts.get(name)?;
+        let v = defs.first()?.value;
+        defs.iter().all(|d| d.value == v).then_some(v)
+    }
+
+    /// `name` is an integer constant of 32 on every platform it is defined for (no AMD-only
+    /// or device-only alternative).
+    pub fn fixed_32(&self, name: &str) -> bool {
+        self.consts.get(name).is_some_and(|defs| {
+            defs.iter().all(|d| d.value == 32 && !d.device_only)
+                && defs.iter().all(|d| d.platform != Platform::Nvidia)
+        })
+    }
+
+    /// Whether `name` stands for the device-only warp width.
+    pub fn is_device_warp(&self, name: &str) -> bool {
+        self.device_warp.contains_key(name)
+    }
+
+    /// File that defines `name` as the device-only warp width.
+    pub fn device_warp_file(&self, name: &str) -> Option<&Path> {
+        self.device_warp.get(name).map(PathBuf::as_path)
+    }
+
+    /// Width the ballot wrapper `name` returns (0 unknown), when `name` is one.
+    pub fn ballot_wrapper(&self, name: &str) -> Option<u8> {
+        self.ballot_wrappers.get(name).copied()
+    }
+}

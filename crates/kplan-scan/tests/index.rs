@@ -1,0 +1,86 @@
+//! The project index: names defined in one header are resolved in another file of the same
+//! scan; a file scanned alone knows only its own definitions.
+
+use kplan_kb::Kb;
+use kplan_scan::index::ProjectIndex;
+use kplan_scan::{scan_paths, scan_text, FileKind, ScanCtx};
+use std::path::{Path, PathBuf};
+
+fn tree(files: &[(&str, &str)]) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "kplan-index-{}-{}",
+        std::process::id(),
+        files.len()
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    for (p, t) in files {
+        let f = d.join(p);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, t).unwrap();
+    }
+    d
+}
+
+const HEADER: &str =
+    "#pragma once\n#if defined(__GFX9__)\n#define WS 64\n#else\n#define WS 32\n#endif\n";
+const LAUNCH: &str = "#include \"ws.h\"\n__global__ void k(float* x) { x[threadIdx.x] = 0.f; }\nvoid go(float* x) {\n    dim3 block(WS, 4);\n    k<<<1, block>>>(x);\n}\n";
+
+#[test]
+fn device_only_constant_from_another_header_is_known_in_host_code() {
+    let d = tree(&[("ws.h", HEADER), ("launch.cu", LAUNCH)]);
+    let ctx = ScanCtx::with_targets(Kb::builtin(), &["sm_90a", "gfx942", "gfx1100"]).unwrap();
+    let r = scan_paths(&ctx, &[d.clone()]).unwrap();
+    let hits: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|f| f.rule == "device-warp-size-in-host")
+        .map(|f| {
+            (
+                f.path.file_name().unwrap().to_string_lossy().into_owned(),
+                f.line,
+            )
+        })
+        .collect();
+    assert_eq!(hits, vec![("launch.cu".to_string(), 4)]);
+    // alone, the launch file does not know what WS is
+    let alone = scan_text(&ctx, &d.join("launch.cu"), FileKind::Cuda, LAUNCH);
+    assert!(alone.iter().all(|f| f.rule != "device-warp-size-in-host"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn index_collects_constants_platform_macros_switches_and_ballot_wrappers() {
+    let text = "#ifndef SHIM_HIP_H\n#define SHIM_HIP_H\n#ifdef __HIP_PLATFORM_AMD__\n#define HAS_WAVE64_PATH\n#endif\n#if defined(P_USE_CUDA)\n#elif defined(P_USE_HIP)\n#endif\nconstexpr int kTile = 32;\nenum { kLanes = 32, kOther = 7 };\n__device__ unsigned vote(bool p) {\n    return __ballot(p);\n}\n#define BALLOT(p) __ballot(p)\n#define WSZ warpSize\n#endif\n";
+    let idx = ProjectIndex::of_text(Path::new("shim.h"), text);
+    assert_eq!(idx.const_value("kTile"), Some(32));
+    assert_eq!(idx.const_value("kLanes"), Some(32));
+    assert_eq!(idx.const_value("kOther"), Some(7));
+    use kplan_scan::lex::Platform;
+    assert_eq!(idx.env.macros.get("HAS_WAVE64_PATH"), Some(&Platform::Amd));
+    assert_eq!(idx.env.macros.get("P_USE_CUDA"), Some(&Platform::Nvidia));
+    // the include guard is not a platform macro
+    assert!(!idx.env.macros.contains_key("SHIM_HIP_H"));
+    assert_eq!(idx.ballot_wrapper("vote"), Some(32));
+    assert_eq!(idx.ballot_wrapper("BALLOT"), Some(0));
+    assert!(idx.is_device_warp("WSZ"));
+}
+
+#[cfg(unix)]
+#[test]
+fn directory_symlink_into_the_tree_is_not_scanned_twice() {
+    let d = tree(&[(
+        "src/k.cu",
+        "__global__ void k(int* x) { x[threadIdx.x % 32] = 0; }\n",
+    )]);
+    std::os::unix::fs::symlink(d.join("src"), d.join("alias")).unwrap();
+    let ctx = ScanCtx::with_targets(Kb::builtin(), &["gfx942"]).unwrap();
+    let r = scan_paths(&ctx, &[d.clone()]).unwrap();
+    assert_eq!(r.files_scanned, 1);
+    let n = r
+        .findings
+        .iter()
+        .filter(|f| f.rule == "warp-size-literal")
+        .count();
+    assert_eq!(n, 1);
+    let _ = std::fs::remove_dir_all(&d);
+}
