@@ -599,14 +599,18 @@ fn cond_tokens(s: &str) -> Vec<&str> {
             }
             out.push(&s[st..i]);
         } else {
-            let two = if i + 1 < b.len() { &s[i..i + 2] } else { "" };
-            if matches!(two, "&&" | "||" | "==" | "!=" | "<=" | ">=" | "<<" | ">>") {
-                out.push(two);
+            // compared as bytes: the next byte may start a multibyte character
+            let two = b.get(i..i + 2).unwrap_or(b"");
+            if matches!(
+                two,
+                b"&&" | b"||" | b"==" | b"!=" | b"<=" | b">=" | b"<<" | b">>"
+            ) {
+                out.push(&s[i..i + 2]);
                 i += 2;
             } else {
-                let w = s[i..].chars().next().map(char::len_utf8).unwrap_or(1);
-                out.push(&s[i..i + w]);
-                i += w;
+                // `c` is ASCII here (bytes >= 0x80 are identifier bytes above)
+                out.push(s.get(i..i + 1).unwrap_or(""));
+                i += 1;
             }
         }
     }

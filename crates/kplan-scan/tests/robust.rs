@@ -212,3 +212,97 @@ fn device_function_bodies() {
         "`__device__ int arr[2] = {{...}}` is not a function"
     );
 }
+
+/// Scans `bytes` the way a file on disk is scanned (lossy UTF-8), as CUDA and as Python, and
+/// through the lexers directly.
+fn scan_bytes_every_way(bytes: &[u8]) -> Vec<kplan_scan::Finding> {
+    let c = ctx();
+    let text = String::from_utf8_lossy(bytes);
+    let _ = lex(&text);
+    let _ = kplan_scan::python::lex::lex(&text);
+    let _ = scan_text(&c, Path::new("x.py"), FileKind::Python, &text);
+    let _ = kplan_scan::cuda::feature_uses(&c, Path::new("x.cu"), &text);
+    scan_text(&c, Path::new("x.cu"), FileKind::Cuda, &text)
+}
+
+#[test]
+fn non_ascii_after_punctuation_in_a_condition() {
+    // the three lines that used to panic slicing inside `é`
+    let f = scan_bytes_every_way("#if (é)\n#endif\n__global__ void k(){}\n".as_bytes());
+    assert!(f.iter().all(|f| f.line >= 1));
+    for cond in ["(é)", "!é", "é||é", "(\u{1F600}", "<\u{3b1}", "|\u{e9}", "=\u{e9}"] {
+        let _ = classify_condition(cond);
+        let _ = scan_bytes_every_way(format!("#if {cond}\nint a;\n#elif {cond}\n#endif\n").as_bytes());
+    }
+    // a platform test after the odd bytes is still read
+    assert_eq!(
+        classify_condition("(é) || defined(__HIP_PLATFORM_AMD__)").0,
+        Platform::Any
+    );
+    assert_eq!(classify_condition("é && defined(__HIP_PLATFORM_AMD__)").0, Platform::Amd);
+}
+
+#[test]
+fn invalid_utf8_bytes() {
+    let mut b = b"#if (".to_vec();
+    b.extend_from_slice(&[0xff, 0xfe, 0xc3]);
+    b.extend_from_slice(b")\n#endif\n__global__ void k(){ int l = threadIdx.x % 32; }\n");
+    let f = scan_bytes_every_way(&b);
+    assert!(
+        f.iter().any(|f| f.rule == "warp-size-literal" && f.line == 3),
+        "{f:?}"
+    );
+    let _ = scan_bytes_every_way(&[0x80, b'(', 0xc3, b'"', 0xe2, 0x82, b'\'', 0xf0]);
+}
+
+#[test]
+fn byte_order_mark() {
+    let f = scan_bytes_every_way(
+        "\u{feff}__global__ void k(){ int l = threadIdx.x % 32; }\n".as_bytes(),
+    );
+    assert!(f.iter().any(|f| f.rule == "warp-size-literal"), "{f:?}");
+    let _ = scan_bytes_every_way("\u{feff}".as_bytes());
+    let _ = scan_bytes_every_way("\u{feff}#if (\u{feff})\n".as_bytes());
+}
+
+#[test]
+fn crlf_line_endings() {
+    let f = scan_bytes_every_way(
+        b"#if defined(X) \\\r\n  || (1)\r\n#endif\r\n__global__ void k(){\r\n int l = threadIdx.x % 32;\r\n}\r\n",
+    );
+    let hit = f.iter().find(|f| f.rule == "warp-size-literal").expect("fires");
+    assert_eq!((hit.line, hit.column), (5, 10), "{hit:?}");
+    let _ = scan_bytes_every_way(b"\r\r\r\\\r\n\r#\r");
+}
+
+#[test]
+fn nul_bytes() {
+    let _ = scan_bytes_every_way(b"__global__ void k(){\0 int l = threadIdx.x % 32;\0}\0");
+    let _ = scan_bytes_every_way(b"#if (\0)\n#endif\n\0\0");
+}
+
+#[test]
+fn only_endif_and_stray_directives() {
+    for t in ["#endif", "#endif\n", "#else", "#elif", "#elif (é)\n#endif\n#endif"] {
+        let _ = scan_bytes_every_way(t.as_bytes());
+    }
+}
+
+#[test]
+fn unterminated_comment_string_and_raw_string() {
+    for t in [
+        "__global__ void k(){ /* never closed é",
+        "__global__ void k(){ const char* s = \"never closed é",
+        "__global__ void k(){ const char* s = \"escape at end \\",
+        "__global__ void k(){ auto s = R\"d(never closed é",
+        "__global__ void k(){ auto s = R\"é(never closed",
+        "__global__ void k(){ char c = '\\",
+        "__global__ void k(){ char c = 'é",
+    ] {
+        let _ = scan_bytes_every_way(t.as_bytes());
+    }
+    for t in ["x = '''never closed é", "x = \"é\\", "x = r'\\é", "def f(é\\\n"] {
+        let _ = kplan_scan::python::lex::lex(t);
+        let _ = scan_bytes_every_way(t.as_bytes());
+    }
+}
