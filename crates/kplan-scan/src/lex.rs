@@ -121,7 +121,30 @@ pub struct Src<'a> {
     pub funcs: Vec<Func>,
     pub directives: Vec<Directive>,
     pub defines: Vec<Define>,
-    pub lines: LineIndex,
+    /// Conditional directives without their partner (`#endif`/`#else`/`#elif` without `#if`,
+    /// `#if` without `#endif`), in file order.
+    pub unbalanced: Vec<Unbalanced>,
+    pub lines: LineIndex<'a>,
+}
+
+/// What an unmatched conditional directive lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unmatched {
+    /// `#if`/`#ifdef`/`#ifndef` never closed by `#endif`.
+    If,
+    /// `#endif` with no open `#if`.
+    Endif,
+    /// `#else`/`#elif...` with no open `#if`.
+    Else,
+}
+
+/// An unmatched conditional directive: its byte span and 0-based line.
+#[derive(Debug, Clone, Copy)]
+pub struct Unbalanced {
+    pub kind: Unmatched,
+    pub start: u32,
+    pub end: u32,
+    pub line: u32,
 }
 
 const NONE: u32 = u32::MAX;
@@ -649,6 +672,8 @@ pub fn classify_condition_with(
 }
 
 struct CondFrame {
+    /// Span and line of the opening `#if`.
+    open: (u32, u32, u32),
     group: u32,
     depth_at_if: u32,
     first_end_depth: Option<u32>,
@@ -705,14 +730,32 @@ struct FnState {
     name: Option<u32>,
 }
 
-/// Lexes `text` into its structure.
+/// Lexes `text` into its structure. When an `#if` is never closed, the file is read again as if
+/// that `#if` were not there (the most likely structure: the code after it is still scanned);
+/// [`Src::unbalanced`] keeps the unmatched directives either way.
 pub fn lex(text: &str) -> Src<'_> {
+    let first = lex_ignoring(text, &[]);
+    let unclosed: Vec<u32> = first
+        .unbalanced
+        .iter()
+        .filter(|u| u.kind == Unmatched::If)
+        .map(|u| u.start)
+        .collect();
+    if unclosed.is_empty() {
+        return first;
+    }
+    let mut second = lex_ignoring(text, &unclosed);
+    second.unbalanced = first.unbalanced;
+    second
+}
+
+/// [`lex`], reading the `#if`-family directives that start at the byte offsets in `ignore` as
+/// if they were not there.
+fn lex_ignoring<'t>(text: &'t str, ignore: &[u32]) -> Src<'t> {
     let b = text.as_bytes();
     let n = b.len();
     let mut toks: Vec<Token> = Vec::with_capacity(n / 5 + 16);
     let mut matching: Vec<u32> = Vec::with_capacity(n / 5 + 16);
-    let mut line_starts: Vec<u32> = Vec::with_capacity(n / 30 + 2);
-    line_starts.push(0);
     let mut branches = vec![Branch {
         parent: 0,
         platform: Platform::Any,
@@ -730,6 +773,7 @@ pub fn lex(text: &str) -> Src<'_> {
     let mut last_ifndef: Option<(String, u32, usize)> = None;
 
     let mut cond_stack: Vec<CondFrame> = Vec::new();
+    let mut unbalanced: Vec<Unbalanced> = Vec::new();
     let mut branch: u32 = 0;
     let mut dead = false;
     let mut depth: u32 = 0;
@@ -758,8 +802,8 @@ pub fn lex(text: &str) -> Src<'_> {
 
     macro_rules! newline_at {
         ($pos:expr) => {{
+            let _ = $pos;
             line += 1;
-            line_starts.push(($pos + 1) as u32);
         }};
     }
     macro_rules! count_newlines {
@@ -854,7 +898,11 @@ pub fn lex(text: &str) -> Src<'_> {
                 .count();
             let name = &dtrim[..name_len];
             let rest = &dtrim[name_len..];
+            let ignored = !ignore.is_empty()
+                && matches!(name, "if" | "ifdef" | "ifndef")
+                && ignore.contains(&(dstart as u32));
             match name {
+                _ if ignored => {}
                 "if" | "ifdef" | "ifndef" => {
                     let (mut plat, vendor, constant) = if name == "if" {
                         classify_condition_with(rest, &local_macros)
@@ -908,6 +956,7 @@ pub fn lex(text: &str) -> Src<'_> {
                         func: cur_func,
                     });
                     cond_stack.push(CondFrame {
+                        open: (dstart as u32, e as u32, line),
                         group: g,
                         depth_at_if: depth,
                         first_end_depth: None,
@@ -992,6 +1041,13 @@ pub fn lex(text: &str) -> Src<'_> {
                             });
                         }
                         branch = nb;
+                    } else {
+                        unbalanced.push(Unbalanced {
+                            kind: Unmatched::Else,
+                            start: dstart as u32,
+                            end: e as u32,
+                            line,
+                        });
                     }
                 }
                 "endif" => {
@@ -1000,6 +1056,13 @@ pub fn lex(text: &str) -> Src<'_> {
                             depth = d;
                         }
                         branch = fr.parent_branch;
+                    } else {
+                        unbalanced.push(Unbalanced {
+                            kind: Unmatched::Endif,
+                            start: dstart as u32,
+                            end: e as u32,
+                            line,
+                        });
                     }
                 }
                 "define" if !dead => {
@@ -1400,6 +1463,15 @@ pub fn lex(text: &str) -> Src<'_> {
             def.body.1 = toks.len() as u32;
         }
     }
+    for fr in &cond_stack {
+        unbalanced.push(Unbalanced {
+            kind: Unmatched::If,
+            start: fr.open.0,
+            end: fr.open.1,
+            line: fr.open.2,
+        });
+    }
+    unbalanced.sort_by_key(|u| u.start);
     let ntok = toks.len() as u32;
     for f in funcs.iter_mut() {
         if f.close == NONE {
@@ -1415,7 +1487,8 @@ pub fn lex(text: &str) -> Src<'_> {
         funcs,
         directives,
         defines,
-        lines: LineIndex::from_starts(line_starts),
+        unbalanced,
+        lines: LineIndex::new(text),
     }
 }
 

@@ -206,9 +206,7 @@ fn scan_text_ex(
         .into_iter()
         .filter(|f| {
             ctx.rule_enabled(f.rule, path)
-                && !allow_lines
-                    .as_ref()
-                    .is_some_and(|li| suppressed(text, li, f))
+                && !allow_lines.as_ref().is_some_and(|li| suppressed(li, f))
         })
         .collect();
     out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
@@ -224,18 +222,10 @@ fn first_quoted(m: &str) -> Option<&str> {
 }
 
 /// `kplan: allow(rule, ...)` (or `allow(all)`) on the finding's line or the line above.
-fn suppressed(text: &str, lines: &crate::diag::LineIndex, f: &Finding) -> bool {
+fn suppressed(lines: &crate::diag::LineIndex, f: &Finding) -> bool {
     let line0 = f.line.saturating_sub(1) as usize;
-    let get = |l: usize| -> &str {
-        let s = lines.line_start(l).min(text.len());
-        let e = if l + 1 < lines.line_count() {
-            lines.line_start(l + 1).min(text.len())
-        } else {
-            text.len()
-        };
-        text.get(s..e.max(s)).unwrap_or("")
-    };
-    allows(get(line0), f.rule) || (line0 > 0 && allows(get(line0 - 1), f.rule))
+    allows(lines.line_text(line0), f.rule)
+        || (line0 > 0 && allows(lines.line_text(line0 - 1), f.rule))
 }
 
 /// Whether a source line carries `kplan: allow(...)` naming `rule`.

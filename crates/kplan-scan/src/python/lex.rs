@@ -59,7 +59,10 @@ pub struct PySrc<'a> {
 impl<'a> PySrc<'a> {
     pub fn s(&self, i: usize) -> &'a str {
         match self.toks.get(i) {
-            Some(t) => self.text.get(t.start as usize..t.end as usize).unwrap_or(""),
+            Some(t) => self
+                .text
+                .get(t.start as usize..t.end as usize)
+                .unwrap_or(""),
             None => "",
         }
     }

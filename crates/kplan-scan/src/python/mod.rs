@@ -115,7 +115,7 @@ pub struct Cx<'s, 'a, 'kb> {
     /// The file mentions fp8 (dtype names, `fp8`, `float8`, `e4m3`).
     pub fp8_context: bool,
     pub out: Vec<Finding>,
-    lines: crate::diag::LineIndex,
+    lines: crate::diag::LineIndex<'a>,
 }
 
 impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
@@ -300,18 +300,9 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
         help: &str,
     ) {
         let (s, e) = self.src.span(a, b.max(a));
-        let f = Finding::new(
-            meta.id,
-            sev,
-            self.path,
-            &self.lines,
-            self.src.text,
-            s,
-            e,
-            message,
-        )
-        .with_help(help)
-        .with_targets(targets);
+        let f = Finding::new(meta.id, sev, self.path, &self.lines, s, e, message)
+            .with_help(help)
+            .with_targets(targets);
         self.out.push(f);
     }
 }

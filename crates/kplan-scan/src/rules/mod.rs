@@ -19,6 +19,7 @@ pub mod nvidia_only_feature;
 pub mod platform_ifdef_in_kernel;
 pub mod shared_memory_over_limit;
 pub mod shuffle_offset_literal;
+pub mod unbalanced_conditional;
 pub mod warp_size_constant;
 pub mod warp_size_constexpr;
 pub mod warp_size_literal;
@@ -41,6 +42,7 @@ pub static RULES: &[&RuleMeta] = &[
     &implicit_warp_sync::META,
     &warp_size_constexpr::META,
     &wavefront_size_macro::META,
+    &unbalanced_conditional::META,
 ];
 
 /// Runs every enabled rule over one file (or, for the inventory, only the feature pass).
@@ -70,6 +72,7 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         launch_bounds_warp,
         implicit_warp_sync,
         warp_size_constexpr,
-        wavefront_size_macro
+        wavefront_size_macro,
+        unbalanced_conditional
     );
 }
