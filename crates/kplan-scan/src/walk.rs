@@ -1,11 +1,13 @@
 //! Walking the inputs (respecting `.gitignore`), reading files, dispatching them by language,
 //! applying suppressions and configuration, and sorting the result.
 
+use crate::config::Config;
 use crate::ctx::ScanCtx;
 use crate::diag::{display_path, Finding};
 use crate::error::ScanError;
 use rayon::prelude::*;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// C/C++/CUDA/HIP extensions the scanner reads.
@@ -31,6 +33,9 @@ pub fn file_kind(path: &Path) -> Option<FileKind> {
         None
     }
 }
+
+/// Note for a path that is not a regular file (never opened).
+pub const NOT_REGULAR: &str = "not a regular file (a FIFO, socket or device), skipped";
 
 /// A file the scan could not read or chose to skip, and why (reported; the scan goes on).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -70,7 +75,22 @@ pub fn collect_files(
             message: format!("cannot read: {e}"),
         })?;
         if meta.is_file() {
+            // a file named on the command line must be readable: not a note, an error
+            if let Err(e) = std::fs::File::open(p) {
+                return Err(ScanError::Input {
+                    path: p.clone(),
+                    message: format!("cannot read: {e}"),
+                });
+            }
             files.push((p.clone(), file_kind(p).unwrap_or(FileKind::Cuda)));
+            continue;
+        }
+        if !meta.is_dir() {
+            // a FIFO, socket or device: reading it could block or never end
+            notes.push(FileNote {
+                path: p.clone(),
+                message: NOT_REGULAR.into(),
+            });
             continue;
         }
         let walker = ignore::WalkBuilder::new(p)
@@ -84,13 +104,20 @@ pub fn collect_files(
             .build();
         for entry in walker {
             match entry {
-                Ok(e) => {
-                    if e.file_type().is_some_and(|t| t.is_file()) {
+                Ok(e) => match e.file_type() {
+                    Some(t) if t.is_file() => {
                         if let Some(k) = file_kind(e.path()) {
                             files.push((e.path().to_path_buf(), k));
                         }
                     }
-                }
+                    Some(t) if !t.is_dir() && !t.is_symlink() && file_kind(e.path()).is_some() => {
+                        notes.push(FileNote {
+                            path: e.path().to_path_buf(),
+                            message: NOT_REGULAR.into(),
+                        });
+                    }
+                    _ => {}
+                },
                 Err(e) => {
                     let path = walk_error_path(&e).unwrap_or_else(|| p.clone());
                     notes.push(FileNote {
@@ -249,12 +276,127 @@ pub fn allows(line: &str, rule: &str) -> bool {
     false
 }
 
-/// Scans every file under `paths` in parallel.
+/// Scans every file under `paths` in parallel, all under `ctx`.
 pub fn scan_paths(ctx: &ScanCtx, paths: &[PathBuf]) -> Result<ScanResult, ScanError> {
-    let (files, mut skipped) = collect_files(paths)?;
+    let (files, skipped) = collect_files(paths)?;
+    let files = files.into_iter().map(|(p, k)| (p, k, 0)).collect();
+    Ok(scan_files(std::slice::from_ref(ctx), files, skipped))
+}
+
+/// Scans every file under `paths` in parallel, each under the configuration that applies to it:
+/// `config` when given (`--config`), else the `kplan.toml` nearest to the file (its directory,
+/// then each parent), else the defaults. `targets` (from the command line) overrides the
+/// configurations' targets. Configuration errors stop the scan.
+pub fn scan_tree(
+    kb: &kplan_kb::Kb,
+    targets: &[String],
+    config: Option<Config>,
+    paths: &[PathBuf],
+) -> Result<ScanResult, ScanError> {
+    let (files, skipped) = collect_files(paths)?;
+    let mut ctxs: Vec<ScanCtx> = Vec::new();
+    let mut assigned = Vec::with_capacity(files.len());
+    match config {
+        Some(c) => {
+            ctxs.push(checked_ctx(kb, targets, c)?);
+            assigned.extend(files.into_iter().map(|(p, k)| (p, k, 0)));
+        }
+        None => {
+            let mut nearest = NearestConfig::default();
+            let mut by_config: BTreeMap<Option<PathBuf>, usize> = BTreeMap::new();
+            for (p, k) in files {
+                let cfg_path = nearest.for_file(&p);
+                let i = match by_config.get(&cfg_path) {
+                    Some(&i) => i,
+                    None => {
+                        let cfg = match &cfg_path {
+                            Some(c) => crate::load_config(c)?,
+                            None => Config::default(),
+                        };
+                        ctxs.push(checked_ctx(kb, targets, cfg)?);
+                        by_config.insert(cfg_path, ctxs.len() - 1);
+                        ctxs.len() - 1
+                    }
+                };
+                assigned.push((p, k, i));
+            }
+            if ctxs.is_empty() {
+                // nothing to scan: still check the scope the scan would have had
+                let cfg = match crate::find_config(paths) {
+                    Some(c) => crate::load_config(&c)?,
+                    None => Config::default(),
+                };
+                ctxs.push(checked_ctx(kb, targets, cfg)?);
+            }
+        }
+    }
+    Ok(scan_files(&ctxs, assigned, skipped))
+}
+
+fn checked_ctx<'kb>(
+    kb: &'kb kplan_kb::Kb,
+    targets: &[String],
+    cfg: Config,
+) -> Result<ScanCtx<'kb>, ScanError> {
+    let path = cfg.path.clone();
+    let ctx = ScanCtx::new(kb, targets, cfg)?;
+    if ctx.targets.is_empty() {
+        return Err(ScanError::NoTargets { config: path });
+    }
+    Ok(ctx)
+}
+
+/// `kplan.toml` lookup up the tree, cached per directory.
+#[derive(Default)]
+struct NearestConfig {
+    dirs: std::collections::HashMap<PathBuf, Option<PathBuf>>,
+}
+
+impl NearestConfig {
+    fn for_file(&mut self, file: &Path) -> Option<PathBuf> {
+        let dir = match file.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if let Some(c) = self.dirs.get(&dir) {
+            return c.clone();
+        }
+        let abs = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
+        let found = self.lookup(&abs);
+        self.dirs.insert(dir, found.clone());
+        found
+    }
+    /// Nearest configuration for an absolute directory, memoized on every ancestor visited.
+    fn lookup(&mut self, abs: &Path) -> Option<PathBuf> {
+        let mut visited = Vec::new();
+        let mut found = None;
+        for d in abs.ancestors() {
+            if let Some(c) = self.dirs.get(d) {
+                found = c.clone();
+                break;
+            }
+            visited.push(d.to_path_buf());
+            let c = d.join(crate::CONFIG_FILE);
+            if c.is_file() {
+                found = Some(c);
+                break;
+            }
+        }
+        for v in visited {
+            self.dirs.insert(v, found.clone());
+        }
+        found
+    }
+}
+
+fn scan_files(
+    ctxs: &[ScanCtx],
+    files: Vec<(PathBuf, FileKind, usize)>,
+    mut skipped: Vec<FileNote>,
+) -> ScanResult {
     let outcomes: Vec<FileOutcome> = files
         .par_iter()
-        .map(|(p, k)| scan_one(ctx, p, *k))
+        .map(|(p, k, i)| scan_one(&ctxs[*i], p, *k))
         .collect();
     let mut res = ScanResult::default();
     let mut shadowed: Vec<String> = Vec::new();
@@ -285,5 +427,5 @@ pub fn scan_paths(ctx: &ScanCtx, paths: &[PathBuf]) -> Result<ScanResult, ScanEr
     res.findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     res.skipped = skipped;
-    Ok(res)
+    res
 }
