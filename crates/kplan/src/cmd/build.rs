@@ -17,7 +17,8 @@ pub struct Args {
     /// CUDA/HIP single-source file (.cu, .hip, .cpp) or Triton file (.py).
     pub file: PathBuf,
     /// Comma-separated targets (sm_80, sm_90a, gfx90a, gfx942, gfx1100, cpu-x86_64-avx2, or a
-    /// device such as h100); default: every NVIDIA, AMD and CPU architecture in the KB.
+    /// device such as h100); default: `targets` of the nearest kplan.toml, else this host's CPU
+    /// architectures and every GPU architecture whose compiler is installed.
     #[arg(
         long,
         value_delimiter = ',',
@@ -48,6 +49,61 @@ pub struct Args {
     /// Threads per block assumed by the occupancy estimate.
     #[arg(long, default_value_t = 256, value_name = "N")]
     pub block_threads: u32,
+    /// Exit with code 1 when any target is skipped (its compiler is absent), as KPLAN_STRICT=1
+    /// does.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// Targets when none are given: `targets` of the nearest `kplan.toml`, else the host's CPU
+/// architecture and every GPU architecture whose compiler is installed.
+fn default_targets<'k>(
+    ctx: &'k Ctx,
+    file: &std::path::Path,
+) -> anyhow::Result<Vec<&'k kplan_kb::Arch>> {
+    let kb = ctx.kb();
+    if let Some(cfg_path) = kplan_scan::find_config(&[file.to_path_buf()]) {
+        let cfg = kplan_scan::load_config(&cfg_path)?;
+        if let Some(names) = cfg.targets {
+            let mut out: Vec<&kplan_kb::Arch> = Vec::new();
+            for n in &names {
+                let r = kb.resolve(n).map_err(|e| {
+                    let at = cfg.target_locations.iter().find(|t| &t.name == n);
+                    anyhow::anyhow!(
+                        "{}:{}:{}: unknown target `{}` in `targets`{}",
+                        cfg_path.display(),
+                        at.map_or(1, |t| t.line),
+                        at.map_or(1, |t| t.column),
+                        e.name,
+                        e.suggestion
+                            .map(|s| format!(" (did you mean `{s}`?)"))
+                            .unwrap_or_default()
+                    )
+                })?;
+                if !out.iter().any(|a| a.id == r.arch.id) {
+                    out.push(r.arch);
+                }
+            }
+            return Ok(out);
+        }
+    }
+    let host = match std::env::consts::ARCH {
+        "x86_64" => "cpu-x86_64",
+        "aarch64" => "cpu-aarch64",
+        _ => "",
+    };
+    let nvidia = matches!(kplan_build::toolchain::find_nvcc(), Ok(Some(_)));
+    let amd = matches!(kplan_build::toolchain::find_hip_clang(), Ok(Some(_)));
+    Ok(kb
+        .archs
+        .iter()
+        .filter(|a| match a.vendor {
+            kplan_kb::Vendor::Cpu => !host.is_empty() && a.id.starts_with(host),
+            kplan_kb::Vendor::Nvidia => nvidia,
+            kplan_kb::Vendor::Amd => amd,
+            _ => false,
+        })
+        .collect())
 }
 
 fn parse_define(s: &str) -> anyhow::Result<(String, Option<String>)> {
@@ -78,21 +134,27 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
     if !args.file.is_file() {
         anyhow::bail!("{}: no such file", args.file.display());
     }
+    let head = {
+        use std::io::Read;
+        let mut buf = Vec::with_capacity(8192);
+        std::fs::File::open(&args.file)
+            .with_context(|| format!("cannot read {}", args.file.display()))?
+            .take(8192)
+            .read_to_end(&mut buf)
+            .with_context(|| format!("cannot read {}", args.file.display()))?;
+        buf
+    };
+    if head.contains(&0) || std::str::from_utf8(&head[..head.len().saturating_sub(4)]).is_err() {
+        anyhow::bail!(
+            "{}: not a text file (binary content); expected one kernel source file (.cu, .hip, .cpp, .py)",
+            args.file.display()
+        );
+    }
     anyhow::ensure!(args.timeout > 0, "--timeout must be at least 1 second");
     anyhow::ensure!(args.block_threads > 0, "--block-threads must be at least 1");
     let mut archs = super::header::resolve_targets(ctx, &args.targets, args.spec.as_deref())?;
     if archs.is_empty() {
-        archs = ctx
-            .kb()
-            .archs
-            .iter()
-            .filter(|a| {
-                matches!(
-                    a.vendor,
-                    kplan_kb::Vendor::Nvidia | kplan_kb::Vendor::Amd | kplan_kb::Vendor::Cpu
-                )
-            })
-            .collect();
+        archs = default_targets(ctx, &args.file)?;
     }
     let mut opts = BuildOptions::new(archs.iter().map(|a| BuildTarget::from_arch(a)).collect());
     opts.defines = args
@@ -114,11 +176,16 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
         Format::Human => render_human(&args.file, &results, args.kernels),
     };
     super::write_output(None, &text)?;
-    Ok(if results.iter().any(|r| r.status == Status::Failed) {
-        1
-    } else {
-        0
-    })
+    let skipped = results
+        .iter()
+        .filter(|r| r.status == Status::Skipped)
+        .count();
+    let failed = results.iter().any(|r| r.status == Status::Failed);
+    if skipped > 0 && !failed && super::strict(args.strict) {
+        eprintln!("error: {skipped} targets were skipped and --strict (or KPLAN_STRICT=1) is set");
+        return Ok(1);
+    }
+    Ok(if failed { 1 } else { 0 })
 }
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {

@@ -52,6 +52,9 @@ pub struct VerifyArgs {
     /// Write the report here instead of stdout
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Exit with code 1 when the check is skipped (no compiler, no GPU), as KPLAN_STRICT=1 does.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(clap::Args)]
@@ -80,6 +83,9 @@ pub struct BenchArgs {
     pub format: Format,
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Exit with code 1 when the benchmark is skipped (no GPU), as KPLAN_STRICT=1 does.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 fn parse_dtypes(d: &Option<String>) -> anyhow::Result<Option<Vec<DType>>> {
@@ -119,6 +125,17 @@ fn resolve_kernel(
         Some(d) => {
             if !d.is_dir() {
                 bail!("--kernels {}: not a directory", d.display());
+            }
+            let known: Vec<&str> = kplan_run::kernels::SOURCES
+                .iter()
+                .map(|(n, _)| *n)
+                .collect();
+            if !known.iter().any(|n| d.join(n).is_file()) {
+                bail!(
+                    "--kernels {}: holds none of the kernel files ({}); the built-in kernels are not used in its place",
+                    d.display(),
+                    known.join(", ")
+                );
             }
             KernelSources::from_dir(d, header)?
         }
@@ -271,6 +288,17 @@ pub fn verify(_ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
         Format::Human => reports.iter().map(human_verify).collect(),
     };
     write_output(args.output.as_deref(), &text)?;
+    let skipped = reports
+        .iter()
+        .filter(|r| r.status == Status::Skipped)
+        .count();
+    if skipped > 0 {
+        eprintln!("warning: {skipped} of {} checks skipped", reports.len());
+        if !failed && super::strict(args.strict) {
+            eprintln!("error: checks were skipped and --strict (or KPLAN_STRICT=1) is set");
+            return Ok(1);
+        }
+    }
     Ok(failed as u8)
 }
 
@@ -315,6 +343,10 @@ fn verify_triton(args: &VerifyArgs) -> anyhow::Result<u8> {
         },
     };
     write_output(args.output.as_deref(), &text)?;
+    if r.skipped.is_some() && super::strict(args.strict) {
+        eprintln!("error: the check was skipped and --strict (or KPLAN_STRICT=1) is set");
+        return Ok(1);
+    }
     Ok((r.skipped.is_none() && !r.ok()) as u8)
 }
 
@@ -403,6 +435,12 @@ pub fn bench(ctx: &Ctx, args: BenchArgs) -> anyhow::Result<u8> {
                 Format::Human => format!("bench skipped: {reason}\n"),
             };
             write_output(args.output.as_deref(), &text)?;
+            if super::strict(args.strict) {
+                eprintln!(
+                    "error: the benchmark was skipped and --strict (or KPLAN_STRICT=1) is set"
+                );
+                return Ok(1);
+            }
             return Ok(0);
         }
     };
