@@ -106,6 +106,38 @@ fn default_targets<'k>(
         .collect())
 }
 
+/// Compiler output lines shown per target in the human report.
+const DIAGNOSTIC_LINES: usize = 20;
+
+/// A CUDA file that includes neither a HIP runtime header nor kplan's portability header
+/// cannot compile for HIP or the CPU as it is: the reason, said before any compiler output.
+fn portability_note(
+    file: &std::path::Path,
+    head: &[u8],
+    archs: &[&kplan_kb::Arch],
+) -> Option<String> {
+    let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if !matches!(ext, "cu" | "cuh") {
+        return None;
+    }
+    let non_nvidia = archs
+        .iter()
+        .any(|a| !matches!(a.vendor, kplan_kb::Vendor::Nvidia));
+    let text = std::str::from_utf8(head).unwrap_or("");
+    let portable = text.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with('#')
+            && l.contains("include")
+            && (l.contains("hip_runtime") || l.contains("kplan"))
+    });
+    (non_nvidia && !portable).then(|| {
+        format!(
+            "note: {} includes neither a HIP runtime header (<hip/hip_runtime.h>) nor kplan's portability header, so the AMD and CPU targets cannot compile it as it is; include the header `kplan header --targets ...` writes (or port it to HIP), or build only NVIDIA targets with --targets sm_90a",
+            file.display()
+        )
+    })
+}
+
 fn parse_define(s: &str) -> anyhow::Result<(String, Option<String>)> {
     let (name, value) = match s.split_once('=') {
         Some((n, v)) => (n, Some(v.to_string())),
@@ -156,6 +188,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
     if archs.is_empty() {
         archs = default_targets(ctx, &args.file)?;
     }
+    if let Some(n) = portability_note(&args.file, &head, &archs) {
+        eprintln!("{n}");
+    }
     let mut opts = BuildOptions::new(archs.iter().map(|a| BuildTarget::from_arch(a)).collect());
     opts.defines = args
         .define
@@ -171,6 +206,20 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
     }
     let results = kplan_build::build(&args.file, &opts, ctx.kb())?;
+    // a kernel file that cannot even be loaded (a Python syntax error) is bad input, the same for
+    // every target: one error, exit 2, not one failure per target
+    if let Some(first) = results.first() {
+        let load_error = |r: &TargetResult| {
+            r.status == Status::Failed && r.diagnostics.contains("cannot load the kernel file")
+        };
+        if load_error(first)
+            && results
+                .iter()
+                .all(|r| load_error(r) && r.diagnostics == first.diagnostics)
+        {
+            anyhow::bail!("{}", first.diagnostics.trim_end());
+        }
+    }
     let text = match args.format {
         Format::Json => kplan_build::results_json(&results),
         Format::Human => render_human(&args.file, &results, args.kernels),
@@ -265,8 +314,16 @@ fn render_human(file: &std::path::Path, results: &[TargetResult], kernels: bool)
     for r in results {
         if !r.diagnostics.is_empty() {
             s.push_str(&format!("\n{} ({}):\n", r.target, r.status.as_str()));
-            for l in r.diagnostics.lines() {
+            // the first lines say what went wrong; the rest is in --format json
+            let total = r.diagnostics.lines().count();
+            for l in r.diagnostics.lines().take(DIAGNOSTIC_LINES) {
                 s.push_str(&format!("  {l}\n"));
+            }
+            if total > DIAGNOSTIC_LINES {
+                s.push_str(&format!(
+                    "  ... {} more lines (--format json has the full compiler output)\n",
+                    total - DIAGNOSTIC_LINES
+                ));
             }
         }
     }
