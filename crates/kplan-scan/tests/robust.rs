@@ -417,3 +417,18 @@ fn config_empty_targets_and_unknown_target_have_positions() {
     .to_string();
     assert!(e.starts_with("kplan.toml:1:11: "), "{e}");
 }
+
+/// Inputs `bench/fuzz.sh` kept because they crashed a fuzz target: each must now scan cleanly.
+#[test]
+fn kept_fuzz_inputs_scan_without_panicking() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/fuzz");
+    for target in ["scan_file", "python_lex"] {
+        let Ok(rd) = std::fs::read_dir(root.join(target)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let bytes = std::fs::read(e.path()).unwrap();
+            let _ = scan_bytes_every_way(&bytes);
+        }
+    }
+}

@@ -415,3 +415,43 @@ fn build_of_plain_cuda_says_why_hip_and_cpu_fail_before_compiler_output() {
     let o = kplan(&["build", "k.cu", "--targets", "gfx942"], &d);
     assert!(!stderr(&o).contains("includes neither"), "{}", stderr(&o));
 }
+
+#[test]
+fn verify_compile_errors_name_the_users_file() {
+    let d = tmpdir("verifypaths");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let src = std::fs::read_to_string(root.join("kernels/rmsnorm.cu")).unwrap();
+    let broken = src.replacen("{", "{ this is not C++;", 1);
+    std::fs::create_dir_all(d.join("mine")).unwrap();
+    std::fs::write(d.join("mine/rmsnorm.cu"), broken).unwrap();
+    let o = kplan(
+        &[
+            "verify",
+            "mine/rmsnorm.cu",
+            "--backend",
+            "cpu",
+            "--sizes",
+            "8",
+            "--dtype",
+            "fp32",
+        ],
+        &d,
+    );
+    let out = stdout(&o);
+    if out.contains("skipped: no C++ compiler") {
+        assert!(
+            !require_toolchains(),
+            "KPLAN_REQUIRE_TOOLCHAINS=1 but no C++ compiler"
+        );
+        eprintln!("skipped: no C++ compiler here");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(out.contains("mine/rmsnorm.cu:"), "{out}");
+    let tmp = std::env::temp_dir().display().to_string();
+    assert!(
+        !out.lines()
+            .any(|l| l.contains(&tmp) && l.contains("rmsnorm.cu:")),
+        "{out}"
+    );
+}

@@ -287,6 +287,19 @@ pub fn verify(_ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
         }
         Format::Human => reports.iter().map(human_verify).collect(),
     };
+    // compiler messages name the copy compiled in a temporary directory: show the user's file
+    let text = match (args.kernel.ends_with(".cu"), reports.first()) {
+        (true, Some(_)) => match Op::parse(
+            Path::new(&args.kernel)
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or(""),
+        ) {
+            Some(op) => user_paths(&text, source_file(op), Path::new(&args.kernel)),
+            None => text,
+        },
+        _ => text,
+    };
     write_output(args.output.as_deref(), &text)?;
     let skipped = reports
         .iter()
@@ -300,6 +313,35 @@ pub fn verify(_ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
         }
     }
     Ok(failed as u8)
+}
+
+/// `text` with every path to `name` inside the temporary directory replaced by `user`.
+fn user_paths(text: &str, name: &str, user: &Path) -> String {
+    let tmp = std::env::temp_dir();
+    let tmp = tmp.to_string_lossy();
+    let needle = format!("/{name}");
+    let shown = user.display().to_string();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(&needle) {
+        let end = i + needle.len();
+        let start = rest[..i]
+            .rfind(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '(' | '`'))
+            .map_or(0, |p| p + 1);
+        let boundary = !rest[end..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        if boundary && rest[start..i].starts_with(&*tmp) {
+            out.push_str(&rest[..start]);
+            out.push_str(&shown);
+        } else {
+            out.push_str(&rest[..end]);
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn verify_triton(args: &VerifyArgs) -> anyhow::Result<u8> {
