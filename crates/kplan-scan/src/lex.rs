@@ -1438,22 +1438,18 @@ fn lex_ignoring<'t>(text: &'t str, ignore: &[u32]) -> Src<'t> {
                     cur_func = 0;
                 }
             }
-            b";" => {
-                if fs.kind.is_some() && paren_depth <= fs.paren_base {
-                    fs.kind = None;
-                }
+            b";" if fs.kind.is_some() && paren_depth <= fs.paren_base => {
+                fs.kind = None;
             }
-            b"=" => {
-                if fs.kind.is_some()
-                    && paren_depth == fs.paren_base
-                    && !(idx > 0
-                        && toks[idx as usize - 1].kind == Tk::Ident
-                        && &b[toks[idx as usize - 1].start as usize
-                            ..toks[idx as usize - 1].end as usize]
-                            == b"operator")
-                {
-                    fs.eq_seen = true;
-                }
+            b"=" if fs.kind.is_some()
+                && paren_depth == fs.paren_base
+                && !(idx > 0
+                    && toks[idx as usize - 1].kind == Tk::Ident
+                    && &b[toks[idx as usize - 1].start as usize
+                        ..toks[idx as usize - 1].end as usize]
+                        == b"operator") =>
+            {
+                fs.eq_seen = true;
             }
             _ => {}
         }

@@ -61,12 +61,12 @@ pub struct ScanResult {
     pub skipped: Vec<FileNote>,
 }
 
+type Notes = Vec<FileNote>;
+
 /// The files under `paths` the scanner reads, sorted. A path given explicitly is read whatever
 /// its extension is, when it is a file. Walk errors (symlink loops, unreadable directories) are
 /// returned as notes.
-pub fn collect_files(
-    paths: &[PathBuf],
-) -> Result<(Vec<(PathBuf, FileKind)>, Vec<FileNote>), ScanError> {
+pub fn collect_files(paths: &[PathBuf]) -> Result<(Vec<(PathBuf, FileKind)>, Notes), ScanError> {
     let mut files = Vec::new();
     let mut notes = Vec::new();
     for p in paths {

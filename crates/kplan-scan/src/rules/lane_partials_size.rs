@@ -33,18 +33,12 @@ fn bounded_by_32(cx: &Cx, name: &str, lo: usize, at: usize) -> bool {
     let end = (eq..at).find(|&k| src.is(k, ";")).unwrap_or(at);
     for k in eq + 1..end {
         match src.s(k) {
-            "%" => {
-                if src.int(k + 1) == Some(32)
-                    || (src.kind(k + 1) == Some(Tk::Ident) && src.s(k + 1) != "warpSize")
-                {
-                    return true;
-                }
+            "%" if src.int(k + 1) == Some(32)
+                || (src.kind(k + 1) == Some(Tk::Ident) && src.s(k + 1) != "warpSize") =>
+            {
+                return true;
             }
-            "&" => {
-                if src.int(k + 1) == Some(31) {
-                    return true;
-                }
-            }
+            "&" if src.int(k + 1) == Some(31) => return true,
             _ => {}
         }
     }

@@ -117,17 +117,17 @@ fn ident_feature(w: &str, next: &str) -> Option<Det> {
                 d("tcgen05", true)
             } else if w.starts_with("SM80_CP_ASYNC") {
                 d("async-copy", true)
-            } else if (w.starts_with("SM80_")
+            } else if ((w.starts_with("SM80_")
                 || w.starts_with("SM75_")
                 || w.starts_with("SM89_")
                 || w.starts_with("SM70_"))
                 && !w.contains("MMA")
                 && w.contains('x')
                 && w.contains('_')
-                && w.chars().nth(5).is_some_and(|c| c.is_ascii_digit())
+                && w.chars().nth(5).is_some_and(|c| c.is_ascii_digit()))
+                || w.starts_with("SM75_U32x")
+                || w.starts_with("SM75_U16x")
             {
-                d("mma-sync", true)
-            } else if w.starts_with("SM75_U32x") || w.starts_with("SM75_U16x") {
                 d("mma-sync", true)
             } else {
                 return None;
