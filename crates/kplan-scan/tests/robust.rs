@@ -432,3 +432,11 @@ fn kept_fuzz_inputs_scan_without_panicking() {
         }
     }
 }
+
+#[test]
+fn non_ascii_in_a_python_name_after_mi() {
+    // found by bench/fuzz.sh python_lex: a name part `mi` + multibyte characters
+    let _ = scan_bytes_every_way(
+        "import torch\nFP8_MAX = 448\ndef is_miéé1(): pass\nx = on_mi\u{3b1}\u{3b2}\n".as_bytes(),
+    );
+}

@@ -334,7 +334,7 @@ fn is_backend_check_tok(src: &PySrc, i: usize, other_vendors: bool) -> bool {
                 // `is_MI300()`, `on_mi250x`: AMD Instinct product names
                 || l.split('_').any(|part| {
                     part.strip_prefix("mi")
-                        .is_some_and(|r| r.len() >= 3 && r[..3].chars().all(|c| c.is_ascii_digit()))
+                        .is_some_and(|r| r.bytes().take(3).filter(u8::is_ascii_digit).count() == 3)
                 })
                 || l == "warp_size" && i > 0 && src.s(i - 1) == "."
         }
