@@ -32,8 +32,9 @@ commit=$(git -C "$root" rev-parse --short HEAD)
 log=$root/target/fuzz-$target.log
 set +e
 (cd "$root/fuzz" && cargo +nightly fuzz run "$target" "$corpus" -- \
-  -max_total_time="$secs" -artifact_prefix="$artifacts/" -max_len=65536 -print_final_stats=1) 2>&1 | tee "$log" | grep -E '^#[0-9]+.*(pulse|DONE)|^stat::|ERROR|panicked' || true
-rc=${PIPESTATUS[0]}
+  -max_total_time="$secs" -artifact_prefix="$artifacts/" -max_len=65536 -print_final_stats=1) > "$log" 2>&1
+rc=$?
+grep -E '^#[0-9]+.*(pulse|DONE)|^stat::|ERROR|panicked' "$log" || true
 set -e
 crashes=$(find "$artifacts" -type f -name 'crash-*' -o -type f -name 'timeout-*' -o -type f -name 'oom-*' | wc -l)
 if [ "$crashes" -gt 0 ]; then
