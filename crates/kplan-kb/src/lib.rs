@@ -17,12 +17,14 @@ mod model;
 pub mod occupancy;
 pub mod render;
 mod resolve;
+pub mod text;
 
 pub use api::{FactRow, ToolchainVersion};
-pub use load::{line_col, KbError, BUILTIN, FILES};
+pub use load::{KbError, BUILTIN, FILES};
 pub use model::*;
 pub use occupancy::{occupancy, Occupancy, OccupancyError};
 pub use resolve::{closest, ResolveError, Resolved, ResolvedVia};
+pub use text::{line_col, LineIndex};
 
 #[cfg(test)]
 mod tests {

@@ -84,7 +84,10 @@ struct MeasurementFile {
 
 fn parse<T: for<'de> Deserialize<'de>>(path: &Path, text: &str) -> Result<T, KbError> {
     toml::from_str(text).map_err(|e| {
-        let (line, column) = e.span().map(|s| line_col(text, s.start)).unwrap_or((1, 1));
+        let (line, column) = e
+            .span()
+            .map(|s| crate::text::line_col(text, s.start))
+            .unwrap_or((1, 1));
         KbError::Parse {
             path: path.to_owned(),
             line,
@@ -92,21 +95,6 @@ fn parse<T: for<'de> Deserialize<'de>>(path: &Path, text: &str) -> Result<T, KbE
             message: e.message().to_string(),
         }
     })
-}
-
-/// 1-based line and column of a byte offset in `text` (an offset past the end counts as the end).
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    let before = &text.as_bytes()[..offset];
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let col = offset
-        - before
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map(|p| p + 1)
-            .unwrap_or(0)
-        + 1;
-    (line, col)
 }
 
 impl Kb {

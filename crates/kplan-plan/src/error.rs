@@ -86,9 +86,9 @@ fn snippet(text: &str, span: Range<usize>, suggestion: Option<&str>) -> String {
         .find('\n')
         .map(|p| span.start + p)
         .unwrap_or(text.len());
-    let line_no = text[..span.start].matches('\n').count() + 1;
     let line = &text[line_start..line_end];
-    let col = text[line_start..span.start].chars().count();
+    let (line_no, col) = kplan_kb::line_col(text, span.start);
+    let col = col - 1;
     let width = text[span.start..span.end.min(line_end).max(span.start)]
         .chars()
         .count()

@@ -145,10 +145,7 @@ pub struct Tiles {
 impl Tiles {
     pub fn parse(text: &str, origin: &Path) -> Result<Tiles, RunError> {
         let t: Tiles = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start].lines().count().max(1))
-                .unwrap_or(0);
+            let line = e.span().map_or(0, |s| kplan_kb::line_col(text, s.start).0);
             RunError::Config {
                 path: origin.to_path_buf(),
                 line,

@@ -3,7 +3,10 @@
 
 use crate::error::ScanError;
 use globset::{Glob, GlobMatcher};
+use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use toml::Spanned;
 
 /// File name looked for in the scanned tree.
 pub const CONFIG_FILE: &str = "kplan.toml";
@@ -17,11 +20,21 @@ pub const HEADER_NAMES: &[&str] = &[
     "kplan-portability.h",
 ];
 
+/// A target named in `kplan.toml`, with its 1-based line and column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigTarget {
+    pub name: String,
+    pub line: usize,
+    pub column: usize,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Config {
     /// Where the configuration was read from (None: defaults).
     pub path: Option<PathBuf>,
     pub targets: Option<Vec<String>>,
+    /// Where each of `targets` is written (for errors about a target name).
+    pub target_locations: Vec<ConfigTarget>,
     /// Rule ids to run (empty: all).
     pub select: Vec<String>,
     pub ignore: Vec<String>,
@@ -31,14 +44,7 @@ pub struct Config {
 }
 
 fn err(path: &Path, text: &str, offset: usize, message: String) -> ScanError {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let column = before
-        .rsplit('\n')
-        .next()
-        .map(|l| l.chars().count())
-        .unwrap_or(0)
-        + 1;
+    let (line, column) = kplan_kb::text::line_col(text, offset);
     ScanError::Config {
         path: path.to_owned(),
         line,
@@ -47,15 +53,36 @@ fn err(path: &Path, text: &str, offset: usize, message: String) -> ScanError {
     }
 }
 
-/// Offset of the first occurrence of `"needle"` (quoted) or `needle` after `key`, for errors.
-fn locate(text: &str, key: &str, needle: &str) -> usize {
-    let from = text.find(key).unwrap_or(0);
-    let q = format!("\"{needle}\"");
-    text[from..]
-        .find(&q)
-        .or_else(|| text[from..].find(needle))
-        .map(|i| i + from)
-        .unwrap_or(from)
+/// The keys `kplan.toml` holds for the scanner, at the top level or under `[scan]`. Read by
+/// serde with the span of every value, so that each error names its line and column.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+struct RawScan {
+    targets: Option<Spanned<Vec<Spanned<String>>>>,
+    select: Option<Vec<Spanned<String>>>,
+    ignore: Option<Vec<Spanned<String>>>,
+    per_file_ignores: Option<BTreeMap<Spanned<String>, Vec<Spanned<String>>>>,
+    header: Option<Spanned<toml::Value>>,
+    /// `[scan]` (read at the top level only; a nested one is an unknown key).
+    scan: Option<Box<RawScan>>,
+}
+
+const KEYS: &[&str] = &["targets", "select", "ignore", "per-file-ignores", "header"];
+
+/// Every key of a table with its span, for the unknown-key check.
+type Keys = BTreeMap<Spanned<String>, toml::Value>;
+
+fn unknown_key(path: &Path, text: &str, k: &Spanned<String>, prefix: &str) -> ScanError {
+    err(
+        path,
+        text,
+        k.span().start,
+        format!(
+            "unknown key `{prefix}{}` (expected one of: {})",
+            k.get_ref(),
+            KEYS.join(", ")
+        ),
+    )
 }
 
 impl Config {
@@ -77,110 +104,144 @@ impl Config {
         text: &str,
         known_rule: &dyn Fn(&str) -> Option<Option<String>>,
     ) -> Result<Config, ScanError> {
-        let doc: toml::Table = toml::from_str(text).map_err(|e| {
+        let toml_err = |e: toml::de::Error| {
             let off = e.span().map(|s| s.start).unwrap_or(0);
-            err(path, text, off, format!("invalid TOML: {}", e.message()))
-        })?;
+            err(
+                path,
+                text,
+                off,
+                format!("invalid configuration: {}", e.message()),
+            )
+        };
+        // unknown keys: at the top level only tables (other verbs' sections) may be unknown
+        let keys: Keys = toml::from_str(text).map_err(toml_err)?;
+        for (k, v) in &keys {
+            if k.get_ref() != "scan" && !KEYS.contains(&k.get_ref().as_str()) && !v.is_table() {
+                return Err(unknown_key(path, text, k, ""));
+            }
+        }
+        if let Some((k, v)) = keys.iter().find(|(k, _)| k.get_ref() == "scan") {
+            match v.as_table() {
+                None => {
+                    return Err(err(
+                        path,
+                        text,
+                        k.span().start,
+                        "`scan` must be a table".into(),
+                    ))
+                }
+                Some(_) => {
+                    #[derive(Deserialize)]
+                    struct ScanKeys {
+                        scan: Keys,
+                    }
+                    let sk: ScanKeys = toml::from_str(text).map_err(toml_err)?;
+                    if let Some(k) = sk
+                        .scan
+                        .keys()
+                        .find(|k| !KEYS.contains(&k.get_ref().as_str()))
+                    {
+                        return Err(unknown_key(path, text, k, "scan."));
+                    }
+                }
+            }
+        }
+        let mut top: RawScan = toml::from_str(text).map_err(toml_err)?;
+        let inner = top.scan.take();
+        let mut raws = vec![(top, "")];
+        if let Some(inner) = inner {
+            raws.push((*inner, "scan."));
+        }
         let mut cfg = Config {
             path: Some(path.to_owned()),
             ..Config::default()
         };
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let mut tables: Vec<(&toml::Table, &str)> = vec![(&doc, "")];
-        if let Some(v) = doc.get("scan") {
-            match v.as_table() {
-                Some(t) => tables.push((t, "scan.")),
-                None => {
-                    return Err(err(
-                        path,
-                        text,
-                        locate(text, "scan", "scan"),
-                        "`scan` must be a table".into(),
-                    ))
-                }
-            }
-        }
-        for (table, prefix) in tables {
-            for (key, value) in table {
-                let at = || locate(text, key, key);
-                let strings = |v: &toml::Value, what: &str| -> Result<Vec<String>, ScanError> {
-                    let arr = v.as_array().ok_or_else(|| {
-                        err(
-                            path,
-                            text,
-                            at(),
-                            format!("`{prefix}{what}` must be an array of strings"),
-                        )
-                    })?;
-                    arr.iter()
-                        .map(|x| {
-                            x.as_str().map(str::to_string).ok_or_else(|| {
-                                err(
-                                    path,
-                                    text,
-                                    at(),
-                                    format!("`{prefix}{what}` must be an array of strings"),
-                                )
-                            })
-                        })
-                        .collect()
-                };
-                let check_rules = |ids: &[String]| -> Result<(), ScanError> {
+        for (raw, prefix) in raws {
+            let check_rules =
+                |ids: &[Spanned<String>], key: &str| -> Result<Vec<String>, ScanError> {
                     for id in ids {
-                        if id == "all" || id == "*" {
+                        let s = id.get_ref();
+                        if s == "all" || s == "*" {
                             continue;
                         }
-                        if let Some(sugg) = known_rule(id) {
+                        if let Some(sugg) = known_rule(s) {
                             let hint = sugg
-                                .map(|s| format!(" (did you mean `{s}`?)"))
+                                .map(|x| format!(" (did you mean `{x}`?)"))
                                 .unwrap_or_default();
                             return Err(err(
                                 path,
                                 text,
-                                locate(text, key, id),
-                                format!("unknown rule `{id}` in `{prefix}{key}`{hint}"),
+                                id.span().start,
+                                format!("unknown rule `{s}` in `{prefix}{key}`{hint}"),
                             ));
                         }
                     }
-                    Ok(())
+                    Ok(ids.iter().map(|i| i.get_ref().clone()).collect())
                 };
-                match key.as_str() {
-                    "targets" => cfg.targets = Some(strings(value, "targets")?),
-                    "select" => {
-                        let v = strings(value, "select")?;
-                        check_rules(&v)?;
-                        cfg.select = v;
-                    }
-                    "ignore" => {
-                        let v = strings(value, "ignore")?;
-                        check_rules(&v)?;
-                        cfg.ignore = v;
-                    }
-                    "header" => {
-                        let hs = match value {
-                            toml::Value::String(s) => vec![s.clone()],
-                            v @ toml::Value::Array(_) => strings(v, "header")?,
-                            _ => return Err(err(path, text, at(), format!("`{prefix}header` must be a path or an array of paths"))),
-                        };
-                        cfg.headers = hs.into_iter().map(|h| base.join(h)).collect();
-                    }
-                    "per-file-ignores" => {
-                        let t = value.as_table().ok_or_else(|| err(path, text, at(), format!("`{prefix}per-file-ignores` must be a table of glob = [rule ids]")))?;
-                        for (glob, ids) in t {
-                            let ids = strings(ids, &format!("per-file-ignores.\"{glob}\""))?;
-                            check_rules(&ids)?;
-                            let g = Glob::new(glob)
-                                .map_err(|e| err(path, text, locate(text, "per-file-ignores", glob), format!("invalid glob `{glob}`: {e}")))?;
-                            cfg.per_file_ignores.push((g.compile_matcher(), ids));
-                        }
-                    }
-                    "scan" if prefix.is_empty() => {}
-                    _ if prefix.is_empty() && value.is_table() => {} // other verbs' sections
-                    _ => {
-                        return Err(err(path, text, at(), format!(
-                            "unknown key `{prefix}{key}` (expected one of: targets, select, ignore, per-file-ignores, header)"
-                        )))
-                    }
+            if let Some(t) = raw.targets {
+                if t.get_ref().is_empty() {
+                    return Err(err(
+                        path,
+                        text,
+                        t.span().start,
+                        format!("`{prefix}targets` is empty: name at least one target (`kplan targets` lists them), or remove the key for the defaults"),
+                    ));
+                }
+                let mut names = Vec::new();
+                for n in t.into_inner() {
+                    let (line, column) = kplan_kb::text::line_col(text, n.span().start);
+                    names.push(ConfigTarget {
+                        name: n.into_inner(),
+                        line,
+                        column,
+                    });
+                }
+                cfg.targets = Some(names.iter().map(|n| n.name.clone()).collect());
+                cfg.target_locations = names;
+            }
+            if let Some(v) = raw.select {
+                cfg.select = check_rules(&v, "select")?;
+            }
+            if let Some(v) = raw.ignore {
+                cfg.ignore = check_rules(&v, "ignore")?;
+            }
+            if let Some(h) = raw.header {
+                let at = h.span().start;
+                let bad = || {
+                    err(
+                        path,
+                        text,
+                        at,
+                        format!("`{prefix}header` must be a path or an array of paths"),
+                    )
+                };
+                let hs: Vec<String> = match h.into_inner() {
+                    toml::Value::String(s) => vec![s],
+                    toml::Value::Array(a) => a
+                        .into_iter()
+                        .map(|x| match x {
+                            toml::Value::String(s) => Ok(s),
+                            _ => Err(bad()),
+                        })
+                        .collect::<Result<_, _>>()?,
+                    _ => return Err(bad()),
+                };
+                cfg.headers = hs.into_iter().map(|h| base.join(h)).collect();
+            }
+            if let Some(t) = raw.per_file_ignores {
+                for (glob, ids) in t {
+                    let ids =
+                        check_rules(&ids, &format!("per-file-ignores.\"{}\"", glob.get_ref()))?;
+                    let g = Glob::new(glob.get_ref()).map_err(|e| {
+                        err(
+                            path,
+                            text,
+                            glob.span().start,
+                            format!("invalid glob `{}`: {e}", glob.get_ref()),
+                        )
+                    })?;
+                    cfg.per_file_ignores.push((g.compile_matcher(), ids));
                 }
             }
         }

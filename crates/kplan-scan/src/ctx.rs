@@ -58,14 +58,15 @@ impl<'kb> ScanCtx<'kb> {
     /// Resolves `names` through the KB; an empty list means `config.targets`, then
     /// [`DEFAULT_TARGETS`]. Unknown names given by the user are errors.
     pub fn new(kb: &'kb Kb, names: &[String], config: Config) -> Result<ScanCtx<'kb>, ScanError> {
-        let (list, from_default): (Vec<String>, bool) = if !names.is_empty() {
-            (names.to_vec(), false)
+        let (list, from_default, from_config): (Vec<String>, bool, bool) = if !names.is_empty() {
+            (names.to_vec(), false, false)
         } else if let Some(t) = config.targets.clone().filter(|t| !t.is_empty()) {
-            (t, false)
+            (t, false, true)
         } else {
             (
                 DEFAULT_TARGETS.iter().map(|s| s.to_string()).collect(),
                 true,
+                false,
             )
         };
         let mut targets: Vec<Target> = Vec::new();
@@ -74,6 +75,19 @@ impl<'kb> ScanCtx<'kb> {
                 let r = match kb.resolve(name) {
                     Ok(r) => r,
                     Err(_) if from_default => continue,
+                    Err(e) if from_config => {
+                        let at = config.target_locations.iter().find(|t| t.name == *raw);
+                        let hint = e
+                            .suggestion
+                            .map(|s| format!(" (did you mean `{s}`?)"))
+                            .unwrap_or_default();
+                        return Err(ScanError::Config {
+                            path: config.path.clone().unwrap_or_default(),
+                            line: at.map_or(1, |t| t.line),
+                            column: at.map_or(1, |t| t.column),
+                            message: format!("unknown target `{}` in `targets`{hint}", e.name),
+                        });
+                    }
                     Err(e) => {
                         return Err(ScanError::UnknownTarget {
                             name: e.name,
@@ -123,11 +137,19 @@ impl<'kb> ScanCtx<'kb> {
 
     /// This context with the project index of a multi-file scan.
     pub fn with_index(&self, index: crate::index::ProjectIndex) -> ScanCtx<'kb> {
+        self.with_shared_index(std::sync::Arc::new(index))
+    }
+
+    /// [`ScanCtx::with_index`] with an index shared by several contexts (one per `kplan.toml`).
+    pub fn with_shared_index(
+        &self,
+        index: std::sync::Arc<crate::index::ProjectIndex>,
+    ) -> ScanCtx<'kb> {
         ScanCtx {
             kb: self.kb,
             targets: self.targets.clone(),
             config: self.config.clone(),
-            index: Some(std::sync::Arc::new(index)),
+            index: Some(index),
         }
     }
 

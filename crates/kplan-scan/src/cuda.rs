@@ -42,6 +42,11 @@ const TRIGGERS: &[&str] = &[
     "blockDim",
     "kernel",
     "Kernel",
+    // conditionals: an unmatched one is a finding of its own
+    "#if",
+    "#endif",
+    "#else",
+    "#elif",
 ];
 
 fn prefilter() -> &'static aho_corasick::AhoCorasick {
@@ -113,18 +118,9 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
         message: String,
         help: &str,
     ) {
-        let f = Finding::new(
-            meta.id,
-            sev,
-            self.path,
-            &self.src.lines,
-            self.src.text,
-            s,
-            e,
-            message,
-        )
-        .with_help(help)
-        .with_targets(targets);
+        let f = Finding::new(meta.id, sev, self.path, &self.src.lines, s, e, message)
+            .with_help(help)
+            .with_targets(targets);
         self.out.push(f);
     }
     pub fn record_use(&mut self, feature: &'static str, rule: &'static str, tok: usize) {
@@ -132,7 +128,7 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
             return;
         }
         let (s, _) = self.src.span(tok);
-        let (line, column) = self.src.lines.line_col(self.src.text, s);
+        let (line, column) = self.src.lines.line_col_u32(s);
         self.uses.push(FeatureUse {
             feature,
             rule,

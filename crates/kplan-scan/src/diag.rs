@@ -1,5 +1,6 @@
 //! The one diagnostic model every renderer reads: byte spans inside, line/column for output.
 
+pub use kplan_kb::text::LineIndex;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use strum::{AsRefStr, EnumIter, EnumString, IntoStaticStr};
@@ -79,20 +80,18 @@ pub fn display_path(p: &Path) -> String {
 }
 
 impl Finding {
-    /// A finding at byte span `start..end` of `text`, with line/column computed through `lines`.
-    #[allow(clippy::too_many_arguments)]
+    /// A finding at byte span `start..end` of the text `lines` indexes.
     pub fn new(
         rule: &'static str,
         severity: Severity,
         path: &Path,
         lines: &LineIndex,
-        text: &str,
         start: usize,
         end: usize,
         message: impl Into<String>,
     ) -> Finding {
-        let (line, column) = lines.line_col(text, start);
-        let (end_line, end_column) = lines.line_col(text, end.max(start));
+        let (line, column) = lines.line_col_u32(start);
+        let (end_line, end_column) = lines.line_col_u32(end.max(start));
         Finding {
             rule,
             severity,
@@ -120,7 +119,7 @@ impl Finding {
         message: impl Into<String>,
     ) -> Finding {
         let idx = LineIndex::new(text);
-        Finding::new(rule, severity, path, &idx, text, start, end, message)
+        Finding::new(rule, severity, path, &idx, start, end, message)
     }
     pub fn with_help(mut self, help: impl Into<String>) -> Finding {
         self.help = help.into();
@@ -133,13 +132,12 @@ impl Finding {
     pub fn with_label(
         mut self,
         lines: &LineIndex,
-        text: &str,
         start: usize,
         end: usize,
         message: impl Into<String>,
     ) -> Finding {
-        let (line, column) = lines.line_col(text, start);
-        let (end_line, end_column) = lines.line_col(text, end.max(start));
+        let (line, column) = lines.line_col_u32(start);
+        let (end_line, end_column) = lines.line_col_u32(end.max(start));
         self.labels.push(Label {
             start,
             end: end.max(start),
@@ -154,49 +152,5 @@ impl Finding {
     /// Sort key: path, position, rule, message.
     pub fn sort_key(&self) -> (&Path, u32, u32, &str, &str) {
         (&self.path, self.line, self.column, self.rule, &self.message)
-    }
-}
-
-/// Byte offsets of line starts, for offset -> (line, column).
-#[derive(Debug, Clone, Default)]
-pub struct LineIndex {
-    starts: Vec<u32>,
-}
-
-impl LineIndex {
-    pub fn new(text: &str) -> LineIndex {
-        let mut starts = Vec::with_capacity(text.len() / 32 + 1);
-        starts.push(0);
-        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| (i + 1) as u32));
-        LineIndex { starts }
-    }
-    pub fn from_starts(starts: Vec<u32>) -> LineIndex {
-        LineIndex { starts }
-    }
-    pub fn line_count(&self) -> usize {
-        self.starts.len()
-    }
-    /// 0-based line index of byte `offset`.
-    pub fn line_of(&self, offset: usize) -> usize {
-        match self.starts.binary_search(&(offset as u32)) {
-            Ok(i) => i,
-            Err(i) => i.saturating_sub(1),
-        }
-    }
-    pub fn line_start(&self, line0: usize) -> usize {
-        self.starts.get(line0).copied().unwrap_or(0) as usize
-    }
-    /// 1-based (line, column); column counts chars.
-    pub fn line_col(&self, text: &str, offset: usize) -> (u32, u32) {
-        let offset = offset.min(text.len());
-        let l = self.line_of(offset);
-        let s = self.line_start(l).min(offset);
-        let col = match text.get(s..offset) {
-            Some(seg) => seg.chars().count(),
-            None => String::from_utf8_lossy(&text.as_bytes()[s..offset])
-                .chars()
-                .count(),
-        };
-        (l as u32 + 1, col as u32 + 1)
     }
 }

@@ -15,6 +15,8 @@ pub enum ScanError {
         column: usize,
         message: String,
     },
+    #[error("no targets in scope{}: give --targets (e.g. --targets sm_90a,gfx942)", config.as_ref().map(|c| format!(" (configuration {})", c.display())).unwrap_or_default())]
+    NoTargets { config: Option<PathBuf> },
     #[error("{path}: {message}")]
     Input { path: PathBuf, message: String },
     #[error("unknown rule `{id}`{}", suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]

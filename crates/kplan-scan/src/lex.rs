@@ -127,10 +127,33 @@ pub struct Src<'a> {
     pub funcs: Vec<Func>,
     pub directives: Vec<Directive>,
     pub defines: Vec<Define>,
-    pub lines: LineIndex,
     /// The file includes HIP headers unconditionally and no CUDA header: it is compiled by
     /// HIP (hipcc) only.
     pub hip_only: bool,
+    /// Conditional directives without their partner (`#endif`/`#else`/`#elif` without `#if`,
+    /// `#if` without `#endif`), in file order.
+    pub unbalanced: Vec<Unbalanced>,
+    pub lines: LineIndex<'a>,
+}
+
+/// What an unmatched conditional directive lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unmatched {
+    /// `#if`/`#ifdef`/`#ifndef` never closed by `#endif`.
+    If,
+    /// `#endif` with no open `#if`.
+    Endif,
+    /// `#else`/`#elif...` with no open `#if`.
+    Else,
+}
+
+/// An unmatched conditional directive: its byte span and 0-based line.
+#[derive(Debug, Clone, Copy)]
+pub struct Unbalanced {
+    pub kind: Unmatched,
+    pub start: u32,
+    pub end: u32,
+    pub line: u32,
 }
 
 const NONE: u32 = u32::MAX;
@@ -689,14 +712,18 @@ fn cond_tokens(s: &str) -> Vec<&str> {
             }
             out.push(&s[st..i]);
         } else {
-            let two = if i + 1 < b.len() { &s[i..i + 2] } else { "" };
-            if matches!(two, "&&" | "||" | "==" | "!=" | "<=" | ">=" | "<<" | ">>") {
-                out.push(two);
+            // compared as bytes: the next byte may start a multibyte character
+            let two = b.get(i..i + 2).unwrap_or(b"");
+            if matches!(
+                two,
+                b"&&" | b"||" | b"==" | b"!=" | b"<=" | b">=" | b"<<" | b">>"
+            ) {
+                out.push(&s[i..i + 2]);
                 i += 2;
             } else {
-                let w = s[i..].chars().next().map(char::len_utf8).unwrap_or(1);
-                out.push(&s[i..i + w]);
-                i += w;
+                // `c` is ASCII here (bytes >= 0x80 are identifier bytes above)
+                out.push(s.get(i..i + 1).unwrap_or(""));
+                i += 1;
             }
         }
     }
@@ -828,6 +855,8 @@ pub fn cond_mfma(cond: &str) -> bool {
 }
 
 struct CondFrame {
+    /// Span and line of the opening `#if`.
+    open: (u32, u32, u32),
     group: u32,
     depth_at_if: u32,
     first_end_depth: Option<u32>,
@@ -884,19 +913,37 @@ struct FnState {
     name: Option<u32>,
 }
 
-/// Lexes `text` into its structure.
+/// Lexes `text` into its structure. When an `#if` is never closed, the file is read again as if
+/// that `#if` were not there (the most likely structure: the code after it is still scanned);
+/// [`Src::unbalanced`] keeps the unmatched directives either way.
 pub fn lex(text: &str) -> Src<'_> {
     lex_with(text, None)
 }
 
 /// [`lex`] knowing the project's platform macros ([`LexEnv`]).
 pub fn lex_with<'a>(text: &'a str, env: Option<&LexEnv>) -> Src<'a> {
+    let first = lex_ignoring(text, &[], env);
+    let unclosed: Vec<u32> = first
+        .unbalanced
+        .iter()
+        .filter(|u| u.kind == Unmatched::If)
+        .map(|u| u.start)
+        .collect();
+    if unclosed.is_empty() {
+        return first;
+    }
+    let mut second = lex_ignoring(text, &unclosed, env);
+    second.unbalanced = first.unbalanced;
+    second
+}
+
+/// [`lex`], reading the `#if`-family directives that start at the byte offsets in `ignore` as
+/// if they were not there.
+fn lex_ignoring<'t>(text: &'t str, ignore: &[u32], env: Option<&LexEnv>) -> Src<'t> {
     let b = text.as_bytes();
     let n = b.len();
     let mut toks: Vec<Token> = Vec::with_capacity(n / 5 + 16);
     let mut matching: Vec<u32> = Vec::with_capacity(n / 5 + 16);
-    let mut line_starts: Vec<u32> = Vec::with_capacity(n / 30 + 2);
-    line_starts.push(0);
     let mut branches = vec![Branch {
         parent: 0,
         platform: Platform::Any,
@@ -922,6 +969,7 @@ pub fn lex_with<'a>(text: &'a str, env: Option<&LexEnv>) -> Src<'a> {
     let mut cuda_include = false;
 
     let mut cond_stack: Vec<CondFrame> = Vec::new();
+    let mut unbalanced: Vec<Unbalanced> = Vec::new();
     let mut branch: u32 = 0;
     let mut dead = false;
     let mut depth: u32 = 0;
@@ -950,8 +998,8 @@ pub fn lex_with<'a>(text: &'a str, env: Option<&LexEnv>) -> Src<'a> {
 
     macro_rules! newline_at {
         ($pos:expr) => {{
+            let _ = $pos;
             line += 1;
-            line_starts.push(($pos + 1) as u32);
         }};
     }
     macro_rules! count_newlines {
@@ -1046,7 +1094,11 @@ pub fn lex_with<'a>(text: &'a str, env: Option<&LexEnv>) -> Src<'a> {
                 .count();
             let name = &dtrim[..name_len];
             let rest = &dtrim[name_len..];
+            let ignored = !ignore.is_empty()
+                && matches!(name, "if" | "ifdef" | "ifndef")
+                && ignore.contains(&(dstart as u32));
             match name {
+                _ if ignored => {}
                 "if" | "ifdef" | "ifndef" => {
                     let (mut plat, vendor, constant) = if name == "if" {
                         classify_condition_with(rest, &local_macros)
@@ -1112,6 +1164,7 @@ pub fn lex_with<'a>(text: &'a str, env: Option<&LexEnv>) -> Src<'a> {
                         func: cur_func,
                     });
                     cond_stack.push(CondFrame {
+                        open: (dstart as u32, e as u32, line),
                         group: g,
                         depth_at_if: depth,
                         first_end_depth: None,
@@ -1202,6 +1255,13 @@ pub fn lex_with<'a>(text: &'a str, env: Option<&LexEnv>) -> Src<'a> {
                             });
                         }
                         branch = nb;
+                    } else {
+                        unbalanced.push(Unbalanced {
+                            kind: Unmatched::Else,
+                            start: dstart as u32,
+                            end: e as u32,
+                            line,
+                        });
                     }
                 }
                 "endif" => {
@@ -1210,6 +1270,13 @@ pub fn lex_with<'a>(text: &'a str, env: Option<&LexEnv>) -> Src<'a> {
                             depth = d;
                         }
                         branch = fr.parent_branch;
+                    } else {
+                        unbalanced.push(Unbalanced {
+                            kind: Unmatched::Endif,
+                            start: dstart as u32,
+                            end: e as u32,
+                            line,
+                        });
                     }
                 }
                 "define" if !dead => {
@@ -1652,6 +1719,15 @@ pub fn lex_with<'a>(text: &'a str, env: Option<&LexEnv>) -> Src<'a> {
             def.body.1 = toks.len() as u32;
         }
     }
+    for fr in &cond_stack {
+        unbalanced.push(Unbalanced {
+            kind: Unmatched::If,
+            start: fr.open.0,
+            end: fr.open.1,
+            line: fr.open.2,
+        });
+    }
+    unbalanced.sort_by_key(|u| u.start);
     let ntok = toks.len() as u32;
     for f in funcs.iter_mut() {
         if f.close == NONE {
@@ -1667,8 +1743,9 @@ pub fn lex_with<'a>(text: &'a str, env: Option<&LexEnv>) -> Src<'a> {
         funcs,
         directives,
         defines,
-        lines: LineIndex::from_starts(line_starts),
         hip_only: hip_include && !cuda_include,
+        unbalanced,
+        lines: LineIndex::new(text),
     }
 }
 

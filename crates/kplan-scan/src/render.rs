@@ -2,12 +2,11 @@
 //! JSON (the documented contract), SARIF 2.1.0 and GitHub workflow annotations. All output is
 //! deterministic: findings are sorted by the scan.
 
-use crate::diag::{display_path, Finding, Severity};
+use crate::diag::{display_path, Finding, LineIndex, Severity};
 use crate::inventory::Inventory;
 use crate::rule::RuleMeta;
 use crate::walk::ScanResult;
 use codespan_reporting::diagnostic::{Diagnostic, Label as CsLabel};
-use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, termcolor::NoColor};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -15,77 +14,288 @@ use std::collections::BTreeMap;
 /// Where `kplan explain` documents each rule.
 pub const DOCS_BASE: &str = "docs/rules";
 
+/// Source lines longer than this (bytes) are clipped to a window around the spans on them.
+pub const CLIP_LINE: usize = 240;
+/// Context kept on each side of a span in a clipped line (bytes, rounded to characters).
+const CLIP_CONTEXT: usize = 60;
+/// Longest span shown on a clipped line (bytes); a longer one is cut at this length.
+const CLIP_SPAN: usize = 120;
+const ELLIPSIS: &str = "…";
+
 /// rustc-style text: one block per finding with the source line and a caret, then a summary.
-/// Files are read again for their text; a file that cannot be read is rendered without source.
+/// Collected in memory; [`human_to`] streams the same text to a writer.
 pub fn human(res: &ScanResult) -> String {
-    let mut files = SimpleFiles::new();
-    let mut ids: BTreeMap<std::path::PathBuf, Option<usize>> = BTreeMap::new();
-    let mut out = NoColor::new(Vec::new());
-    let config = term::Config::default();
-    for f in &res.findings {
-        let id = *ids.entry(f.path.clone()).or_insert_with(|| {
-            std::fs::read(&f.path).ok().map(|b| {
-                files.add(
-                    display_path(&f.path),
-                    String::from_utf8_lossy(&b).into_owned(),
-                )
-            })
-        });
-        let sev = match f.severity {
-            Severity::Error => codespan_reporting::diagnostic::Severity::Error,
-            Severity::Warning => codespan_reporting::diagnostic::Severity::Warning,
-            Severity::Note => codespan_reporting::diagnostic::Severity::Note,
-        };
-        let mut notes = Vec::new();
-        if !f.help.is_empty() {
-            notes.push(format!("help: {}", f.help));
-        }
-        if !f.targets.is_empty() {
-            notes.push(format!("targets: {}", f.targets.join(", ")));
-        }
-        notes.push(format!("see `kplan explain {}`", f.rule));
-        let mut d = Diagnostic::new(sev)
-            .with_code(f.rule)
-            .with_message(&f.message)
-            .with_notes(notes);
-        match id {
-            Some(id) => {
-                let len = files.get(id).map(|s| s.source().len()).unwrap_or(0);
-                let s = f.start.min(len);
-                let e = f.end.min(len).max(s);
-                // keep the primary span on one line
-                let e = files
-                    .get(id)
-                    .ok()
-                    .and_then(|sf| {
-                        sf.source()
-                            .get(s..e)
-                            .and_then(|t| t.find('\n'))
-                            .map(|p| s + p)
-                    })
-                    .unwrap_or(e);
-                let mut labels = vec![CsLabel::primary(id, s..e)];
-                for l in &f.labels {
-                    let ls = l.start.min(len);
-                    let le = l.end.min(len).max(ls);
-                    labels.push(CsLabel::secondary(id, ls..le).with_message(&l.message));
-                }
-                d = d.with_labels(labels);
-                if term::emit(&mut out, &config, &files, &d).is_err() {
-                    plain(&mut out, f);
-                }
-            }
-            None => plain(&mut out, f),
-        }
-    }
-    let mut s = String::from_utf8(out.into_inner()).unwrap_or_default();
-    s.push_str(&summary(res));
-    s
+    let mut out = Vec::new();
+    let _ = human_to(res, &mut out);
+    String::from_utf8(out).unwrap_or_default()
 }
 
-fn plain(out: &mut NoColor<Vec<u8>>, f: &Finding) {
-    use std::io::Write;
-    let _ = writeln!(
+/// [`human`] written finding by finding to `w`: memory holds one source file at a time, and each
+/// finding costs output proportional to its (clipped) lines, whatever the length of the source
+/// lines. Files are read again for their text; a file that cannot be read is rendered without
+/// source.
+pub fn human_to(res: &ScanResult, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let config = term::Config::default();
+    // findings are sorted by path: each file is read and indexed once, for its run of findings
+    for run in res.findings.chunk_by(|a, b| a.path == b.path) {
+        let text = std::fs::read(&run[0].path)
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).into_owned());
+        let index = text.as_deref().map(LineIndex::new);
+        for f in run {
+            let mut buf = NoColor::new(Vec::new());
+            let ok = index
+                .as_ref()
+                .is_some_and(|ix| render_one(&mut buf, &config, f, ix).is_ok());
+            if ok {
+                w.write_all(&buf.into_inner())?;
+            } else {
+                plain(w, f)?;
+            }
+        }
+    }
+    w.write_all(summary(res).as_bytes())
+}
+
+fn diagnostic(f: &Finding) -> Diagnostic<()> {
+    let sev = match f.severity {
+        Severity::Error => codespan_reporting::diagnostic::Severity::Error,
+        Severity::Warning => codespan_reporting::diagnostic::Severity::Warning,
+        Severity::Note => codespan_reporting::diagnostic::Severity::Note,
+    };
+    let mut notes = Vec::new();
+    if !f.help.is_empty() {
+        notes.push(format!("help: {}", f.help));
+    }
+    if !f.targets.is_empty() {
+        notes.push(format!("targets: {}", f.targets.join(", ")));
+    }
+    notes.push(format!("see `kplan explain {}`", f.rule));
+    Diagnostic::new(sev)
+        .with_code(f.rule)
+        .with_message(&f.message)
+        .with_notes(notes)
+}
+
+fn render_one(
+    out: &mut NoColor<Vec<u8>>,
+    config: &term::Config,
+    f: &Finding,
+    index: &LineIndex,
+) -> Result<(), codespan_reporting::files::Error> {
+    let len = index.text().len();
+    // every span is kept to its first line: the primary location and each label
+    let one_line = |s: usize, e: usize| {
+        let s = s.min(len);
+        let l = index.line_of(s);
+        (l, s, e.min(len).max(s).min(index.line_end(l).max(s)))
+    };
+    let mut spans = vec![one_line(f.start, f.end)];
+    spans.extend(f.labels.iter().map(|l| one_line(l.start, l.end)));
+    let ex = Excerpt::new(display_path(&f.path), index, &spans);
+    let mut labels = Vec::new();
+    for (k, &(l, s, e)) in spans.iter().enumerate() {
+        let r = ex.map(l, s, e);
+        labels.push(if k == 0 {
+            CsLabel::primary((), r)
+        } else {
+            CsLabel::secondary((), r).with_message(&f.labels[k - 1].message)
+        });
+    }
+    let d = diagnostic(f).with_labels(labels);
+    term::emit(out, config, &ex, &d)
+}
+
+/// The few source lines one finding shows, each clipped to a window around its spans, as a
+/// small file of its own whose line and column numbers are those of the real file.
+struct Excerpt<'i, 't> {
+    name: String,
+    index: &'i LineIndex<'t>,
+    source: String,
+    /// Per excerpt line: start in `source`, real 0-based line (None: a placeholder for a gap),
+    /// real byte offset where the kept text starts, and the length of the leading ellipsis.
+    lines: Vec<ExLine>,
+}
+
+struct ExLine {
+    start: usize,
+    real: Option<usize>,
+    real_from: usize,
+    real_to: usize,
+    prefix: usize,
+}
+
+fn floor_boundary(t: &str, mut i: usize) -> usize {
+    i = i.min(t.len());
+    while i > 0 && !t.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+fn ceil_boundary(t: &str, mut i: usize) -> usize {
+    i = i.min(t.len());
+    while i < t.len() && !t.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+impl<'i, 't> Excerpt<'i, 't> {
+    fn new(name: String, index: &'i LineIndex<'t>, spans: &[(usize, usize, usize)]) -> Self {
+        let mut real: Vec<usize> = spans.iter().map(|s| s.0).collect();
+        real.sort_unstable();
+        real.dedup();
+        let mut ex = Excerpt {
+            name,
+            index,
+            source: String::new(),
+            lines: Vec::new(),
+        };
+        let mut prev: Option<usize> = None;
+        for &r in &real {
+            if let Some(p) = prev {
+                match r - p {
+                    1 => {}
+                    2 => ex.push_line(p + 1, &[]),
+                    _ => {
+                        // two placeholders: the renderer shows a break between the lines
+                        ex.push_placeholder();
+                        ex.push_placeholder();
+                    }
+                }
+            }
+            let on: Vec<(usize, usize)> = spans
+                .iter()
+                .filter(|s| s.0 == r)
+                .map(|s| (s.1, s.2))
+                .collect();
+            ex.push_line(r, &on);
+            prev = Some(r);
+        }
+        ex
+    }
+
+    fn push_placeholder(&mut self) {
+        self.lines.push(ExLine {
+            start: self.source.len(),
+            real: None,
+            real_from: 0,
+            real_to: 0,
+            prefix: 0,
+        });
+        self.source.push('\n');
+    }
+
+    fn push_line(&mut self, r: usize, spans: &[(usize, usize)]) {
+        let text = self.index.text();
+        // the line's content: no line ending, no byte-order mark
+        let le = self.index.line_end(r);
+        let ls = le - self.index.line_text(r).len();
+        let (from, to) = if le - ls <= CLIP_LINE {
+            (ls, le)
+        } else if spans.is_empty() {
+            (ls, ceil_boundary(text, ls + CLIP_LINE).min(le))
+        } else {
+            let lo = spans.iter().map(|s| s.0).min().unwrap_or(ls);
+            let hi = spans
+                .iter()
+                .map(|s| s.1)
+                .max()
+                .unwrap_or(lo)
+                .min(lo + CLIP_SPAN);
+            (
+                floor_boundary(text, lo.saturating_sub(CLIP_CONTEXT).max(ls)),
+                ceil_boundary(text, hi + CLIP_CONTEXT).min(le),
+            )
+        };
+        let start = self.source.len();
+        let prefix = if from > ls { ELLIPSIS.len() } else { 0 };
+        if prefix > 0 {
+            self.source.push_str(ELLIPSIS);
+        }
+        self.source.push_str(text.get(from..to).unwrap_or(""));
+        if to < le {
+            self.source.push_str(ELLIPSIS);
+        }
+        self.source.push('\n');
+        self.lines.push(ExLine {
+            start,
+            real: Some(r),
+            real_from: from,
+            real_to: to,
+            prefix,
+        });
+    }
+
+    /// Excerpt range of the real span `s..e` on real line `l`.
+    fn map(&self, l: usize, s: usize, e: usize) -> std::ops::Range<usize> {
+        match self.lines.iter().find(|x| x.real == Some(l)) {
+            Some(x) => {
+                let base = x.start + x.prefix;
+                let cs = s.clamp(x.real_from, x.real_to) - x.real_from;
+                let ce = e.clamp(x.real_from, x.real_to) - x.real_from;
+                base + cs..base + ce.max(cs)
+            }
+            None => 0..0,
+        }
+    }
+
+    fn ex_line(&self, byte: usize) -> usize {
+        self.lines
+            .partition_point(|x| x.start <= byte)
+            .saturating_sub(1)
+    }
+}
+
+impl<'a> codespan_reporting::files::Files<'a> for Excerpt<'_, '_> {
+    type FileId = ();
+    type Name = &'a str;
+    type Source = &'a str;
+    fn name(&'a self, _: ()) -> Result<&'a str, codespan_reporting::files::Error> {
+        Ok(&self.name)
+    }
+    fn source(&'a self, _: ()) -> Result<&'a str, codespan_reporting::files::Error> {
+        Ok(&self.source)
+    }
+    fn line_index(&'a self, _: (), byte: usize) -> Result<usize, codespan_reporting::files::Error> {
+        Ok(self.ex_line(byte))
+    }
+    fn line_number(&'a self, _: (), li: usize) -> Result<usize, codespan_reporting::files::Error> {
+        Ok(self.lines.get(li).and_then(|x| x.real).map_or(0, |r| r + 1))
+    }
+    fn column_number(
+        &'a self,
+        _: (),
+        li: usize,
+        byte: usize,
+    ) -> Result<usize, codespan_reporting::files::Error> {
+        Ok(match self.lines.get(li) {
+            Some(x) => match x.real {
+                Some(r) => {
+                    let real = x.real_from + byte.saturating_sub(x.start + x.prefix);
+                    self.index.column_in(r, real.min(x.real_to))
+                }
+                None => 1,
+            },
+            None => 1,
+        })
+    }
+    fn line_range(
+        &'a self,
+        _: (),
+        li: usize,
+    ) -> Result<std::ops::Range<usize>, codespan_reporting::files::Error> {
+        let s = self.lines.get(li).map_or(self.source.len(), |x| x.start);
+        let e = self
+            .lines
+            .get(li + 1)
+            .map_or(self.source.len(), |x| x.start);
+        Ok(s..e)
+    }
+}
+
+fn plain(out: &mut dyn std::io::Write, f: &Finding) -> std::io::Result<()> {
+    writeln!(
         out,
         "{}[{}]: {}\n  --> {}:{}:{}\n",
         f.severity.as_str(),
@@ -94,7 +304,7 @@ fn plain(out: &mut NoColor<Vec<u8>>, f: &Finding) {
         display_path(&f.path),
         f.line,
         f.column
-    );
+    )
 }
 
 /// Last line of the human output.

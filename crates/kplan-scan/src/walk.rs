@@ -1,11 +1,13 @@
 //! Walking the inputs (respecting `.gitignore`), reading files, dispatching them by language,
 //! applying suppressions and configuration, and sorting the result.
 
+use crate::config::Config;
 use crate::ctx::ScanCtx;
 use crate::diag::{display_path, Finding};
 use crate::error::ScanError;
 use rayon::prelude::*;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// C/C++/CUDA/HIP extensions the scanner reads.
@@ -31,6 +33,9 @@ pub fn file_kind(path: &Path) -> Option<FileKind> {
         None
     }
 }
+
+/// Note for a path that is not a regular file (never opened).
+pub const NOT_REGULAR: &str = "not a regular file (a FIFO, socket or device), skipped";
 
 /// A file the scan could not read or chose to skip, and why (reported; the scan goes on).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -58,11 +63,12 @@ pub struct ScanResult {
 
 /// A file to scan and how to read it.
 pub type FileEntry = (PathBuf, FileKind);
+type Notes = Vec<FileNote>;
 
 /// The files under `paths` the scanner reads, sorted. A path given explicitly is read whatever
 /// its extension is, when it is a file. Walk errors (symlink loops, unreadable directories) are
 /// returned as notes.
-pub fn collect_files(paths: &[PathBuf]) -> Result<(Vec<FileEntry>, Vec<FileNote>), ScanError> {
+pub fn collect_files(paths: &[PathBuf]) -> Result<(Vec<FileEntry>, Notes), ScanError> {
     let mut files = Vec::new();
     let mut notes = Vec::new();
     for p in paths {
@@ -71,7 +77,22 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<(Vec<FileEntry>, Vec<FileNote>
             message: format!("cannot read: {e}"),
         })?;
         if meta.is_file() {
+            // a file named on the command line must be readable: not a note, an error
+            if let Err(e) = std::fs::File::open(p) {
+                return Err(ScanError::Input {
+                    path: p.clone(),
+                    message: format!("cannot read: {e}"),
+                });
+            }
             files.push((p.clone(), file_kind(p).unwrap_or(FileKind::Cuda)));
+            continue;
+        }
+        if !meta.is_dir() {
+            // a FIFO, socket or device: reading it could block or never end
+            notes.push(FileNote {
+                path: p.clone(),
+                message: NOT_REGULAR.into(),
+            });
             continue;
         }
         let walker = ignore::WalkBuilder::new(p)
@@ -85,13 +106,20 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<(Vec<FileEntry>, Vec<FileNote>
             .build();
         for entry in walker {
             match entry {
-                Ok(e) => {
-                    if e.file_type().is_some_and(|t| t.is_file()) {
+                Ok(e) => match e.file_type() {
+                    Some(t) if t.is_file() => {
                         if let Some(k) = file_kind(e.path()) {
                             files.push((e.path().to_path_buf(), k));
                         }
                     }
-                }
+                    Some(t) if !t.is_dir() && !t.is_symlink() && file_kind(e.path()).is_some() => {
+                        notes.push(FileNote {
+                            path: e.path().to_path_buf(),
+                            message: NOT_REGULAR.into(),
+                        });
+                    }
+                    _ => {}
+                },
                 Err(e) => {
                     let path = walk_error_path(&e).unwrap_or_else(|| p.clone());
                     notes.push(FileNote {
@@ -211,9 +239,7 @@ fn scan_text_ex(
         .into_iter()
         .filter(|f| {
             ctx.rule_enabled(f.rule, path)
-                && !allow_lines
-                    .as_ref()
-                    .is_some_and(|li| suppressed(text, li, f))
+                && !allow_lines.as_ref().is_some_and(|li| suppressed(li, f))
         })
         .collect();
     out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
@@ -229,18 +255,10 @@ fn first_quoted(m: &str) -> Option<&str> {
 }
 
 /// `kplan: allow(rule, ...)` (or `allow(all)`) on the finding's line or the line above.
-fn suppressed(text: &str, lines: &crate::diag::LineIndex, f: &Finding) -> bool {
+fn suppressed(lines: &crate::diag::LineIndex, f: &Finding) -> bool {
     let line0 = f.line.saturating_sub(1) as usize;
-    let get = |l: usize| -> &str {
-        let s = lines.line_start(l).min(text.len());
-        let e = if l + 1 < lines.line_count() {
-            lines.line_start(l + 1).min(text.len())
-        } else {
-            text.len()
-        };
-        text.get(s..e.max(s)).unwrap_or("")
-    };
-    allows(get(line0), f.rule) || (line0 > 0 && allows(get(line0 - 1), f.rule))
+    allows(lines.line_text(line0), f.rule)
+        || (line0 > 0 && allows(lines.line_text(line0 - 1), f.rule))
 }
 
 /// Whether a source line carries `kplan: allow(...)` naming `rule`.
@@ -264,16 +282,134 @@ pub fn allows(line: &str, rule: &str) -> bool {
     false
 }
 
-/// Scans every file under `paths` in parallel.
+/// Scans every file under `paths` in parallel, all under `ctx`.
 pub fn scan_paths(ctx: &ScanCtx, paths: &[PathBuf]) -> Result<ScanResult, ScanError> {
-    let (files, mut skipped) = collect_files(paths)?;
+    let (files, skipped) = collect_files(paths)?;
+    let files = files.into_iter().map(|(p, k)| (p, k, 0)).collect();
+    Ok(scan_files(std::slice::from_ref(ctx), files, skipped))
+}
+
+/// Scans every file under `paths` in parallel, each under the configuration that applies to it:
+/// `config` when given (`--config`), else the `kplan.toml` nearest to the file (its directory,
+/// then each parent), else the defaults. `targets` (from the command line) overrides the
+/// configurations' targets. Configuration errors stop the scan.
+pub fn scan_tree(
+    kb: &kplan_kb::Kb,
+    targets: &[String],
+    config: Option<Config>,
+    paths: &[PathBuf],
+) -> Result<ScanResult, ScanError> {
+    let (files, skipped) = collect_files(paths)?;
+    let mut ctxs: Vec<ScanCtx> = Vec::new();
+    let mut assigned = Vec::with_capacity(files.len());
+    match config {
+        Some(c) => {
+            ctxs.push(checked_ctx(kb, targets, c)?);
+            assigned.extend(files.into_iter().map(|(p, k)| (p, k, 0)));
+        }
+        None => {
+            let mut nearest = NearestConfig::default();
+            let mut by_config: BTreeMap<Option<PathBuf>, usize> = BTreeMap::new();
+            for (p, k) in files {
+                let cfg_path = nearest.for_file(&p);
+                let i = match by_config.get(&cfg_path) {
+                    Some(&i) => i,
+                    None => {
+                        let cfg = match &cfg_path {
+                            Some(c) => crate::load_config(c)?,
+                            None => Config::default(),
+                        };
+                        ctxs.push(checked_ctx(kb, targets, cfg)?);
+                        by_config.insert(cfg_path, ctxs.len() - 1);
+                        ctxs.len() - 1
+                    }
+                };
+                assigned.push((p, k, i));
+            }
+            if ctxs.is_empty() {
+                // nothing to scan: still check the scope the scan would have had
+                let cfg = match crate::find_config(paths) {
+                    Some(c) => crate::load_config(&c)?,
+                    None => Config::default(),
+                };
+                ctxs.push(checked_ctx(kb, targets, cfg)?);
+            }
+        }
+    }
+    Ok(scan_files(&ctxs, assigned, skipped))
+}
+
+fn checked_ctx<'kb>(
+    kb: &'kb kplan_kb::Kb,
+    targets: &[String],
+    cfg: Config,
+) -> Result<ScanCtx<'kb>, ScanError> {
+    let path = cfg.path.clone();
+    let ctx = ScanCtx::new(kb, targets, cfg)?;
+    if ctx.targets.is_empty() {
+        return Err(ScanError::NoTargets { config: path });
+    }
+    Ok(ctx)
+}
+
+/// `kplan.toml` lookup up the tree, cached per directory.
+#[derive(Default)]
+struct NearestConfig {
+    dirs: std::collections::HashMap<PathBuf, Option<PathBuf>>,
+}
+
+impl NearestConfig {
+    fn for_file(&mut self, file: &Path) -> Option<PathBuf> {
+        let dir = match file.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if let Some(c) = self.dirs.get(&dir) {
+            return c.clone();
+        }
+        let abs = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
+        let found = self.lookup(&abs);
+        self.dirs.insert(dir, found.clone());
+        found
+    }
+    /// Nearest configuration for an absolute directory, memoized on every ancestor visited.
+    fn lookup(&mut self, abs: &Path) -> Option<PathBuf> {
+        let mut visited = Vec::new();
+        let mut found = None;
+        for d in abs.ancestors() {
+            if let Some(c) = self.dirs.get(d) {
+                found = c.clone();
+                break;
+            }
+            visited.push(d.to_path_buf());
+            let c = d.join(crate::CONFIG_FILE);
+            if c.is_file() {
+                found = Some(c);
+                break;
+            }
+        }
+        for v in visited {
+            self.dirs.insert(v, found.clone());
+        }
+        found
+    }
+}
+
+fn scan_files(
+    ctxs: &[ScanCtx],
+    files: Vec<(PathBuf, FileKind, usize)>,
+    mut skipped: Vec<FileNote>,
+) -> ScanResult {
     // the project index: what every file defines, for the rules of every other file
-    let indexed =
-        (files.len() > 1).then(|| ctx.with_index(crate::index::ProjectIndex::build(&files)));
-    let ctx = indexed.as_ref().unwrap_or(ctx);
+    let indexed: Option<Vec<ScanCtx>> = (files.len() > 1).then(|| {
+        let entries: Vec<FileEntry> = files.iter().map(|(p, k, _)| (p.clone(), *k)).collect();
+        let index = std::sync::Arc::new(crate::index::ProjectIndex::build(&entries));
+        ctxs.iter().map(|c| c.with_shared_index(index.clone())).collect()
+    });
+    let ctxs: &[ScanCtx] = indexed.as_deref().unwrap_or(ctxs);
     let outcomes: Vec<FileOutcome> = files
         .par_iter()
-        .map(|(p, k)| scan_one(ctx, p, *k))
+        .map(|(p, k, i)| scan_one(&ctxs[*i], p, *k))
         .collect();
     let mut res = ScanResult::default();
     let mut shadowed: Vec<String> = Vec::new();
@@ -304,5 +440,5 @@ pub fn scan_paths(ctx: &ScanCtx, paths: &[PathBuf]) -> Result<ScanResult, ScanEr
     res.findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     res.skipped = skipped;
-    Ok(res)
+    res
 }

@@ -212,3 +212,231 @@ fn device_function_bodies() {
         "`__device__ int arr[2] = {{...}}` is not a function"
     );
 }
+
+/// Scans `bytes` the way a file on disk is scanned (lossy UTF-8), as CUDA and as Python, and
+/// through the lexers directly.
+fn scan_bytes_every_way(bytes: &[u8]) -> Vec<kplan_scan::Finding> {
+    let c = ctx();
+    let text = String::from_utf8_lossy(bytes);
+    let _ = lex(&text);
+    let _ = kplan_scan::python::lex::lex(&text);
+    let _ = scan_text(&c, Path::new("x.py"), FileKind::Python, &text);
+    let _ = kplan_scan::cuda::feature_uses(&c, Path::new("x.cu"), &text);
+    scan_text(&c, Path::new("x.cu"), FileKind::Cuda, &text)
+}
+
+#[test]
+fn non_ascii_after_punctuation_in_a_condition() {
+    // the three lines that used to panic slicing inside `é`
+    let f = scan_bytes_every_way("#if (é)\n#endif\n__global__ void k(){}\n".as_bytes());
+    assert!(f.iter().all(|f| f.line >= 1));
+    for cond in [
+        "(é)",
+        "!é",
+        "é||é",
+        "(\u{1F600}",
+        "<\u{3b1}",
+        "|\u{e9}",
+        "=\u{e9}",
+    ] {
+        let _ = classify_condition(cond);
+        let _ =
+            scan_bytes_every_way(format!("#if {cond}\nint a;\n#elif {cond}\n#endif\n").as_bytes());
+    }
+    // a platform test after the odd bytes is still read
+    assert_eq!(
+        classify_condition("(é) || defined(__HIP_PLATFORM_AMD__)").0,
+        Platform::Any
+    );
+    assert_eq!(
+        classify_condition("é && defined(__HIP_PLATFORM_AMD__)").0,
+        Platform::Amd
+    );
+}
+
+#[test]
+fn invalid_utf8_bytes() {
+    let mut b = b"#if (".to_vec();
+    b.extend_from_slice(&[0xff, 0xfe, 0xc3]);
+    b.extend_from_slice(b")\n#endif\n__global__ void k(){ int l = threadIdx.x % 32; }\n");
+    let f = scan_bytes_every_way(&b);
+    assert!(
+        f.iter()
+            .any(|f| f.rule == "warp-size-literal" && f.line == 3),
+        "{f:?}"
+    );
+    let _ = scan_bytes_every_way(&[0x80, b'(', 0xc3, b'"', 0xe2, 0x82, b'\'', 0xf0]);
+}
+
+#[test]
+fn byte_order_mark() {
+    let f = scan_bytes_every_way(
+        "\u{feff}__global__ void k(){ int l = threadIdx.x % 32; }\n".as_bytes(),
+    );
+    let hit = f
+        .iter()
+        .find(|f| f.rule == "warp-size-literal")
+        .expect("fires");
+    // the mark is not a character of line 1: `threadIdx` is the 30th character after it
+    assert_eq!((hit.line, hit.column), (1, 30), "{hit:?}");
+    let _ = scan_bytes_every_way("\u{feff}".as_bytes());
+    let _ = scan_bytes_every_way("\u{feff}#if (\u{feff})\n".as_bytes());
+}
+
+#[test]
+fn crlf_line_endings() {
+    let f = scan_bytes_every_way(
+        b"#if defined(X) \\\r\n  || (1)\r\n#endif\r\n__global__ void k(){\r\n int l = threadIdx.x % 32;\r\n}\r\n",
+    );
+    let hit = f
+        .iter()
+        .find(|f| f.rule == "warp-size-literal")
+        .expect("fires");
+    assert_eq!((hit.line, hit.column), (5, 10), "{hit:?}");
+    let _ = scan_bytes_every_way(b"\r\r\r\\\r\n\r#\r");
+}
+
+#[test]
+fn nul_bytes() {
+    let _ = scan_bytes_every_way(b"__global__ void k(){\0 int l = threadIdx.x % 32;\0}\0");
+    let _ = scan_bytes_every_way(b"#if (\0)\n#endif\n\0\0");
+}
+
+#[test]
+fn only_endif_and_stray_directives() {
+    for t in [
+        "#endif",
+        "#endif\n",
+        "#else",
+        "#elif",
+        "#elif (é)\n#endif\n#endif",
+    ] {
+        let _ = scan_bytes_every_way(t.as_bytes());
+    }
+}
+
+#[test]
+fn unterminated_comment_string_and_raw_string() {
+    for t in [
+        "__global__ void k(){ /* never closed é",
+        "__global__ void k(){ const char* s = \"never closed é",
+        "__global__ void k(){ const char* s = \"escape at end \\",
+        "__global__ void k(){ auto s = R\"d(never closed é",
+        "__global__ void k(){ auto s = R\"é(never closed",
+        "__global__ void k(){ char c = '\\",
+        "__global__ void k(){ char c = 'é",
+    ] {
+        let _ = scan_bytes_every_way(t.as_bytes());
+    }
+    for t in [
+        "x = '''never closed é",
+        "x = \"é\\",
+        "x = r'\\é",
+        "def f(é\\\n",
+    ] {
+        let _ = kplan_scan::python::lex::lex(t);
+        let _ = scan_bytes_every_way(t.as_bytes());
+    }
+}
+
+#[test]
+fn missing_endif_is_a_finding_and_the_rest_is_still_scanned() {
+    let c = ctx();
+    let text = "#ifdef __HIP_PLATFORM_AMD__\n#define W 64\n__global__ void k(int* x) { x[threadIdx.x % 32] = 0; }\n";
+    let f = scan_text(&c, Path::new("a.cu"), FileKind::Cuda, text);
+    let unb: Vec<_> = f
+        .iter()
+        .filter(|f| f.rule == "unbalanced-conditional")
+        .collect();
+    assert_eq!(unb.len(), 1, "{f:?}");
+    assert_eq!((unb[0].line, unb[0].column), (1, 1));
+    assert_eq!(unb[0].severity, kplan_scan::Severity::Warning);
+    // without the fix the whole kernel read as AMD-only code and this finding was hidden
+    assert!(
+        f.iter()
+            .any(|f| f.rule == "warp-size-literal" && f.line == 3),
+        "{f:?}"
+    );
+    // a stray #else / #endif: reported at its line, ignored for the structure
+    let text = "int a;\n#else\n__global__ void k(int* x) { x[threadIdx.x % 32] = 0; }\n#endif\n";
+    let f = scan_text(&c, Path::new("a.cu"), FileKind::Cuda, text);
+    let lines: Vec<u32> = f
+        .iter()
+        .filter(|f| f.rule == "unbalanced-conditional")
+        .map(|f| f.line)
+        .collect();
+    assert_eq!(lines, [2, 4], "{f:?}");
+    assert!(f.iter().any(|f| f.rule == "warp-size-literal"), "{f:?}");
+}
+
+#[test]
+fn config_empty_targets_and_unknown_target_have_positions() {
+    use kplan_scan::{check_rule_id, Config};
+    let e = Config::parse(
+        Path::new("kplan.toml"),
+        "select = []\ntargets = []\n",
+        &check_rule_id,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("kplan.toml:2:11: "), "{e}");
+    assert!(e.contains("`targets` is empty"), "{e}");
+    let cfg = Config::parse(
+        Path::new("kplan.toml"),
+        "[scan]\ntargets = [\"sm_90a\", \"gfx9420\"]\n",
+        &check_rule_id,
+    )
+    .unwrap();
+    let e = ScanCtx::new(Kb::builtin(), &[], cfg)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.starts_with("kplan.toml:2:22: unknown target `gfx9420`"),
+        "{e}"
+    );
+    assert!(e.contains("did you mean `gfx942`"), "{e}");
+    // unknown keys and wrong types: located too
+    let e = Config::parse(
+        Path::new("kplan.toml"),
+        "[scan]\nselect = [\"warp-size-literal\"]\ncolour = 1\n",
+        &check_rule_id,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.starts_with("kplan.toml:3:1: unknown key `scan.colour`"),
+        "{e}"
+    );
+    let e = Config::parse(
+        Path::new("kplan.toml"),
+        "targets = \"gfx942\"\n",
+        &check_rule_id,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("kplan.toml:1:11: "), "{e}");
+}
+
+/// Inputs `bench/fuzz.sh` kept because they crashed a fuzz target: each must now scan cleanly.
+#[test]
+fn kept_fuzz_inputs_scan_without_panicking() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/fuzz");
+    for target in ["scan_file", "python_lex"] {
+        let Ok(rd) = std::fs::read_dir(root.join(target)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let bytes = std::fs::read(e.path()).unwrap();
+            let _ = scan_bytes_every_way(&bytes);
+        }
+    }
+}
+
+#[test]
+fn non_ascii_in_a_python_name_after_mi() {
+    // found by bench/fuzz.sh python_lex: a name part `mi` + multibyte characters
+    let _ = scan_bytes_every_way(
+        "import torch\nFP8_MAX = 448\ndef is_miéé1(): pass\nx = on_mi\u{3b1}\u{3b2}\n".as_bytes(),
+    );
+}

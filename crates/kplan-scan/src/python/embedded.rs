@@ -71,7 +71,6 @@ pub fn scan(ctx: &ScanCtx, path: &Path, src: &PySrc) -> Vec<Finding> {
                 f.severity,
                 path,
                 li,
-                text,
                 base + f.start,
                 base + f.end,
                 format!("{} (CUDA source in a Python string)", f.message),

@@ -59,7 +59,10 @@ pub struct PySrc<'a> {
 impl<'a> PySrc<'a> {
     pub fn s(&self, i: usize) -> &'a str {
         match self.toks.get(i) {
-            Some(t) => &self.text[t.start as usize..t.end as usize],
+            Some(t) => self
+                .text
+                .get(t.start as usize..t.end as usize)
+                .unwrap_or(""),
             None => "",
         }
     }
@@ -85,7 +88,7 @@ impl<'a> PySrc<'a> {
     /// Source text of tokens `a..=b`.
     pub fn snippet(&self, a: usize, b: usize) -> &'a str {
         let (s, e) = self.span(a, b);
-        &self.text[s..e]
+        self.text.get(s..e).unwrap_or("")
     }
     /// Numeric value of a number token (ints, floats, `1e3`, `0x20`, `1_024`).
     pub fn number(&self, i: usize) -> Option<f64> {

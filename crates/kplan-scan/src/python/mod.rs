@@ -133,7 +133,7 @@ pub struct Cx<'s, 'a, 'kb> {
     /// The file mentions fp8 (dtype names, `fp8`, `float8`, `e4m3`).
     pub fp8_context: bool,
     pub out: Vec<Finding>,
-    lines: crate::diag::LineIndex,
+    lines: crate::diag::LineIndex<'a>,
 }
 
 impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
@@ -318,18 +318,9 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
         help: &str,
     ) {
         let (s, e) = self.src.span(a, b.max(a));
-        let f = Finding::new(
-            meta.id,
-            sev,
-            self.path,
-            &self.lines,
-            self.src.text,
-            s,
-            e,
-            message,
-        )
-        .with_help(help)
-        .with_targets(targets);
+        let f = Finding::new(meta.id, sev, self.path, &self.lines, s, e, message)
+            .with_help(help)
+            .with_targets(targets);
         self.out.push(f);
     }
 }
@@ -361,7 +352,7 @@ fn is_backend_check_tok(src: &PySrc, i: usize, other_vendors: bool) -> bool {
                 // `is_MI300()`, `on_mi250x`: AMD Instinct product names
                 || l.split('_').any(|part| {
                     part.strip_prefix("mi")
-                        .is_some_and(|r| r.len() >= 3 && r[..3].chars().all(|c| c.is_ascii_digit()))
+                        .is_some_and(|r| r.bytes().take(3).filter(u8::is_ascii_digit).count() == 3)
                 })
                 || l == "warp_size" && i > 0 && src.s(i - 1) == "."
         }

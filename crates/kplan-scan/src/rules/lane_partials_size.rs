@@ -38,9 +38,7 @@ fn bounded_by_32(cx: &Cx, name: &str, lo: usize, at: usize) -> bool {
             {
                 return true;
             }
-            "&" if src.int(k + 1) == Some(31) => {
-                return true;
-            }
+            "&" if src.int(k + 1) == Some(31) => return true,
             _ => {}
         }
     }
@@ -128,10 +126,10 @@ pub fn check(cx: &mut Cx) {
             if let Some((sev, targets)) = cx.ctx.scope_severity(&META) {
                 let (s, _) = src.span(name_tok);
                 let (_, e) = src.span(d1);
-                let f = crate::diag::Finding::new(META.id, sev, cx.path, &src.lines, src.text, s, e, msg)
+                let f = crate::diag::Finding::new(META.id, sev, cx.path, &src.lines, s, e, msg)
                     .with_help("size per-lane buffers by the widest warp in scope (64), e.g. the kplan header's `KPLAN_MAX_WARP_SIZE`")
                     .with_targets(targets)
-                    .with_label(&src.lines, src.text, src.span(u).0, src.span(ub).1, "indexed by lane here");
+                    .with_label(&src.lines, src.span(u).0, src.span(ub).1, "indexed by lane here");
                 cx.out.push(f);
             }
         }

@@ -24,6 +24,7 @@ pub mod platform_ifdef_in_kernel;
 pub mod shared_memory_over_limit;
 pub mod shuffle_offset_literal;
 pub mod sync_mask_param_32;
+pub mod unbalanced_conditional;
 pub mod warp_size_constant;
 pub mod warp_size_constexpr;
 pub mod warp_size_literal;
@@ -53,6 +54,7 @@ pub static RULES: &[&RuleMeta] = &[
     &lane_geometry_32::META,
     &sync_mask_param_32::META,
     &mask_as_shuffle_value::META,
+    &unbalanced_conditional::META,
 ];
 
 /// Runs every enabled rule over one file (or, for the inventory, only the feature pass).
@@ -88,6 +90,7 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         cuda_arch_gate_no_amd_path,
         lane_geometry_32,
         sync_mask_param_32,
-        mask_as_shuffle_value
+        mask_as_shuffle_value,
+        unbalanced_conditional
     );
 }

@@ -32,6 +32,7 @@ pub fn check(cx: &mut Cx) {
     }
     let src = cx.src;
     let n = src.toks.len();
+    let mut logical: Vec<Option<bool>> = Vec::new();
     for k in 1..n.saturating_sub(1) {
         let op = src.s(k);
         let lit = match op {
@@ -94,7 +95,7 @@ pub fn check(cx: &mut Cx) {
         }
         if matches!(op, "%" | "&" | "%=" | "/" | ">>" | "/=" | ">>=")
             && !count_like
-            && logical_warp32(cx, k)
+            && logical_warp32(cx, k, &mut logical)
         {
             continue;
         }
@@ -115,8 +116,26 @@ fn lane_like_only(cx: &Cx, a: usize, b: usize) -> bool {
 }
 
 /// The device function around token `k` shuffles only with an explicit width of 32: its lane
-/// arithmetic works on a logical 32-lane warp, which is the same on every target.
-fn logical_warp32(cx: &Cx, k: usize) -> bool {
+/// arithmetic works on a logical 32-lane warp, which is the same on every target. Computed once
+/// per function (`memo`, indexed by function), not once per finding.
+fn logical_warp32(cx: &Cx, k: usize, memo: &mut Vec<Option<bool>>) -> bool {
+    let src = cx.src;
+    let fi = src.toks.get(k).map_or(0, |t| t.func as usize);
+    if fi == 0 {
+        return false;
+    }
+    if memo.len() < src.funcs.len() + 1 {
+        memo.resize(src.funcs.len() + 1, None);
+    }
+    if let Some(v) = memo[fi] {
+        return v;
+    }
+    let v = logical_warp32_uncached(cx, k);
+    memo[fi] = Some(v);
+    v
+}
+
+fn logical_warp32_uncached(cx: &Cx, k: usize) -> bool {
     let src = cx.src;
     let Some(f) = src.func_of(k) else {
         return false;

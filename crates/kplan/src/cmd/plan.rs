@@ -38,7 +38,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
             // Binary or mis-encoded input: locate the first bad byte like any other spec error.
             let bytes = e.as_bytes();
             let at = e.utf8_error().valid_up_to();
-            let (line, col) = line_col(&bytes[..at]);
+            let valid = std::str::from_utf8(&bytes[..at]).unwrap_or("");
+            let (line, col) = kplan_kb::line_col(valid, at);
             eprintln!(
                 "{}:{line}:{col}: error: invalid UTF-8 (byte 0x{:02x}), expected a UTF-8 TOML kernel spec",
                 args.spec.display(),
@@ -96,12 +97,4 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
     };
     write_output(args.output.as_deref(), &out)?;
     Ok(0)
-}
-
-/// 1-based line and column (in characters) just after `valid`, which is valid UTF-8.
-fn line_col(valid: &[u8]) -> (usize, usize) {
-    let text = std::str::from_utf8(valid).unwrap_or("");
-    let line = text.matches('\n').count() + 1;
-    let col = text.rsplit('\n').next().unwrap_or("").chars().count() + 1;
-    (line, col)
 }

@@ -58,6 +58,9 @@ pub struct VerifyArgs {
     /// Write the report here instead of stdout
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Exit with code 1 when the check is skipped (no compiler, no GPU), as KPLAN_STRICT=1 does.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(clap::Args)]
@@ -86,6 +89,9 @@ pub struct BenchArgs {
     pub format: Format,
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Exit with code 1 when the benchmark is skipped (no GPU), as KPLAN_STRICT=1 does.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 fn parse_dtypes(d: &Option<String>) -> anyhow::Result<Option<Vec<DType>>> {
@@ -120,6 +126,17 @@ fn resolve_kernel(
         Some(d) => {
             if !d.is_dir() {
                 bail!("--kernels {}: not a directory", d.display());
+            }
+            let known: Vec<&str> = kplan_run::kernels::SOURCES
+                .iter()
+                .map(|(n, _)| *n)
+                .collect();
+            if !known.iter().any(|n| d.join(n).is_file()) {
+                bail!(
+                    "--kernels {}: holds none of the kernel files ({}); the built-in kernels are not used in its place",
+                    d.display(),
+                    known.join(", ")
+                );
             }
             KernelSources::from_dir(d, header)?
         }
@@ -281,7 +298,31 @@ pub fn verify(_ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
         }
         Format::Human => reports.iter().map(human_verify).collect(),
     };
+    // compiler messages name the copy compiled in a temporary directory: show the user's file
+    let text = match (args.kernel.ends_with(".cu"), reports.first()) {
+        (true, Some(_)) => match Op::parse(
+            Path::new(&args.kernel)
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or(""),
+        ) {
+            Some(op) => user_paths(&text, source_file(op), Path::new(&args.kernel)),
+            None => text,
+        },
+        _ => text,
+    };
     write_output(args.output.as_deref(), &text)?;
+    let skipped = reports
+        .iter()
+        .filter(|r| r.status == Status::Skipped)
+        .count();
+    if skipped > 0 {
+        eprintln!("warning: {skipped} of {} checks skipped", reports.len());
+        if !failed && super::strict(args.strict) {
+            eprintln!("error: checks were skipped and --strict (or KPLAN_STRICT=1) is set");
+            return Ok(1);
+        }
+    }
     Ok(failed as u8)
 }
 
@@ -351,6 +392,35 @@ fn verify_harness_file(args: &VerifyArgs) -> anyhow::Result<u8> {
     Ok((r.status == HarnessStatus::Failed) as u8)
 }
 
+/// `text` with every path to `name` inside the temporary directory replaced by `user`.
+fn user_paths(text: &str, name: &str, user: &Path) -> String {
+    let tmp = std::env::temp_dir();
+    let tmp = tmp.to_string_lossy();
+    let needle = format!("/{name}");
+    let shown = user.display().to_string();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(&needle) {
+        let end = i + needle.len();
+        let start = rest[..i]
+            .rfind(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '(' | '`'))
+            .map_or(0, |p| p + 1);
+        let boundary = !rest[end..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        if boundary && rest[start..i].starts_with(&*tmp) {
+            out.push_str(&rest[..start]);
+            out.push_str(&shown);
+        } else {
+            out.push_str(&rest[..end]);
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 fn verify_triton(args: &VerifyArgs) -> anyhow::Result<u8> {
     use kplan_run::triton::{verify as tv, TritonBackend, TritonVerifyRequest};
     let backend = match args.backend.unwrap_or(RunBackend::Cpu) {
@@ -392,6 +462,10 @@ fn verify_triton(args: &VerifyArgs) -> anyhow::Result<u8> {
         },
     };
     write_output(args.output.as_deref(), &text)?;
+    if r.skipped.is_some() && super::strict(args.strict) {
+        eprintln!("error: the check was skipped and --strict (or KPLAN_STRICT=1) is set");
+        return Ok(1);
+    }
     Ok((r.skipped.is_none() && !r.ok()) as u8)
 }
 

@@ -1,6 +1,6 @@
 //! `kplan scan`, `kplan rules`, `kplan explain`: the portability scanner's verbs.
 
-use super::{write_output, Ctx};
+use super::{strict, with_output, write_output, Ctx};
 use anyhow::Context;
 use kplan_scan::{render, Severity};
 use std::path::PathBuf;
@@ -39,12 +39,17 @@ pub struct Args {
     /// List the NVIDIA-specific features used, with counts and locations, instead of findings.
     #[arg(long)]
     pub inventory: bool,
-    /// Configuration file (default: kplan.toml found in the scanned tree or its parents).
+    /// Configuration file for every scanned path (default: for each file, the kplan.toml
+    /// nearest to it: its directory, then each parent).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Write the report to FILE instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Exit with code 1 when any file is skipped (unreadable, binary, not a regular file), as
+    /// KPLAN_STRICT=1 does.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -68,18 +73,22 @@ pub struct ExplainArgs {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
-    let config = match args.config.as_deref() {
-        Some(p) => kplan_scan::load_config(p)?,
-        None => match kplan_scan::find_config(&args.paths) {
-            Some(p) => kplan_scan::load_config(&p)?,
-            None => kplan_scan::Config::default(),
-        },
+    let given = match args.config.as_deref() {
+        Some(p) => Some(kplan_scan::load_config(p)?),
+        None => None,
     };
-    let sctx = kplan_scan::ScanCtx::new(ctx.kb(), &args.targets, config)?;
-    if sctx.targets.is_empty() {
-        anyhow::bail!("no targets in scope: give --targets (e.g. --targets sm_90a,gfx942)");
-    }
     if args.inventory {
+        let config = match given {
+            Some(c) => c,
+            None => match kplan_scan::find_config(&args.paths) {
+                Some(p) => kplan_scan::load_config(&p)?,
+                None => kplan_scan::Config::default(),
+            },
+        };
+        let sctx = kplan_scan::ScanCtx::new(ctx.kb(), &args.targets, config)?;
+        if sctx.targets.is_empty() {
+            anyhow::bail!("no targets in scope: give --targets (e.g. --targets sm_90a,gfx942)");
+        }
         let inv = kplan_scan::inventory_with(&sctx, &args.paths)?;
         let text = match args.format {
             Format::Json | Format::Sarif | Format::Github => render::inventory_json(&inv),
@@ -88,7 +97,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
         write_output(args.output.as_deref(), &text)?;
         return Ok(0);
     }
-    let res = kplan_scan::scan_paths(&sctx, &args.paths)?;
+    let res = kplan_scan::scan_tree(ctx.kb(), &args.targets, given, &args.paths)?;
     for n in &res.skipped {
         eprintln!(
             "warning: {}: {}",
@@ -96,13 +105,19 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
             n.message
         );
     }
-    let text = match args.format {
-        Format::Human => render::human(&res),
-        Format::Json => render::json(&res),
-        Format::Sarif => render::sarif(&res, &kplan_scan::all_rules(), env!("CARGO_PKG_VERSION")),
-        Format::Github => render::github(&res),
-    };
-    write_output(args.output.as_deref(), &text).context("cannot write the report")?;
+    let skips = skip_summary(&res.skipped);
+    if let Some(line) = &skips {
+        eprintln!("warning: {line}");
+    }
+    with_output(args.output.as_deref(), |w| match args.format {
+        Format::Human => render::human_to(&res, w),
+        Format::Json => w.write_all(render::json(&res).as_bytes()),
+        Format::Sarif => w.write_all(
+            render::sarif(&res, &kplan_scan::all_rules(), env!("CARGO_PKG_VERSION")).as_bytes(),
+        ),
+        Format::Github => w.write_all(render::github(&res).as_bytes()),
+    })
+    .context("cannot write the report")?;
     let threshold = match args.fail_on {
         FailOn::Error => Some(Severity::Error),
         FailOn::Warning => Some(Severity::Warning),
@@ -110,7 +125,39 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
         FailOn::Never => None,
     };
     let fail = threshold.is_some_and(|t| res.findings.iter().any(|f| f.severity >= t));
+    if !fail && skips.is_some() && strict(args.strict) {
+        eprintln!("error: files were skipped and --strict (or KPLAN_STRICT=1) is set");
+        return Ok(1);
+    }
     Ok(u8::from(fail))
+}
+
+/// `N files skipped (K reason, ...)`, reasons counted, or None when nothing was skipped.
+fn skip_summary(skipped: &[kplan_scan::FileNote]) -> Option<String> {
+    if skipped.is_empty() {
+        return None;
+    }
+    let mut reasons: std::collections::BTreeMap<String, usize> = Default::default();
+    for n in skipped {
+        // "cannot read: Permission denied (os error 13)" -> "cannot read"
+        let r = n.message.split(':').next().unwrap_or(&n.message);
+        let r = r
+            .split(" (")
+            .next()
+            .unwrap_or(r)
+            .trim_end_matches(", skipped");
+        *reasons.entry(r.to_string()).or_default() += 1;
+    }
+    let list: Vec<String> = reasons.iter().map(|(r, n)| format!("{n} {r}")).collect();
+    Some(format!(
+        "{} skipped ({})",
+        if skipped.len() == 1 {
+            "1 file".to_string()
+        } else {
+            format!("{} files", skipped.len())
+        },
+        list.join(", ")
+    ))
 }
 
 pub fn rules(_ctx: &Ctx, args: RulesArgs) -> anyhow::Result<u8> {

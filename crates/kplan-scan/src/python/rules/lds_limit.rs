@@ -233,7 +233,11 @@ fn norm_arch(s: &str) -> String {
         .filter(|&c| c != '_' && c != '"' && c != '\'')
         .collect();
     match l.strip_prefix("sm") {
-        Some(rest) if rest.len() == 3 && rest[..2].chars().all(|c| c.is_ascii_digit()) => {
+        Some(rest)
+            if rest.len() == 3
+                && rest.is_char_boundary(2)
+                && rest[..2].chars().all(|c| c.is_ascii_digit()) =>
+        {
             format!("sm{}", &rest[..2])
         }
         _ => l,
