@@ -232,6 +232,17 @@ fn reference_kernels_build_for_every_gpu_target_and_scan_clean() {
                 "KPLAN_ITEMS=0",
             ],
         ),
+        (
+            "kernels/quantize_fp8.cu",
+            vec![
+                "KPLAN_DTYPE_BF16=1",
+                "KPLAN_BLOCK=256",
+                "KPLAN_VEC=8",
+                "KPLAN_TPR=256",
+                "KPLAN_ITEMS=4",
+                "KPLAN_UNROLL=2",
+            ],
+        ),
     ] {
         let mut c = kplan();
         c.args([
