@@ -53,13 +53,16 @@ try:
     smi = open(os.path.join(out, "nvidia-smi.txt")).read().strip()
 except Exception:
     smi = ""
-try:
-    r = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"], capture_output=True, text=True)
-    commit = r.stdout.strip() if r.returncode == 0 else ""
-except Exception:
-    commit = ""
-# a copy without git metadata (the sources copied to the machine) names its commit in KPLAN_COMMIT
-commit = commit or os.environ.get("KPLAN_COMMIT", "") or "unknown (no git metadata on the machine)"
+# a copy without its own git metadata (the sources copied to the machine) names its commit in
+# KPLAN_COMMIT, which wins over whatever checkout encloses the copy
+commit = os.environ.get("KPLAN_COMMIT", "")
+if not commit:
+    try:
+        r = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"], capture_output=True, text=True)
+        commit = r.stdout.strip() if r.returncode == 0 else ""
+    except Exception:
+        commit = ""
+commit = commit or "unknown (no git metadata on the machine)"
 doc = {
     "machine": {"host": platform.node(), "cpu": platform.processor() or platform.machine(),
                 "kernel": platform.release(), "nvidia_smi": smi},

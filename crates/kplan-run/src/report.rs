@@ -23,6 +23,11 @@ pub struct Row {
     pub copy_gbs: Option<f64>,
     pub torch_gbs: Option<f64>,
     pub triton_gbs: Option<f64>,
+    /// The default configuration built from kernels/ through CuPy and timed by bench/anchors.py
+    /// like torch and Triton (do_bench; graph).
+    pub kplan_dobench_gbs: Option<f64>,
+    pub kplan_dobench_graph_gbs: Option<f64>,
+    pub triton_graph_gbs: Option<f64>,
     pub checked: bool,
 }
 
@@ -138,12 +143,13 @@ pub fn rows(doc: &Value) -> Vec<Row> {
     let empty = Vec::new();
     let recs = bench["records"].as_array().unwrap_or(&empty);
     let anchors = doc["anchors"]["records"].as_array().unwrap_or(&empty);
-    let anchor = |imp: &str, k: &str, d: &str, s: &str| -> Option<f64> {
+    let anchor_field = |imp: &str, k: &str, d: &str, s: &str, field: &str| -> Option<f64> {
         anchors
             .iter()
             .find(|a| a["impl"] == imp && a["kernel"] == k && a["dtype"] == d && a["shape"] == s)
-            .and_then(|a| f(&a["gbs"]))
+            .and_then(|a| f(&a[field]))
     };
+    let anchor = |imp: &str, k: &str, d: &str, s: &str| anchor_field(imp, k, d, s, "gbs");
     let mut out: Vec<Row> = Vec::new();
     for r in recs {
         let (k, d, s) = (
@@ -194,6 +200,9 @@ pub fn rows(doc: &Value) -> Vec<Row> {
             copy_gbs: copy,
             torch_gbs: anchor("torch", k, d, s),
             triton_gbs: anchor("triton", k, d, s),
+            kplan_dobench_gbs: anchor("kplan", k, d, s),
+            kplan_dobench_graph_gbs: anchor_field("kplan", k, d, s, "graph_gbs"),
+            triton_graph_gbs: anchor_field("triton", k, d, s, "graph_gbs"),
             checked: ok,
         });
     }
@@ -314,6 +323,37 @@ pub fn render_markdown(doc: &Value, source: &str) -> String {
             ratio(r.default_gbs, r.triton_gbs),
             goal,
             met
+        );
+    }
+    let _ = writeln!(s, "\n### One timing method for every implementation\n");
+    let _ = writeln!(
+        s,
+        "bench/anchors.py built kplan's default configuration of each case from kernels/ (CuPy's NVRTC) and timed it exactly as torch and Triton: `do_bench` (events, L2 cleared) and the CUDA-graph method above ({}).\n",
+        doc["anchors"]["graph_timing"].as_str().unwrap_or("-")
+    );
+    let _ = writeln!(
+        s,
+        "| kernel | dtype | shape | kplan do_bench | Triton do_bench | kplan / Triton | kplan graph | Triton graph | kplan / Triton (graph) |"
+    );
+    let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---:|");
+    for r in rows(doc) {
+        if r.kplan_dobench_gbs.is_none() || r.triton_gbs.is_none() {
+            continue;
+        }
+        let k = r.kplan_dobench_gbs.unwrap_or(0.0);
+        let kg = r.kplan_dobench_graph_gbs.unwrap_or(0.0);
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {:.0} | {} | {} | {:.0} | {} | {} |",
+            r.kernel,
+            r.dtype,
+            r.shape,
+            k,
+            opt(r.triton_gbs),
+            ratio(k, r.triton_gbs),
+            kg,
+            opt(r.triton_graph_gbs),
+            ratio(kg, r.triton_graph_gbs),
         );
     }
     let _ = writeln!(s, "\n![bandwidth per case](bench.svg)\n");

@@ -282,3 +282,37 @@ fn reference_kernels_build_for_every_gpu_target_and_scan_clean() {
         }
     }
 }
+
+#[test]
+fn fp8_encoding_follows_the_target() {
+    // gfx942 (MI300) has e4m3fnuz; NVIDIA, gfx90a (software conversion) and gfx1100 the OCP e4m3fn
+    for (targets, fnuz) in [("gfx942", 1), ("sm_90a,gfx90a,gfx1100", 0)] {
+        let o = kplan()
+            .args([
+                "build",
+                "crates/kplan/tests/fixtures/fp8_encoding_probe.cu",
+                "--targets",
+                targets,
+                "--format",
+                "json",
+                "-I",
+                "include",
+                "-I",
+                "kernels",
+                "-D",
+            ])
+            .arg(format!("KPLAN_EXPECT_FNUZ={fnuz}"))
+            .output()
+            .unwrap();
+        let v: serde_json::Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", text(&o)));
+        for r in v["results"].as_array().unwrap() {
+            let status = r["status"].as_str().unwrap_or("");
+            if status == "skipped" {
+                assert!(!require(), "{}: skipped under KPLAN_REQUIRE_TOOLCHAINS=1: {r}", r["target"]);
+                continue;
+            }
+            assert_eq!(status, "ok", "{targets} expecting fnuz={fnuz}: {r}");
+        }
+    }
+}
