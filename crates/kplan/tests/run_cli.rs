@@ -309,7 +309,11 @@ fn fp8_encoding_follows_the_target() {
         for r in v["results"].as_array().unwrap() {
             let status = r["status"].as_str().unwrap_or("");
             if status == "skipped" {
-                assert!(!require(), "{}: skipped under KPLAN_REQUIRE_TOOLCHAINS=1: {r}", r["target"]);
+                assert!(
+                    !require(),
+                    "{}: skipped under KPLAN_REQUIRE_TOOLCHAINS=1: {r}",
+                    r["target"]
+                );
                 continue;
             }
             assert_eq!(status, "ok", "{targets} expecting fnuz={fnuz}: {r}");
