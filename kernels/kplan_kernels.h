@@ -246,15 +246,17 @@ __device__ __forceinline__ kplan_u32 kplan_fp8_encode(float v) {
     return sign | code;
 }
 
-/* Two values to two codes (low byte: a). */
-__device__ __forceinline__ kplan_u32 kplan_fp8_encode2(float a, float b) {
+/* Two values to two codes (low byte: a). One definition per platform, chosen here. */
 #if KPLAN_BACKEND_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890 && !KPLAN_FP8_FNUZ
+__device__ __forceinline__ kplan_u32 kplan_fp8_encode2(float a, float b) {
     unsigned short r;
     asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(b), "f"(a));
     return r;
-#else
-    return kplan_fp8_encode(a) | (kplan_fp8_encode(b) << 8);
-#endif
 }
+#else
+__device__ __forceinline__ kplan_u32 kplan_fp8_encode2(float a, float b) {
+    return kplan_fp8_encode(a) | (kplan_fp8_encode(b) << 8);
+}
+#endif
 
 #endif /* KPLAN_KERNELS_H */
