@@ -1,15 +1,22 @@
 """Anchors for `kplan bench`: what a user would otherwise run on the same GPU, timed the same way.
 
-PyTorch eager (torch.sum, torch.add, torch.softmax, F.rms_norm) and kplan's Triton kernels
+PyTorch eager (torch.sum, torch.add, torch.softmax, F.rms_norm, per-token fp8 quantization) and
+kplan's Triton kernels
 (kernels/triton/softmax.py, rmsnorm.py) on the shapes the issue's goals name, timed with
 triton.testing.do_bench (CUDA events, L2 cleared between runs, median). Prints one JSON object.
 
-    python3 bench/anchors.py > anchors.json
+    python3 bench/anchors.py [BENCH_JSON] > anchors.json
+
+With BENCH_JSON (the output of `kplan bench --format json`), each default configuration in it is
+also compiled from kernels/ through CuPy's NVRTC and timed the same way ("impl": "kplan"), so
+kplan, torch and Triton are compared under one timing method as well as under kplan bench's.
 """
 import importlib.util
 import json
 import os
 import sys
+
+import numpy
 
 import torch
 import torch.nn.functional as F
@@ -32,19 +39,148 @@ def timed(fn):
     return triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
 
 
+GRAPH_LAUNCHES = 20
+GRAPH_REPS = 5
+_flush = None
+
+
+def graph_timed(fn):
+    """Per-launch time inside CUDA graphs, as `kplan bench` measures it: one graph of
+    GRAPH_LAUNCHES (L2 flush, fn) pairs and one of the flushes alone (a 256 MB zero fill), each
+    replayed GRAPH_REPS times after a warm-up replay; (median - median) / GRAPH_LAUNCHES, ms."""
+    global _flush
+    if _flush is None:
+        _flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+
+    def capture(with_fn):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(GRAPH_LAUNCHES):
+                _flush.zero_()
+                if with_fn:
+                    fn()
+        return g
+
+    def med(g):
+        g.replay()
+        ts = []
+        for _ in range(GRAPH_REPS):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            g.replay()
+            b.record()
+            torch.cuda.synchronize()
+            ts.append(a.elapsed_time(b))
+        return sorted(ts)[len(ts) // 2]
+
+    gw, go = capture(True), capture(False)
+    ms = (med(gw) - med(go)) / GRAPH_LAUNCHES
+    del gw, go
+    return ms
+
+
 def record(records, impl, kernel, dtype, shape, nbytes, fn, check=None):
     try:
         out = fn()
         torch.cuda.synchronize()
         err = check(out) if check else None
         ms = timed(fn)
-        records.append({"impl": impl, "kernel": kernel, "dtype": dtype, "shape": shape, "bytes": nbytes,
-                        "median_ms": ms, "gbs": nbytes / (ms * 1e-3) / 1e9,
-                        **({"max_abs_err_vs_torch": err} if err is not None else {})})
+        rec = {"impl": impl, "kernel": kernel, "dtype": dtype, "shape": shape, "bytes": nbytes,
+               "median_ms": ms, "gbs": nbytes / (ms * 1e-3) / 1e9,
+               **({"max_abs_err_vs_torch": err} if err is not None else {})}
+        try:
+            gms = graph_timed(fn)
+            rec.update({"graph_ms": gms, "graph_gbs": nbytes / (gms * 1e-3) / 1e9,
+                        "graph_launches": GRAPH_LAUNCHES, "graph_reps": GRAPH_REPS})
+        except Exception as e:  # the event timing stands; say why the graph one is missing
+            rec["graph_error"] = repr(e)[:300]
+        records.append(rec)
     except Exception as e:  # a failing anchor is recorded, not fatal
         records.append({"impl": impl, "kernel": kernel, "dtype": dtype, "shape": shape, "error": repr(e)[:500]})
-    print(f"{impl:>8} {kernel:<10} {dtype} {shape}: {records[-1].get('gbs', float('nan')):.0f} GB/s",
+    print(f"{impl:>8} {kernel:<10} {dtype} {shape}: {records[-1].get('gbs', float('nan')):.0f} GB/s"
+          f" graph {records[-1].get('graph_gbs', float('nan')):.0f} GB/s",
           file=sys.stderr, flush=True)
+
+
+ENTRY = {"softmax": "kplan_softmax", "rmsnorm": "kplan_rmsnorm", "quantize_fp8": "kplan_quantize_fp8",
+         "add": "kplan_add", "reduce_sum": "kplan_reduce_sum_partial"}
+_modules = {}
+
+
+def kplan_kernel(rec):
+    """A launcher for one `kplan bench` record (its -D definitions, grid and block): the same
+    kernel source compiled by NVRTC through CuPy, launched on torch's current stream, so that it
+    is timed exactly as the other anchors are. None when CuPy is not there."""
+    try:
+        import cupy
+    except ImportError:
+        return None
+    key = (rec["kernel"], tuple(map(tuple, rec["defines"])))
+    if key not in _modules:
+        src = open(os.path.join(ROOT, "kernels", rec["kernel"] + ".cu")).read()
+        opts = ("--std=c++17", "-I" + os.path.join(ROOT, "kernels"), "-I" + os.path.join(ROOT, "include"),
+                *(f"-D{k}={v}" for k, v in rec["defines"]))
+        _modules[key] = cupy.RawModule(code=src, options=opts, backend="nvrtc")
+    mod = _modules[key]
+    grid, block = (rec["grid"],), (rec["block"],)
+    f = mod.get_function(ENTRY[rec["kernel"]])
+    fin = mod.get_function("kplan_reduce_sum_final") if rec["kernel"] == "reduce_sum" else None
+
+    def launch(*args):
+        with cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+            f(grid, block, args)
+            if fin is not None:
+                fin((1,), block, (args[2], numpy.int32(rec["grid"]), args[3]))
+    return launch
+
+
+def kplan_anchors(records, bench, dev, g):
+    """kplan's default configurations, timed by do_bench and graph_timed like the anchors."""
+    names = {"fp32": torch.float32, "bf16": torch.bfloat16}
+    p = lambda t: numpy.uint64(t.data_ptr())  # noqa: E731
+    for rec in bench.get("records", []):
+        if not rec.get("default"):
+            continue
+        k, dt, shape = rec["kernel"], names[rec["dtype"]], rec["shape"]
+        try:
+            launch = kplan_kernel(rec)
+        except Exception as e:
+            records.append({"impl": "kplan", "kernel": k, "dtype": rec["dtype"], "shape": shape, "error": repr(e)[:500]})
+            continue
+        if launch is None:
+            records.append({"impl": "kplan", "kernel": k, "dtype": rec["dtype"], "shape": shape,
+                            "error": "CuPy not installed"})
+            continue
+        if "x" in shape:
+            rows, cols = map(int, shape.split("x"))
+            x = torch.randn(rows, cols, device=dev, dtype=dt, generator=g) * 4
+            if k == "softmax":
+                y = torch.empty_like(x)
+                fn = lambda: launch(p(x), p(y), numpy.int32(rows), numpy.int32(cols))  # noqa: E731
+            elif k == "rmsnorm":
+                w = 1 + 0.5 * torch.randn(cols, device=dev, dtype=dt, generator=g)
+                y = torch.empty_like(x)
+                fn = lambda: launch(p(x), p(w), p(y), numpy.int32(rows), numpy.int32(cols),  # noqa: E731
+                                    numpy.float32(1e-6))
+            else:
+                q = torch.empty(rows, cols, device=dev, dtype=torch.uint8)
+                sc = torch.empty(rows, device=dev, dtype=torch.float32)
+                fn = lambda: launch(p(x), p(q), p(sc), numpy.int32(rows), numpy.int32(cols))  # noqa: E731
+        else:
+            n = int(shape)
+            x = torch.randn(n, device=dev, dtype=dt, generator=g)
+            if k == "add":
+                b = torch.randn(n, device=dev, dtype=dt, generator=g)
+                y = torch.empty_like(x)
+                fn = lambda: launch(p(x), p(b), p(y), numpy.int64(n))  # noqa: E731
+            else:
+                parts = torch.empty(rec["grid"], device=dev, dtype=torch.float32)
+                y = torch.empty(1, device=dev, dtype=torch.float32)
+                fn = lambda: launch(p(x), numpy.int64(n), p(parts), p(y))  # noqa: E731
+        record(records, "kplan", k, rec["dtype"], shape, rec["bytes"], fn)
+        records[-1]["config"] = rec["config"]
+        del x
+        torch.cuda.empty_cache()
 
 
 def main():
@@ -66,7 +202,8 @@ def main():
         out = torch.empty_like(a)
         record(records, "torch", "add", names[dt], str(n), 3 * n * a.element_size(), lambda: torch.add(a, b, out=out))
         del a, b, out
-    shapes = [(torch.bfloat16, 8192, c) for c in (1024, 4096, 16384, 32768)] + [(torch.float32, 8192, 4096)]
+    shapes = ([(torch.bfloat16, 8192, c) for c in (1024, 4096, 16384, 32768)]
+              + [(torch.bfloat16, 32768, 1024), (torch.bfloat16, 2048, 8192), (torch.float32, 8192, 4096)])
     for dt, rows, cols in shapes:
         x = torch.randn(rows, cols, device=dev, dtype=dt, generator=g) * 4
         w = 1 + 0.5 * torch.randn(cols, device=dev, dtype=dt, generator=g)
@@ -86,8 +223,35 @@ def main():
         del x, w, out, ref_sm, ref_rn
         torch.cuda.empty_cache()
 
+    # fp8 per-token quantize (bf16 in, e4m3fn codes + one fp32 scale per row), torch eager
+    rows, cols = 8192, 7168
+    x = torch.randn(rows, cols, device=dev, dtype=torch.bfloat16, generator=g)
+    fp8 = torch.float8_e4m3fn
+    fmax = torch.finfo(fp8).max
+
+    def quant():
+        amax = x.abs().amax(dim=-1, keepdim=True).float()
+        scale = amax / fmax
+        q = (x.float() * (fmax / amax)).clamp(-fmax, fmax).to(fp8)
+        return q, scale
+
+    record(records, "torch", "quantize_fp8", "bf16", f"{rows}x{cols}", rows * cols * 3 + rows * 4, quant)
+    del x
+    torch.cuda.empty_cache()
+
+    # kplan's own default configurations (from the `kplan bench` JSON given as argument), timed
+    # by the same two methods
+    if len(sys.argv) > 1:
+        try:
+            bench = json.load(open(sys.argv[1]))
+        except Exception as e:
+            bench = {}
+            records.append({"impl": "kplan", "error": f"cannot read {sys.argv[1]}: {e!r}"[:500]})
+        kplan_anchors(records, bench, dev, g)
+
     json.dump({"torch": torch.__version__, "triton": triton.__version__, "device": torch.cuda.get_device_name(0),
                "timing": "triton.testing.do_bench(warmup=25 ms, rep=200 ms, return_mode='median'), L2 cleared between runs",
+               "graph_timing": f"CUDA graph of {GRAPH_LAUNCHES} (256 MB zero fill, launch) pairs less the fills alone, median of {GRAPH_REPS} replays",
                "records": records}, sys.stdout, indent=1)
     print()
 

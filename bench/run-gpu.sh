@@ -5,7 +5,8 @@
 #
 #   bench/run-gpu.sh OUTDIR [KPLAN_BINARY]
 #
-# Writes OUTDIR/gpu-run.json (machine, GPU, driver, date, commands, every figure) and logs.
+# Writes OUTDIR/gpu-run.json (machine, GPU, driver, date, commands, every figure) and logs. Run
+# from a copy without git metadata, KPLAN_COMMIT names the commit the copy was made from.
 # Copy the JSON to bench/results/ and regenerate docs/bench.md (see docs/bench.md).
 set -uo pipefail
 out=${1:?usage: bench/run-gpu.sh OUTDIR [KPLAN_BINARY]}
@@ -18,13 +19,13 @@ py=${KPLAN_PYTHON:-python3}
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader > "$out/nvidia-smi.txt" 2>&1
 verify_rc=0
-for k in reduce_sum softmax rmsnorm add; do
+for k in reduce_sum softmax rmsnorm add quantize_fp8; do
   "$kplan" verify "$k" --kernels kernels --backend cuda --format json -o "$out/verify-$k.json" || verify_rc=$?
 done
 "$kplan" verify kernels/triton/softmax.py --backend cuda --format json -o "$out/verify-triton-softmax.json" || verify_rc=$?
 "$kplan" verify kernels/triton/rmsnorm.py --backend cuda --format json -o "$out/verify-triton-rmsnorm.json" || verify_rc=$?
 "$kplan" bench all --kernels kernels --alternatives --format json -o "$out/bench.json"; bench_rc=$?
-PYTHONUNBUFFERED=1 "$py" bench/anchors.py > "$out/anchors.json" 2> "$out/anchors.log"; anchors_rc=$?
+PYTHONUNBUFFERED=1 "$py" bench/anchors.py "$out/bench.json" > "$out/anchors.json" 2> "$out/anchors.log"; anchors_rc=$?
 finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
 "$py" - "$out" "$started" "$finished" "$verify_rc" "$bench_rc" "$anchors_rc" <<'PY'
@@ -37,7 +38,7 @@ def load(name):
     except Exception as e:
         return {"error": f"{name}: {e}"}
 verify = {}
-for k in ["reduce_sum", "softmax", "rmsnorm", "add", "triton-softmax", "triton-rmsnorm"]:
+for k in ["reduce_sum", "softmax", "rmsnorm", "add", "quantize_fp8", "triton-softmax", "triton-rmsnorm"]:
     v = load(f"verify-{k}.json")
     if "cases" in v and k.startswith("triton"):
         v = {"status": "skipped" if v.get("skipped") else ("passed" if all(c.get("ok") for c in v["cases"]) else "failed"),
@@ -52,17 +53,22 @@ try:
     smi = open(os.path.join(out, "nvidia-smi.txt")).read().strip()
 except Exception:
     smi = ""
-try:
-    r = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"], capture_output=True, text=True)
-    commit = r.stdout.strip() if r.returncode == 0 else "unknown (no git metadata on the machine)"
-except Exception:
-    commit = ""
+# a copy without its own git metadata (the sources copied to the machine) names its commit in
+# KPLAN_COMMIT, which wins over whatever checkout encloses the copy
+commit = os.environ.get("KPLAN_COMMIT", "")
+if not commit:
+    try:
+        r = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"], capture_output=True, text=True)
+        commit = r.stdout.strip() if r.returncode == 0 else ""
+    except Exception:
+        commit = ""
+commit = commit or "unknown (no git metadata on the machine)"
 doc = {
     "machine": {"host": platform.node(), "cpu": platform.processor() or platform.machine(),
                 "kernel": platform.release(), "nvidia_smi": smi},
     "started": started, "finished": finished, "commit": commit,
     "commands": ["bench/run-gpu.sh OUTDIR", "kplan verify <kernel> --backend cuda --format json",
-                 "kplan bench all --alternatives --format json", "python3 bench/anchors.py"],
+                 "kplan bench all --alternatives --format json", "python3 bench/anchors.py OUTDIR/bench.json"],
     "exit_codes": {"verify": int(vrc), "bench": int(brc), "anchors": int(arc)},
     "verify": verify,
     "bench": load("bench.json"),
@@ -75,8 +81,11 @@ print(json.dumps({"verify": {k: v.get("status") for k, v in verify.items()}, "ex
 b = doc["bench"]
 print("copy GB/s", b.get("copy_gbs"), "peak", b.get("peak_gbs"), b.get("kb_device"))
 for r in b.get("records", []):
-    print(f'{r["kernel"]:<10} {r["dtype"]} {r["shape"]:<12} {r["config"]:<16} {r["median_ms"]:.4f} ms {r["gbs"]:7.0f} GB/s '
-          f'peak {100*(r["frac_peak"] or 0):5.1f}% copy {100*r["frac_copy"]:5.1f}% check {r["output_checked"]}')
+    if not r["default"]:
+        continue
+    print(f'{r["kernel"]:<12} {r["dtype"]} {r["shape"]:<11} {r["config"]:<22} {r["gbs"]:5.0f} GB/s '
+          f'copy {100*r["frac_copy"]:5.1f}% graph {r["graph_gbs"]:5.0f} check {r["output_checked"]}')
 for r in doc["anchors"].get("records", []):
-    print(f'{r["impl"]:>7} {r["kernel"]:<10} {r["dtype"]} {r["shape"]:<12} {r.get("gbs", float("nan")):7.0f} GB/s {r.get("error", "")}')
+    print(f'{r["impl"]:>7} {r["kernel"]:<12} {r["dtype"]} {r["shape"]:<11} {r.get("gbs", float("nan")):5.0f} GB/s '
+          f'graph {r.get("graph_gbs", float("nan")):5.0f} {r.get("error", "")}')
 PY

@@ -8,7 +8,8 @@
  *
  * <in-file> holds the raw input arrays back to back; <out-file> receives the raw output.
  * KPLAN_KERNEL: 1 reduce_sum (args: n; out: one fp32), 2 softmax (rows cols), 3 rmsnorm
- * (rows cols eps; weight follows x in the input), 4 add (n; b follows a).
+ * (rows cols eps; weight follows x in the input), 4 add (n; b follows a), 5 quantize_fp8 (rows
+ * cols; out: one byte per element, then one fp32 scale per row).
  */
 #include <cstdio>
 #include <cstdlib>
@@ -22,8 +23,10 @@
 #include "rmsnorm.cu"
 #elif KPLAN_KERNEL == 4
 #include "add.cu"
+#elif KPLAN_KERNEL == 5
+#include "quantize_fp8.cu"
 #else
-#error "KPLAN_KERNEL must be 1 (reduce_sum), 2 (softmax), 3 (rmsnorm) or 4 (add)"
+#error "KPLAN_KERNEL must be 1 (reduce_sum), 2 (softmax), 3 (rmsnorm), 4 (add) or 5 (quantize_fp8)"
 #endif
 
 void kplan_host_launch(unsigned grid, unsigned block, void (*fn)(void*), void* ctx);
@@ -90,6 +93,11 @@ static void k_main(void* p) {
     kplan_args* a = (kplan_args*)p;
     kplan_rmsnorm((const kplan_t*)a->a, (const kplan_t*)a->b, (kplan_t*)a->out, a->rows, a->cols, a->eps);
 }
+#elif KPLAN_KERNEL == 5
+static void k_main(void* p) {
+    kplan_args* a = (kplan_args*)p;
+    kplan_quantize_fp8((const kplan_t*)a->a, (kplan_u8*)a->out, (float*)a->partials, a->rows, a->cols);
+}
 #else
 static void k_main(void* p) {
     kplan_args* a = (kplan_args*)p;
@@ -132,9 +140,20 @@ int kplan_host_main(int argc, char** argv) {
 #endif
     if (in_size < bytes + second) { std::fprintf(stderr, "input too short\n"); return 2; }
     a.b = aligned_copy(in + bytes, second);
+#if KPLAN_KERNEL == 5
+    const size_t qbytes = (size_t)a.rows * a.cols;
+    const size_t sbytes = (size_t)a.rows * sizeof(float);
+    char* res = (char*)poisoned(qbytes + sbytes);
+    a.out = res;
+    a.partials = poisoned(sbytes);
+    kplan_host_launch(grid, KPLAN_BLOCK, k_main, &a);
+    std::memcpy(res + qbytes, a.partials, sbytes);
+    write_all(argv[2], res, qbytes + sbytes);
+#else
     a.out = poisoned(bytes);
     kplan_host_launch(grid, KPLAN_BLOCK, k_main, &a);
     write_all(argv[2], a.out, bytes);
+#endif
 #endif
     return 0;
 }

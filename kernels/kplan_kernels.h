@@ -9,10 +9,18 @@
  *   KPLAN_DTYPE_BF16  1: inputs/outputs are bf16 stored as raw 16-bit words; 0: fp32.
  *   KPLAN_BLOCK       threads per block.
  *   KPLAN_VEC         elements per vector access (VEC * sizeof(T) <= 16 bytes).
- *   KPLAN_UNROLL      independent vector loads in flight per thread (streaming kernels).
+ *   KPLAN_UNROLL      independent vector loads in flight per thread (flat kernels); row
+ *                     kernels: rows in flight per row group (2 = the next row's loads are issued
+ *                     before the current row is reduced and written).
  *   KPLAN_TPR         threads per row (row kernels), a power of two dividing KPLAN_BLOCK.
  *   KPLAN_ITEMS       vectors per thread kept in registers (row kernels); 0 = streaming rows of
  *                     any length (two passes over the row).
+ *   KPLAN_FP8_FNUZ    quantize_fp8's encoding: 0 e4m3fn (OCP, max 448: NVIDIA, gfx950, gfx12),
+ *                     1 e4m3fnuz (max 240: gfx940/941/942). Default: the compile target's own
+ *                     encoding (below); the CPU backend sets it to emulate either.
+ *
+ * Row kernels loop over row groups with a grid-stride loop, so a launch may use fewer blocks than
+ * row groups (a persistent grid sized to the multiprocessor count) or one block per group.
  */
 #ifndef KPLAN_KERNELS_H
 #define KPLAN_KERNELS_H
@@ -36,6 +44,15 @@
 #endif
 #ifndef KPLAN_ITEMS
 #define KPLAN_ITEMS 0
+#endif
+#ifndef KPLAN_FP8_FNUZ
+/* The fp8 encoding of the compile target: the FNUZ variant on gfx940/941/942 (MI300), OCP
+ * e4m3fn everywhere else (NVIDIA sm_89+, gfx950, gfx12, the host). */
+#if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
+#define KPLAN_FP8_FNUZ 1
+#else
+#define KPLAN_FP8_FNUZ 0
+#endif
 #endif
 
 #if KPLAN_BACKEND_HOST
@@ -72,6 +89,9 @@ static inline kplan_u32 kplan_f32_to_bits(float f) {
 static inline float kplan_exp2(float x) { return std::exp2(x); }
 static inline float kplan_rsqrt(float x) { return 1.0f / std::sqrt(x); }
 static inline float kplan_fmax(float a, float b) { return std::fmax(a, b); }
+static inline float kplan_rint(float x) { return std::nearbyint(x); }
+static inline float kplan_fmin(float a, float b) { return std::fmin(a, b); }
+static inline float kplan_fabs(float x) { return std::fabs(x); }
 #else
 typedef unsigned short kplan_u16;
 typedef unsigned int kplan_u32;
@@ -80,6 +100,9 @@ __device__ __forceinline__ kplan_u32 kplan_f32_to_bits(float f) { return __float
 __device__ __forceinline__ float kplan_exp2(float x) { return exp2f(x); }
 __device__ __forceinline__ float kplan_rsqrt(float x) { return rsqrtf(x); }
 __device__ __forceinline__ float kplan_fmax(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ float kplan_rint(float x) { return rintf(x); }
+__device__ __forceinline__ float kplan_fmin(float a, float b) { return fminf(a, b); }
+__device__ __forceinline__ float kplan_fabs(float x) { return fabsf(x); }
 #endif
 
 #define KPLAN_NEG_INF kplan_bits_to_f32(0xff800000u)
@@ -148,6 +171,9 @@ __device__ __forceinline__ void kplan_store(kplan_t* __restrict__ p, const float
     *reinterpret_cast<typename kplan_vec::words_t*>(p) = v.w;
 }
 
+/* Row kernels: rows in flight per row group (1 or 2). */
+#define KPLAN_ROWS_IN_FLIGHT (KPLAN_UNROLL > 1 ? 2 : 1)
+
 /* Warps of a block and of a row group. */
 #define KPLAN_WARPS (KPLAN_BLOCK / KPLAN_WARP_SIZE > 0 ? KPLAN_BLOCK / KPLAN_WARP_SIZE : 1)
 #define KPLAN_ROWS_PER_BLOCK (KPLAN_BLOCK / KPLAN_TPR)
@@ -181,5 +207,56 @@ template <int OP> __device__ __forceinline__ float kplan_group_reduce(float v, f
     for (int w = 1; w < KPLAN_WARPS_PER_ROW; ++w) r = kplan_combine<OP>(r, scratch[row * KPLAN_WARPS_PER_ROW + w]);
     return r;
 }
+
+/* fp8 e4m3 (quantize_fp8). KPLAN_FP8_MAX is the largest finite value of the selected encoding.
+ * kplan_fp8_encode(v) rounds v, already clamped to [-KPLAN_FP8_MAX, KPLAN_FP8_MAX] (or NaN), to
+ * the nearest code, ties to even: e4m3fn has bias 7, NaN 0x7f/0xff, negative zero 0x80;
+ * e4m3fnuz has bias 8, NaN 0x80 and no negative zero. Plain integer and float arithmetic, the same
+ * on every backend; NVIDIA sm_89+ uses the hardware conversion instead (kplan_fp8_encode2),
+ * which gives the same codes for clamped inputs. */
+#if KPLAN_FP8_FNUZ
+#define KPLAN_FP8_MAX 240.0f
+#define KPLAN_FP8_BIAS 8
+#define KPLAN_FP8_NAN 0x80u
+#else
+#define KPLAN_FP8_MAX 448.0f
+#define KPLAN_FP8_BIAS 7
+#define KPLAN_FP8_NAN 0x7fu
+#endif
+typedef unsigned char kplan_u8;
+
+__device__ __forceinline__ kplan_u32 kplan_fp8_encode(float v) {
+    const kplan_u32 b = kplan_f32_to_bits(v);
+    const kplan_u32 sign = (b >> 24) & 0x80u;
+    const kplan_u32 mag = b & 0x7fffffffu;
+    if (mag > 0x7f800000u) return KPLAN_FP8_NAN;
+    /* smallest normal of the encoding: 2^(1 - bias) */
+    const kplan_u32 min_normal = (kplan_u32)(127 + 1 - KPLAN_FP8_BIAS) << 23;
+    kplan_u32 code;
+    if (mag < min_normal) {
+        /* subnormal: multiples of 2^(1 - bias - 3); exact scaling, then round half to even */
+        const float a = kplan_bits_to_f32(mag) * kplan_bits_to_f32((kplan_u32)(127 + KPLAN_FP8_BIAS + 2) << 23);
+        code = (kplan_u32)kplan_rint(a);
+    } else {
+        /* normal: round the 23-bit mantissa to 3 bits, half to even (a carry bumps the exponent) */
+        const kplan_u32 r = mag + 0x7ffffu + ((mag >> 20) & 1u);
+        code = ((r >> 20) - ((kplan_u32)(127 - KPLAN_FP8_BIAS) << 3)) & 0x7fu;
+    }
+    if (KPLAN_FP8_FNUZ && code == 0) return 0; /* no negative zero */
+    return sign | code;
+}
+
+/* Two values to two codes (low byte: a). One definition per platform, chosen here. */
+#if KPLAN_BACKEND_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890 && !KPLAN_FP8_FNUZ
+__device__ __forceinline__ kplan_u32 kplan_fp8_encode2(float a, float b) {
+    unsigned short r;
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(b), "f"(a));
+    return r;
+}
+#else
+__device__ __forceinline__ kplan_u32 kplan_fp8_encode2(float a, float b) {
+    return kplan_fp8_encode(a) | (kplan_fp8_encode(b) << 8);
+}
+#endif
 
 #endif /* KPLAN_KERNELS_H */

@@ -2,23 +2,42 @@
 //! before every timed run, median of many runs; achieved GB/s over the bytes the operation must
 //! move, as a fraction of the KB's peak bandwidth and of a device-to-device copy measured in the
 //! same run. Every benchmarked output is also checked against the CPU reference.
+//!
+//! Launch overhead is reported apart: a CUDA graph replays many (L2 flush, launch) pairs and
+//! another the flushes alone; the difference per launch is the kernel's time without the
+//! per-launch submission cost, and the event-timed median minus it is that cost.
 
 use crate::cuda::CudaExecutor;
 use crate::data::Rng;
 use crate::error::RunError;
-use crate::exec::{decode, encode, Case};
+use crate::exec::{encode, Case};
 use crate::kernels::{choose, Backend, Config, Shape, Tiles};
 use crate::reference::{DType, Op};
-use crate::verify::{check, expected};
+use crate::verify::{check_run, expected};
 use serde::Serialize;
 
 /// The shapes the performance goals name, per kernel.
 pub fn default_cases(op: Op) -> Vec<(DType, Shape)> {
     let rows = |d: DType| -> Vec<(DType, Shape)> {
-        [1024usize, 4096, 16384, 32768]
+        let mut v: Vec<(DType, Shape)> = [1024usize, 4096, 16384, 32768]
             .iter()
             .map(|&cols| (d, Shape::Rows { rows: 8192, cols }))
-            .collect()
+            .collect();
+        v.push((
+            d,
+            Shape::Rows {
+                rows: 32768,
+                cols: 1024,
+            },
+        ));
+        v.push((
+            d,
+            Shape::Rows {
+                rows: 2048,
+                cols: 8192,
+            },
+        ));
+        v
     };
     match op {
         Op::ReduceSum => vec![
@@ -40,6 +59,13 @@ pub fn default_cases(op: Op) -> Vec<(DType, Shape)> {
             ));
             v
         }
+        Op::QuantizeFp8 => vec![(
+            DType::Bf16,
+            Shape::Rows {
+                rows: 8192,
+                cols: 7168,
+            },
+        )],
     }
 }
 
@@ -53,6 +79,9 @@ pub fn bytes_moved(op: Op, dtype: DType, shape: Shape) -> u64 {
         (Op::Softmax, _) => 2 * e,
         (Op::Rmsnorm, Shape::Rows { cols, .. }) => 2 * e + (cols * dtype.bytes()) as u64,
         (Op::Rmsnorm, _) => 2 * e,
+        // input, one fp8 code per element, one fp32 scale per row
+        (Op::QuantizeFp8, Shape::Rows { rows, .. }) => e + shape.elements() + 4 * rows as u64,
+        (Op::QuantizeFp8, _) => e + shape.elements(),
     }
 }
 
@@ -64,12 +93,25 @@ pub struct BenchRecord {
     pub config: String,
     /// The configuration kernels/tiles.toml chooses for this shape (others are alternatives).
     pub default: bool,
+    /// How it was launched: the -D definitions of the compile, grid and block (so another
+    /// harness can build and time the same kernel).
+    pub defines: Vec<(String, String)>,
+    pub grid: u32,
+    pub block: u32,
     pub bytes: u64,
     pub runs: usize,
     pub median_ms: f64,
     pub min_ms: f64,
     pub max_ms: f64,
     pub gbs: f64,
+    /// Kernel time per launch inside a CUDA graph of `graph_launches` (L2 flush, launch) pairs,
+    /// less the same graph's flushes alone (median of `graph_reps` replays of each).
+    pub graph_ms: f64,
+    pub graph_gbs: f64,
+    /// Event-timed median minus graph_ms: what each separate launch adds.
+    pub launch_overhead_ms: f64,
+    pub graph_launches: usize,
+    pub graph_reps: usize,
     /// Achieved / the KB's peak bandwidth (None when the device is not in the KB).
     pub frac_peak: Option<f64>,
     /// Achieved / the copy bandwidth measured in this run.
@@ -190,6 +232,81 @@ pub fn copy_bandwidth(exec: &mut CudaExecutor, bytes: usize, reps: usize) -> Res
     Ok(2.0 * bytes as f64 / (median(&mut t) * 1e-3) / 1e9)
 }
 
+/// Launches per graph and replays of each graph in [`graph_time`].
+pub const GRAPH_LAUNCHES: usize = 20;
+pub const GRAPH_REPS: usize = 5;
+
+/// Per-launch kernel time from CUDA graphs: one graph of `launches` (flush, `f`) pairs and one
+/// of the flushes alone, captured on a fresh stream, each replayed `reps` times after a warm-up
+/// replay; (median of the first - median of the second) / launches, in ms.
+fn graph_time(
+    exec: &mut CudaExecutor,
+    flush: &mut cudarc::driver::CudaSlice<u8>,
+    launches: usize,
+    reps: usize,
+    f: &mut dyn FnMut(&mut CudaExecutor) -> Result<(), RunError>,
+) -> Result<f64, RunError> {
+    use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
+    exec.sync()?;
+    let capture_stream = exec.ctx.new_stream().map_err(cu("stream"))?;
+    let main_stream = std::mem::replace(&mut exec.stream, capture_stream);
+    let mut capture = |exec: &mut CudaExecutor,
+                       with_kernel: bool,
+                       f: &mut dyn FnMut(&mut CudaExecutor) -> Result<(), RunError>|
+     -> Result<cudarc::driver::CudaGraph, RunError> {
+        exec.stream
+            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
+            .map_err(cu("begin capture"))?;
+        let mut body = || -> Result<(), RunError> {
+            for _ in 0..launches {
+                exec.stream.memset_zeros(flush).map_err(cu("L2 flush"))?;
+                if with_kernel {
+                    f(exec)?;
+                }
+            }
+            Ok(())
+        };
+        let r = body();
+        let g = exec
+            .stream
+            .end_capture(CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)
+            .map_err(cu("end capture"))?;
+        r?;
+        g.ok_or_else(|| RunError::Cuda {
+            what: "graph capture".into(),
+            message: "no graph captured".into(),
+        })
+    };
+    let result = (|| -> Result<f64, RunError> {
+        let with = capture(exec, true, f)?;
+        let without = capture(exec, false, f)?;
+        let time = |g: &cudarc::driver::CudaGraph| -> Result<f64, RunError> {
+            g.launch().map_err(cu("graph launch"))?;
+            let mut v = Vec::with_capacity(reps);
+            for _ in 0..reps {
+                let a = exec
+                    .stream
+                    .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                    .map_err(cu("event"))?;
+                g.launch().map_err(cu("graph launch"))?;
+                let b = exec
+                    .stream
+                    .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                    .map_err(cu("event"))?;
+                exec.stream.synchronize().map_err(cu("graph replay"))?;
+                v.push(a.elapsed_ms(&b).map_err(cu("event elapsed"))? as f64);
+            }
+            Ok(median(&mut v))
+        };
+        let tw = time(&with)?;
+        let to = time(&without)?;
+        Ok((tw - to) / launches as f64)
+    })();
+    exec.stream.synchronize().map_err(cu("graph replay"))?;
+    exec.stream = main_stream;
+    result
+}
+
 /// Benchmarks `op` on `shape` in `dtype` with each of `configs` (the same data for all; the
 /// output of every configuration checked against one reference).
 #[allow(clippy::too_many_arguments)]
@@ -234,11 +351,7 @@ pub fn bench_case(
     let db = exec.upload(&encode(&case.b, dtype))?;
     let want = expected(op, &case);
     drop(case);
-    let out_bytes = if op == Op::ReduceSum {
-        4
-    } else {
-        n * dtype.bytes()
-    };
+    let out_bytes = crate::cuda::out_bytes(op, dtype, shape);
     let mut flush = exec.alloc((exec.l2_bytes as usize * 4).max(256 << 20))?;
     let mut records = Vec::new();
     for cfg in configs {
@@ -250,7 +363,7 @@ pub fn bench_case(
         }
         let mut out = exec.poisoned(out_bytes)?;
         let grid = cfg.grid(shape, exec.sm_count) as usize;
-        let mut partials = exec.poisoned(grid * 4)?;
+        let mut partials = exec.poisoned(crate::cuda::partials_bytes(op, shape, grid))?;
         exec.launch(
             op,
             dtype,
@@ -264,12 +377,22 @@ pub fn bench_case(
         )?;
         exec.sync()?;
         let host = exec.stream.clone_dtoh(&out).map_err(cu("memcpy DtoH"))?;
-        let got = if op == Op::ReduceSum {
-            decode(&host[..4], DType::F32)
+        let second = if op == Op::QuantizeFp8 {
+            exec.stream
+                .clone_dtoh(&partials)
+                .map_err(cu("memcpy DtoH"))?
         } else {
-            decode(&host[..out_bytes], dtype)
+            Vec::new()
         };
-        let cmp = check(op, dtype, shape, &got, &want);
+        let got = crate::cuda::decode_output(
+            op,
+            dtype,
+            shape,
+            crate::kernels::fp8_encoding(cfg, Backend::Cuda),
+            &host[..out_bytes],
+            &second,
+        );
+        let cmp = check_run(op, dtype, shape, cfg, Backend::Cuda, &got, &want);
         drop(host);
         for _ in 0..warmup {
             exec.launch(
@@ -298,6 +421,19 @@ pub fn bench_case(
                 &mut partials,
             )
         })?;
+        let graph_ms = graph_time(exec, &mut flush, GRAPH_LAUNCHES, GRAPH_REPS, &mut |e| {
+            e.launch(
+                op,
+                dtype,
+                cfg,
+                shape,
+                1e-6,
+                &da,
+                &db,
+                &mut out,
+                &mut partials,
+            )
+        })?;
         let min = times.iter().cloned().fold(f64::INFINITY, f64::min);
         let max = times.iter().cloned().fold(0.0, f64::max);
         let med = median(&mut times);
@@ -309,12 +445,20 @@ pub fn bench_case(
             shape: shape.label(),
             config: cfg.label(),
             default: false,
+            defines: cfg.defines(dtype),
+            grid: grid as u32,
+            block: cfg.block,
             bytes,
             runs: reps,
             median_ms: med,
             min_ms: min,
             max_ms: max,
             gbs,
+            graph_ms,
+            graph_gbs: bytes as f64 / (graph_ms * 1e-3) / 1e9,
+            launch_overhead_ms: med - graph_ms,
+            graph_launches: GRAPH_LAUNCHES,
+            graph_reps: GRAPH_REPS,
             frac_peak: peak_gbs.map(|p| gbs / p),
             frac_copy: gbs / copy_gbs,
             output_checked: cmp.ok(),
@@ -345,7 +489,14 @@ pub fn bench_configs(
     let mut v = vec![choose(tiles, Backend::Cuda, op, dtype, shape, 32)];
     if alternatives {
         for c in tiles.bench_alternatives(op, dtype, shape) {
-            if !v.contains(&c) && c.invalid_for(op, dtype, shape).is_none() {
+            // a row held in registers is timed only where it fills more than half of them
+            let wasteful = match shape {
+                Shape::Rows { cols, .. } => {
+                    c.items > 0 && (c.items * c.tpr * c.vec) as usize >= 2 * cols
+                }
+                Shape::Flat(_) => false,
+            };
+            if !wasteful && !v.contains(&c) && c.invalid_for(op, dtype, shape).is_none() {
                 v.push(c);
             }
         }

@@ -131,6 +131,7 @@ impl HostExecutor {
             Op::Softmax => 2,
             Op::Rmsnorm => 3,
             Op::Add => 4,
+            Op::QuantizeFp8 => 5,
         };
         let mut cmd = self.cxx_cmd();
         cmd.arg("-I")
@@ -274,6 +275,18 @@ impl Executor for HostExecutor {
             path: output.clone(),
             source: e,
         })?;
+        if op == Op::QuantizeFp8 {
+            let n = case.shape.elements() as usize;
+            let (q, s) = raw.split_at(n.min(raw.len()));
+            return Ok(crate::cuda::decode_output(
+                op,
+                dtype,
+                case.shape,
+                crate::kernels::fp8_encoding(cfg, Backend::Host),
+                q,
+                s,
+            ));
+        }
         Ok(if op == Op::ReduceSum {
             decode(&raw, DType::F32)
         } else {

@@ -372,6 +372,23 @@ impl CudaExecutor {
                         .map_err(cu("launch"))?
                 };
             }
+            (Op::QuantizeFp8, Shape::Rows { rows, cols }) => {
+                // codes into `out`, one scale per row into `partials`
+                let f = self.function(op, dtype, cfg, "kplan_quantize_fp8")?;
+                let (r, c) = (rows as i32, cols as i32);
+                // SAFETY: as above; `partials` holds at least `rows` floats.
+                unsafe {
+                    self.stream
+                        .launch_builder(&f)
+                        .arg(a)
+                        .arg(out)
+                        .arg(&mut *partials)
+                        .arg(&r)
+                        .arg(&c)
+                        .launch(lc)
+                        .map_err(cu("launch"))?
+                };
+            }
             _ => {
                 return Err(RunError::Exec {
                     what: op.as_str().into(),
@@ -413,14 +430,10 @@ impl Executor for CudaExecutor {
     ) -> Result<Vec<f32>, RunError> {
         let a = self.upload(&encode(&case.a, dtype))?;
         let b = self.upload(&encode(&case.b, dtype))?;
-        let out_bytes = if op == Op::ReduceSum {
-            4
-        } else {
-            case.a.len() * dtype.bytes()
-        };
+        let out_bytes = out_bytes(op, dtype, case.shape);
         let mut out = self.poisoned(out_bytes)?;
         let grid = cfg.grid(case.shape, self.sm_count) as usize;
-        let mut partials = self.poisoned(grid * 4)?;
+        let mut partials = self.poisoned(partials_bytes(op, case.shape, grid))?;
         self.launch(
             op,
             dtype,
@@ -434,11 +447,62 @@ impl Executor for CudaExecutor {
         )?;
         self.sync()?;
         let host = self.stream.clone_dtoh(&out).map_err(cu("memcpy DtoH"))?;
-        let raw = &host[..out_bytes];
-        Ok(if op == Op::ReduceSum {
-            decode(raw, DType::F32)
+        let second = if op == Op::QuantizeFp8 {
+            self.stream
+                .clone_dtoh(&partials)
+                .map_err(cu("memcpy DtoH"))?
         } else {
-            decode(raw, dtype)
-        })
+            Vec::new()
+        };
+        Ok(decode_output(
+            op,
+            dtype,
+            case.shape,
+            crate::kernels::fp8_encoding(cfg, Backend::Cuda),
+            &host[..out_bytes],
+            &second,
+        ))
+    }
+}
+
+/// Bytes of a launch's main output: reduce_sum one fp32, quantize_fp8 one byte per element,
+/// the others one element of `dtype` per input element.
+pub fn out_bytes(op: Op, dtype: DType, shape: Shape) -> usize {
+    match op {
+        Op::ReduceSum => 4,
+        Op::QuantizeFp8 => shape.elements() as usize,
+        _ => shape.elements() as usize * dtype.bytes(),
+    }
+}
+
+/// Bytes of the second buffer: reduce_sum's per-block partials, quantize_fp8's row scales.
+pub fn partials_bytes(op: Op, shape: Shape, grid: usize) -> usize {
+    match (op, shape) {
+        (Op::QuantizeFp8, Shape::Rows { rows, .. }) => rows * 4,
+        _ => grid * 4,
+    }
+}
+
+/// A launch's output as `f32`: quantize_fp8 gives the decoded codes followed by the row scales
+/// (`second`), reduce_sum its one fp32, the others their elements.
+pub fn decode_output(
+    op: Op,
+    dtype: DType,
+    shape: Shape,
+    enc: crate::reference::Fp8Encoding,
+    main: &[u8],
+    second: &[u8],
+) -> Vec<f32> {
+    match (op, shape) {
+        (Op::ReduceSum, _) => decode(main, DType::F32),
+        (Op::QuantizeFp8, Shape::Rows { rows, .. }) => {
+            let mut v: Vec<f32> = main
+                .iter()
+                .map(|&c| crate::reference::fp8_to_f32(c, enc))
+                .collect();
+            v.extend(decode(&second[..(rows * 4).min(second.len())], DType::F32));
+            v
+        }
+        _ => decode(main, dtype),
     }
 }

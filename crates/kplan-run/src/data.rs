@@ -41,6 +41,9 @@ pub enum DataKind {
     Equal,
     /// softmax only: about a quarter of the entries -inf and the first row all -inf.
     NegInf,
+    /// quantize_fp8 only: magnitudes spread over 2^-30..2^0 (codes down to the subnormals and
+    /// zero), with exact zeros and NaN entries, and the first row all zeros.
+    Wide,
 }
 
 impl DataKind {
@@ -50,6 +53,7 @@ impl DataKind {
             DataKind::Large => "large",
             DataKind::Equal => "equal",
             DataKind::NegInf => "neg-inf",
+            DataKind::Wide => "wide",
         }
     }
     /// The kinds that apply to `op`.
@@ -60,6 +64,12 @@ impl DataKind {
                 DataKind::Large,
                 DataKind::Equal,
                 DataKind::NegInf,
+            ],
+            Op::QuantizeFp8 => &[
+                DataKind::Random,
+                DataKind::Large,
+                DataKind::Equal,
+                DataKind::Wide,
             ],
             _ => &[DataKind::Random, DataKind::Large, DataKind::Equal],
         }
@@ -85,7 +95,7 @@ pub fn generate(
         }
         DataKind::Large => {
             let s = match op {
-                Op::Softmax | Op::ReduceSum => 1e30,
+                Op::Softmax | Op::ReduceSum | Op::QuantizeFp8 => 1e30,
                 Op::Rmsnorm => 1e15,
                 Op::Add => 1.5e38,
             };
@@ -112,6 +122,19 @@ pub fn generate(
                     f32::NEG_INFINITY
                 } else {
                     r.normal() * 4.0
+                }
+            })
+            .collect(),
+        DataKind::Wide => (0..n)
+            .map(|i| {
+                let u = r.next_u64();
+                if i < cols || u % 64 == 0 {
+                    0.0
+                } else if u % 251 == 0 {
+                    f32::NAN
+                } else {
+                    let e = -(((u >> 8) % 31) as i32);
+                    r.uniform() * 2f32.powi(e)
                 }
             })
             .collect(),

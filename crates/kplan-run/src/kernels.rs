@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Built-in sources, by file name.
-pub const SOURCES: [(&str, &str); 8] = [
+pub const SOURCES: [(&str, &str); 9] = [
     (
         "kplan_kernels.h",
         include_str!("../../../kernels/kplan_kernels.h"),
@@ -23,6 +23,10 @@ pub const SOURCES: [(&str, &str); 8] = [
     ("softmax.cu", include_str!("../../../kernels/softmax.cu")),
     ("rmsnorm.cu", include_str!("../../../kernels/rmsnorm.cu")),
     ("add.cu", include_str!("../../../kernels/add.cu")),
+    (
+        "quantize_fp8.cu",
+        include_str!("../../../kernels/quantize_fp8.cu"),
+    ),
     (
         "host_runner.cpp",
         include_str!("../../../kernels/host_runner.cpp"),
@@ -44,12 +48,14 @@ pub fn source_file(op: Op) -> &'static str {
         Op::Softmax => "softmax.cu",
         Op::Rmsnorm => "rmsnorm.cu",
         Op::Add => "add.cu",
+        Op::QuantizeFp8 => "quantize_fp8.cu",
     }
 }
 
-/// Whether an operation works on rows (softmax, rmsnorm) or on a flat array (reduce_sum, add).
+/// Whether an operation works on rows (softmax, rmsnorm, quantize_fp8) or on a flat array
+/// (reduce_sum, add).
 pub fn is_rows(op: Op) -> bool {
-    matches!(op, Op::Softmax | Op::Rmsnorm)
+    matches!(op, Op::Softmax | Op::Rmsnorm | Op::QuantizeFp8)
 }
 
 /// Which backend's defaults apply.
@@ -93,6 +99,20 @@ pub struct RowsRule {
     /// Threads per row for rows too long for the registers (streaming); default max_tpr.
     #[serde(default)]
     pub stream_tpr: Option<u32>,
+    /// Threads per row allowed with `max_items` (default max_tpr).
+    #[serde(default)]
+    pub max_items_tpr: Option<u32>,
+    /// Rows of at least this many columns run on a persistent grid (absent: never).
+    #[serde(default)]
+    pub persistent_min_cols: Option<usize>,
+    /// Persistent grid: resident threads per multiprocessor it is sized for (blocks per SM =
+    /// this / block); default 2048.
+    #[serde(default)]
+    pub persistent_threads_per_sm: Option<u32>,
+    /// Rows in flight per row group on the persistent grid (2: the next row's loads overlap
+    /// this row's work); default 1.
+    #[serde(default)]
+    pub unroll: Option<u32>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -100,6 +120,9 @@ pub struct RowsRule {
 pub struct Defaults {
     pub flat: FlatRule,
     pub rows: RowsRule,
+    /// Per-kernel rules replacing `rows` for that kernel (`[defaults.cuda.ops.softmax]`).
+    #[serde(default)]
+    pub ops: BTreeMap<String, RowsRule>,
 }
 
 /// A configuration as written in tiles.toml (`vec = 0`: widest that fits).
@@ -119,6 +142,12 @@ pub struct RowsEntry {
     pub tpr: u32,
     pub items: u32,
     pub vec: u32,
+    /// Rows in flight per row group (0 or 1: one).
+    #[serde(default)]
+    pub unroll: u32,
+    /// Persistent grid: blocks per multiprocessor (0: one block per row group).
+    #[serde(default)]
+    pub blocks_per_sm: u32,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -192,6 +221,7 @@ impl Tiles {
                     blocks_per_sm: e.blocks_per_sm,
                     tpr: 0,
                     items: 0,
+                    fp8: 0,
                 })
                 .collect(),
             Shape::Rows { cols, .. } if is_rows(op) => self
@@ -205,10 +235,11 @@ impl Tiles {
                     } else {
                         e.vec
                     },
-                    unroll: 0,
-                    blocks_per_sm: 0,
+                    unroll: e.unroll,
+                    blocks_per_sm: e.blocks_per_sm,
                     tpr: e.tpr,
                     items: e.items,
+                    fp8: 0,
                 })
                 .collect(),
             _ => Vec::new(),
@@ -233,22 +264,39 @@ pub fn builtin_source(name: &str) -> Option<&'static str> {
 pub struct Config {
     pub block: u32,
     pub vec: u32,
-    /// Flat kernels only (0 for row kernels).
+    /// Flat kernels: loads in flight per thread; row kernels: rows in flight per row group.
     pub unroll: u32,
+    /// Flat kernels: grid = SMs * blocks_per_sm; row kernels: persistent grid of that many
+    /// blocks per SM (0: one block per row group).
     pub blocks_per_sm: u32,
     /// Row kernels only (0 for flat kernels).
     pub tpr: u32,
     pub items: u32,
+    /// quantize_fp8's encoding: 0 the compile target's (the kernels' header selects it),
+    /// 1 e4m3fn, 2 e4m3fnuz (forced with -DKPLAN_FP8_FNUZ, how the CPU backend emulates both).
+    pub fp8: u32,
 }
 
 impl Config {
     /// Short label, e.g. `b256-v8-t32-i4` or `b512-v4-u4`.
     pub fn label(&self) -> String {
         if self.tpr > 0 {
-            format!(
+            let mut l = format!(
                 "b{}-v{}-t{}-i{}",
                 self.block, self.vec, self.tpr, self.items
-            )
+            );
+            if self.unroll > 1 {
+                l.push_str(&format!("-u{}", self.unroll));
+            }
+            if self.blocks_per_sm > 0 {
+                l.push_str(&format!("-g{}", self.blocks_per_sm));
+            }
+            match self.fp8 {
+                1 => l.push_str("-e4m3fn"),
+                2 => l.push_str("-e4m3fnuz"),
+                _ => {}
+            }
+            l
         } else {
             format!(
                 "b{}-v{}-u{}-g{}",
@@ -270,6 +318,13 @@ impl Config {
         if self.tpr > 0 {
             d.push(("KPLAN_TPR".to_string(), self.tpr.to_string()));
             d.push(("KPLAN_ITEMS".to_string(), self.items.to_string()));
+            d.push(("KPLAN_UNROLL".to_string(), self.unroll.max(1).to_string()));
+            if self.fp8 > 0 {
+                d.push((
+                    "KPLAN_FP8_FNUZ".to_string(),
+                    ((self.fp8 == 2) as u32).to_string(),
+                ));
+            }
         } else {
             d.push(("KPLAN_UNROLL".to_string(), self.unroll.max(1).to_string()));
         }
@@ -277,7 +332,7 @@ impl Config {
     }
 
     /// Grid size for a shape: flat kernels `min(needed, sms * blocks_per_sm)`, row kernels one
-    /// block per `block / tpr` rows.
+    /// block per `block / tpr` rows, at most `sms * blocks_per_sm` when that is set.
     pub fn grid(&self, shape: Shape, sms: u32) -> u32 {
         match shape {
             Shape::Flat(n) => {
@@ -288,7 +343,12 @@ impl Config {
             }
             Shape::Rows { rows, .. } => {
                 let rpb = (self.block / self.tpr.max(1)).max(1) as u64;
-                (rows as u64).div_ceil(rpb).max(1) as u32
+                let groups = (rows as u64).div_ceil(rpb).max(1);
+                if self.blocks_per_sm > 0 {
+                    groups.min(sms.max(1) as u64 * self.blocks_per_sm as u64) as u32
+                } else {
+                    groups as u32
+                }
             }
         }
     }
@@ -339,6 +399,9 @@ impl Config {
                 }
                 if self.items > 16 {
                     return Some(format!("items {} above 16", self.items));
+                }
+                if self.unroll > 2 {
+                    return Some(format!("{} rows in flight (at most 2)", self.unroll));
                 }
             }
         }
@@ -397,18 +460,19 @@ pub fn choose(
             blocks_per_sm: d.flat.blocks_per_sm,
             tpr: 0,
             items: 0,
+            fp8: 0,
         },
         Shape::Rows { cols, .. } => {
-            let r = &d.rows;
+            let r = d.ops.get(op.as_str()).unwrap_or(&d.rows);
             let vec = widest_vec(dtype, r.vec_bytes, cols.max(1));
             let nvec = (cols / vec as usize).max(1);
-            let fit = |items: u32| -> Option<u32> {
+            let fit = |items: u32, max_tpr: u32| -> Option<u32> {
                 let need = nvec.div_ceil(items as usize).next_power_of_two() as u32;
-                (need <= r.max_tpr).then_some(need)
+                (need <= max_tpr).then_some(need)
             };
-            let (tpr, items) = match fit(r.items) {
+            let (tpr, items) = match fit(r.items, r.max_tpr) {
                 Some(t) => (t, r.items),
-                None => match fit(r.max_items) {
+                None => match fit(r.max_items, r.max_items_tpr.unwrap_or(r.max_tpr)) {
                     Some(t) => (t, r.max_items),
                     None => (r.stream_tpr.unwrap_or(r.max_tpr), 0),
                 },
@@ -421,14 +485,19 @@ pub fn choose(
                 tpr
             };
             let block = tpr.max(r.short_row_block).min(1024);
-            let _ = op;
+            let persistent = r.persistent_min_cols.is_some_and(|m| cols >= m);
             Config {
                 block,
                 vec,
-                unroll: 0,
-                blocks_per_sm: 0,
+                unroll: if persistent { r.unroll.unwrap_or(1) } else { 1 },
+                blocks_per_sm: if persistent {
+                    (r.persistent_threads_per_sm.unwrap_or(2048) / block).max(1)
+                } else {
+                    0
+                },
                 tpr,
                 items,
+                fp8: 0,
             }
         }
     }
@@ -467,6 +536,7 @@ pub fn verify_configs(
                     blocks_per_sm: e.blocks_per_sm,
                     tpr: 0,
                     items: 0,
+                    fp8: 0,
                 });
             }
         }
@@ -480,15 +550,33 @@ pub fn verify_configs(
                 push(Config {
                     block: e.block,
                     vec,
-                    unroll: 0,
-                    blocks_per_sm: 0,
+                    unroll: e.unroll,
+                    blocks_per_sm: e.blocks_per_sm,
                     tpr: e.tpr,
                     items: e.items,
+                    fp8: 0,
                 });
             }
         }
     }
+    if op == Op::QuantizeFp8 && backend == Backend::Host {
+        // The CPU emulates both encodings: every configuration once as e4m3fn, once as e4m3fnuz.
+        out = out
+            .into_iter()
+            .flat_map(|(c, why)| [1, 2].map(|fp8| (Config { fp8, ..c }, why.clone())))
+            .collect();
+    }
     out
+}
+
+/// The fp8 encoding a quantize_fp8 run with `cfg` on `backend` produces: the forced one, else
+/// the target's (e4m3fn on NVIDIA and the host; the HIP backend here builds for the OCP targets).
+pub fn fp8_encoding(cfg: &Config, backend: Backend) -> crate::reference::Fp8Encoding {
+    use crate::reference::Fp8Encoding;
+    match (cfg.fp8, backend) {
+        (2, _) => Fp8Encoding::E4m3fnuz,
+        _ => Fp8Encoding::E4m3fn,
+    }
 }
 
 /// Where kernel sources come from: the built-in copies, or a directory holding the same files.
@@ -666,30 +754,51 @@ mod tests {
     #[test]
     fn cuda_defaults_keep_bench_rows_in_registers() {
         let t = Tiles::builtin();
-        for cols in [1024usize, 4096, 16384] {
-            let c = choose(
+        let pick = |op: Op, rows: usize, cols: usize| {
+            choose(
                 &t,
                 Backend::Cuda,
-                Op::Softmax,
+                op,
                 DType::Bf16,
-                Shape::Rows { rows: 8192, cols },
+                Shape::Rows { rows, cols },
                 32,
-            );
-            assert!(c.items > 0, "{cols}: {c:?}");
-            assert_eq!(c.vec, 8);
+            )
+        };
+        for op in [Op::Softmax, Op::Rmsnorm, Op::QuantizeFp8] {
+            for cols in [1024usize, 4096, 7168, 8192, 16384, 32768] {
+                let c = pick(op, 8192, cols);
+                assert!(c.items > 0, "{op:?} {cols}: {c:?}");
+                assert_eq!(c.vec, 8);
+                assert!(c.items * c.tpr * c.vec >= cols as u32);
+            }
+            // longer rows stream
+            assert_eq!(pick(op, 8, 65536).items, 0);
         }
-        let c = choose(
-            &t,
-            Backend::Cuda,
-            Op::Softmax,
-            DType::Bf16,
-            Shape::Rows {
-                rows: 8192,
-                cols: 32768,
-            },
-            32,
+        // softmax's long rows: persistent grid with the next row in flight
+        let c = pick(Op::Softmax, 8192, 32768);
+        assert_eq!(
+            (c.tpr, c.items, c.unroll, c.blocks_per_sm),
+            (512, 8, 2, 4),
+            "{c:?}"
         );
-        assert_eq!((c.items, c.tpr, c.block), (0, 1024, 1024), "{c:?}");
+        assert_eq!(
+            c.grid(
+                Shape::Rows {
+                    rows: 8192,
+                    cols: 32768
+                },
+                132
+            ),
+            528
+        );
+        let c = pick(Op::Softmax, 8192, 1024);
+        assert_eq!(
+            (c.block, c.tpr, c.unroll, c.blocks_per_sm),
+            (128, 32, 1, 0),
+            "{c:?}"
+        );
+        let c = pick(Op::Rmsnorm, 8192, 16384);
+        assert_eq!((c.tpr, c.items, c.blocks_per_sm), (256, 8, 0), "{c:?}");
     }
 
     #[test]
@@ -701,6 +810,7 @@ mod tests {
             blocks_per_sm: 0,
             tpr: 32,
             items: 1,
+            fp8: 0,
         };
         let s = Shape::Rows { rows: 2, cols: 33 };
         assert!(c

@@ -50,16 +50,25 @@ pub enum Op {
     Softmax,
     Rmsnorm,
     Add,
+    /// Per-row fp8 e4m3 quantization: fp8 codes plus one fp32 scale per row.
+    QuantizeFp8,
 }
 
 impl Op {
-    pub const ALL: [Op; 4] = [Op::ReduceSum, Op::Softmax, Op::Rmsnorm, Op::Add];
+    pub const ALL: [Op; 5] = [
+        Op::ReduceSum,
+        Op::Softmax,
+        Op::Rmsnorm,
+        Op::Add,
+        Op::QuantizeFp8,
+    ];
     pub fn as_str(self) -> &'static str {
         match self {
             Op::ReduceSum => "reduce_sum",
             Op::Softmax => "softmax",
             Op::Rmsnorm => "rmsnorm",
             Op::Add => "add",
+            Op::QuantizeFp8 => "quantize_fp8",
         }
     }
     pub fn parse(s: &str) -> Option<Op> {
@@ -277,6 +286,8 @@ pub fn tolerance(dtype: DType, op: Op, n: usize) -> Tolerance {
             abs: 1e-5,
             rel: 2f64.powi(-8) + acc,
         },
+        // Bit-exact: the codes and scales are compared exactly (see compare_exact).
+        (Op::QuantizeFp8, _) => Tolerance { abs: 0.0, rel: 0.0 },
     }
 }
 
@@ -488,5 +499,238 @@ mod tests {
         let tr = tolerance(DType::F32, Op::ReduceSum, 3);
         assert!(compare_sum(1.0, 1.0, 2e30, tr).ok());
         assert!(!compare_sum(f64::NAN, 1.0, 1.0, tr).ok());
+    }
+}
+
+/// An fp8 e4m3 encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Fp8Encoding {
+    /// OCP e4m3fn: bias 7, max 448, NaN 0x7f/0xff, signed zero (NVIDIA sm_89+, gfx950, gfx12).
+    E4m3fn,
+    /// e4m3fnuz: bias 8, max 240, NaN 0x80 only, no negative zero (gfx940/941/942).
+    E4m3fnuz,
+}
+
+impl Fp8Encoding {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fp8Encoding::E4m3fn => "e4m3fn",
+            Fp8Encoding::E4m3fnuz => "e4m3fnuz",
+        }
+    }
+    /// Largest finite value.
+    pub fn max(self) -> f32 {
+        match self {
+            Fp8Encoding::E4m3fn => 448.0,
+            Fp8Encoding::E4m3fnuz => 240.0,
+        }
+    }
+    /// The code of NaN.
+    pub fn nan(self) -> u8 {
+        match self {
+            Fp8Encoding::E4m3fn => 0x7f,
+            Fp8Encoding::E4m3fnuz => 0x80,
+        }
+    }
+    fn bias(self) -> i32 {
+        match self {
+            Fp8Encoding::E4m3fn => 7,
+            Fp8Encoding::E4m3fnuz => 8,
+        }
+    }
+}
+
+/// Value of an fp8 code (exact in `f32`).
+pub fn fp8_to_f32(code: u8, enc: Fp8Encoding) -> f32 {
+    let sign = if code & 0x80 != 0 { -1.0f32 } else { 1.0 };
+    let e = ((code >> 3) & 0xf) as i32;
+    let m = (code & 7) as f32;
+    match enc {
+        Fp8Encoding::E4m3fn if code & 0x7f == 0x7f => return f32::NAN,
+        Fp8Encoding::E4m3fnuz if code == 0x80 => return f32::NAN,
+        _ => {}
+    }
+    let mag = if e == 0 {
+        m * 2f32.powi(1 - enc.bias() - 3)
+    } else {
+        (1.0 + m / 8.0) * 2f32.powi(e - enc.bias())
+    };
+    sign * mag
+}
+
+/// The code nearest to `v` (ties to the even code, i.e. even mantissa), saturating at the
+/// encoding's maximum; NaN gives the NaN code. Found by search over the finite codes' values,
+/// independently of how a kernel rounds.
+pub fn f32_to_fp8(v: f32, enc: Fp8Encoding) -> u8 {
+    if v.is_nan() {
+        return enc.nan();
+    }
+    let a = (v as f64).abs();
+    // positive finite codes 0x00..=0x7e (fn) or 0x7f (fnuz), increasing in value
+    let top: u8 = match enc {
+        Fp8Encoding::E4m3fn => 0x7e,
+        Fp8Encoding::E4m3fnuz => 0x7f,
+    };
+    let val = |c: u8| fp8_to_f32(c, enc) as f64;
+    let code = if a >= val(top) {
+        top
+    } else {
+        // largest code whose value is <= a
+        let (mut lo, mut hi) = (0u8, top);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if val(mid) <= a {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let (dl, dh) = (a - val(lo), val(hi) - a);
+        if dl < dh || (dl == dh && lo & 1 == 0) {
+            lo
+        } else {
+            hi
+        }
+    };
+    if v.is_sign_negative() && !(enc == Fp8Encoding::E4m3fnuz && code == 0) {
+        code | 0x80
+    } else {
+        code
+    }
+}
+
+/// Per-row fp8 quantization, the operation `kernels/quantize_fp8.cu` implements, with the same
+/// `f32` operations: `amax` = max |x| over the row (NaN ignored), `scale = amax / MAX` and
+/// `mul = MAX / amax` (both 1 for `amax == 0`), code = nearest to `clamp(x * mul, -MAX, MAX)`
+/// (NaN stays NaN). Returns the codes and one scale per row.
+///
+/// Panics if `x.len() != rows * cols` (a caller bug).
+pub fn quantize_fp8_rows(
+    x: &[f32],
+    rows: usize,
+    cols: usize,
+    enc: Fp8Encoding,
+) -> (Vec<u8>, Vec<f32>) {
+    check_rows(x.len(), rows, cols);
+    let max = enc.max();
+    let mut q = vec![0u8; x.len()];
+    let mut scales = vec![1.0f32; rows];
+    if cols == 0 {
+        return (q, scales);
+    }
+    for (r, (xr, qr)) in x
+        .chunks_exact(cols)
+        .zip(q.chunks_exact_mut(cols))
+        .enumerate()
+    {
+        // f32::max ignores NaN, as fmaxf does
+        let amax = xr.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        let (scale, mul) = if amax > 0.0 {
+            (amax / max, max / amax)
+        } else {
+            (1.0, 1.0)
+        };
+        scales[r] = scale;
+        for (c, &v) in qr.iter_mut().zip(xr) {
+            let s = if v.is_nan() {
+                v
+            } else {
+                (v * mul).min(max).max(-max)
+            };
+            *c = f32_to_fp8(s, enc);
+        }
+    }
+    (q, scales)
+}
+
+/// Exact comparison (bit patterns; any NaN matches any NaN).
+pub fn compare_exact(got: &[f32], want: &[f32]) -> Comparison {
+    let mut c = Comparison {
+        mismatches: 0,
+        max_abs_err: 0.0,
+        max_rel_err: 0.0,
+        first_bad: None,
+    };
+    if got.len() != want.len() {
+        c.mismatches = want.len().max(1);
+        return c;
+    }
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let same = (g.is_nan() && w.is_nan()) || g.to_bits() == w.to_bits();
+        if !same {
+            if g.is_finite() && w.is_finite() {
+                let e = ((g as f64) - (w as f64)).abs();
+                c.max_abs_err = c.max_abs_err.max(e);
+                if w != 0.0 {
+                    c.max_rel_err = c.max_rel_err.max(e / (w as f64).abs());
+                }
+            }
+            c.mismatches += 1;
+            if c.first_bad.is_none() {
+                c.first_bad = Some((i, g, w));
+            }
+        }
+    }
+    c
+}
+
+#[cfg(test)]
+mod fp8_tests {
+    use super::*;
+
+    #[test]
+    fn fp8_codes_decode_to_the_encodings_values() {
+        use Fp8Encoding::*;
+        assert_eq!(fp8_to_f32(0x7e, E4m3fn), 448.0);
+        assert!(fp8_to_f32(0x7f, E4m3fn).is_nan());
+        assert!(fp8_to_f32(0xff, E4m3fn).is_nan());
+        assert_eq!(fp8_to_f32(0x01, E4m3fn), 2f32.powi(-9));
+        assert_eq!(fp8_to_f32(0x08, E4m3fn), 2f32.powi(-6));
+        assert_eq!(fp8_to_f32(0x38, E4m3fn), 1.0);
+        assert_eq!(fp8_to_f32(0x80, E4m3fn).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(fp8_to_f32(0x7f, E4m3fnuz), 240.0);
+        assert!(fp8_to_f32(0x80, E4m3fnuz).is_nan());
+        assert_eq!(fp8_to_f32(0x01, E4m3fnuz), 2f32.powi(-10));
+        assert_eq!(fp8_to_f32(0x40, E4m3fnuz), 1.0);
+        assert_eq!(fp8_to_f32(0xc0, E4m3fnuz), -1.0);
+    }
+
+    #[test]
+    fn fp8_rounding_is_nearest_even_and_saturating() {
+        use Fp8Encoding::*;
+        for enc in [E4m3fn, E4m3fnuz] {
+            // every finite code round-trips
+            for c in 0..=255u8 {
+                let v = fp8_to_f32(c, enc);
+                if v.is_nan() || (enc == E4m3fn && c == 0x80) {
+                    continue;
+                }
+                assert_eq!(f32_to_fp8(v, enc), c, "{enc:?} {c:#x} {v}");
+            }
+            assert_eq!(f32_to_fp8(1e9, enc), f32_to_fp8(enc.max(), enc));
+            assert_eq!(f32_to_fp8(f32::NAN, enc), enc.nan());
+        }
+        // 1 + 1/16 is half-way between 1 and 1 + 1/8: ties to the even mantissa (1.0)
+        assert_eq!(f32_to_fp8(1.0625, E4m3fn), 0x38);
+        // 1 + 3/16 is half-way between 1 + 1/8 and 1 + 2/8: even is 1 + 2/8
+        assert_eq!(f32_to_fp8(1.1875, E4m3fn), 0x3a);
+        // half the smallest subnormal rounds to zero (even), a little more rounds up
+        assert_eq!(f32_to_fp8(2f32.powi(-10), E4m3fn), 0x00);
+        assert_eq!(f32_to_fp8(2f32.powi(-10) * 1.01, E4m3fn), 0x01);
+        // e4m3fnuz has no negative zero
+        assert_eq!(f32_to_fp8(-1e-30, E4m3fnuz), 0x00);
+        assert_eq!(f32_to_fp8(-1e-30, E4m3fn), 0x80);
+    }
+
+    #[test]
+    fn quantize_rows_scale_to_the_encodings_max() {
+        let x = [1.0f32, -2.0, 0.5, 4.0, 0.0, 0.0, 0.0, 0.0];
+        for enc in [Fp8Encoding::E4m3fn, Fp8Encoding::E4m3fnuz] {
+            let (q, s) = quantize_fp8_rows(&x, 2, 4, enc);
+            assert_eq!(s, vec![4.0 / enc.max(), 1.0]);
+            assert_eq!(fp8_to_f32(q[3], enc), enc.max());
+            assert_eq!(fp8_to_f32(q[1], enc), -enc.max() / 2.0);
+            assert!(q[4..].iter().all(|&c| c == 0));
+        }
     }
 }

@@ -4,7 +4,7 @@
 use crate::data::{generate, DataKind};
 use crate::error::RunError;
 use crate::exec::{Case, Executor};
-use crate::kernels::{is_rows, verify_configs, Backend, Config, Shape, Tiles};
+use crate::kernels::{fp8_encoding, is_rows, verify_configs, Backend, Config, Shape, Tiles};
 use crate::reference::{self, tolerance, Comparison, DType, Op};
 use serde::Serialize;
 
@@ -257,8 +257,17 @@ pub fn make_case(op: Op, kind: DataKind, dtype: DType, shape: Shape, seed: u64, 
 
 /// Reference output of a case; for reduce_sum (sum, sum of |x|).
 pub enum Expected {
-    Sum { sum: f64, scale: f64 },
+    Sum {
+        sum: f64,
+        scale: f64,
+    },
     Elements(Vec<f32>),
+    /// quantize_fp8: per encoding (e4m3fn, e4m3fnuz) the decoded codes followed by the row
+    /// scales, compared bit for bit.
+    Fp8 {
+        e4m3fn: Vec<f32>,
+        e4m3fnuz: Vec<f32>,
+    },
 }
 
 pub fn expected(op: Op, case: &Case) -> Expected {
@@ -274,11 +283,43 @@ pub fn expected(op: Op, case: &Case) -> Expected {
         (Op::Rmsnorm, Shape::Rows { rows, cols }) => Expected::Elements(reference::rmsnorm_rows(
             &case.a, &case.b, rows, cols, case.eps,
         )),
+        (Op::QuantizeFp8, Shape::Rows { rows, cols }) => {
+            let one = |enc: reference::Fp8Encoding| {
+                let (q, s) = reference::quantize_fp8_rows(&case.a, rows, cols, enc);
+                let mut v: Vec<f32> = q.iter().map(|&c| reference::fp8_to_f32(c, enc)).collect();
+                v.extend(s);
+                v
+            };
+            Expected::Fp8 {
+                e4m3fn: one(reference::Fp8Encoding::E4m3fn),
+                e4m3fnuz: one(reference::Fp8Encoding::E4m3fnuz),
+            }
+        }
         _ => Expected::Elements(Vec::new()),
     }
 }
 
-/// Compares a kernel output with the expectation.
+/// Compares the output of a run with `cfg` on `backend` with the expectation (the encoding of a
+/// quantize_fp8 run follows from both).
+pub fn check_run(
+    op: Op,
+    dtype: DType,
+    shape: Shape,
+    cfg: &Config,
+    backend: Backend,
+    got: &[f32],
+    want: &Expected,
+) -> Comparison {
+    if let Expected::Fp8 { e4m3fn, e4m3fnuz } = want {
+        return match fp8_encoding(cfg, backend) {
+            reference::Fp8Encoding::E4m3fn => reference::compare_exact(got, e4m3fn),
+            reference::Fp8Encoding::E4m3fnuz => reference::compare_exact(got, e4m3fnuz),
+        };
+    }
+    check(op, dtype, shape, got, want)
+}
+
+/// Compares a kernel output with the expectation (quantize_fp8: as e4m3fn).
 pub fn check(op: Op, dtype: DType, shape: Shape, got: &[f32], want: &Expected) -> Comparison {
     let n = match shape {
         Shape::Flat(n) => n as usize,
@@ -297,6 +338,7 @@ pub fn check(op: Op, dtype: DType, shape: Shape, got: &[f32], want: &Expected) -
             }
             reference::compare_sum(got[0] as f64, *sum, *scale, tol)
         }
+        Expected::Fp8 { e4m3fn, .. } => reference::compare_exact(got, e4m3fn),
         Expected::Elements(w) => {
             if got.len() != w.len() {
                 return Comparison {
@@ -388,7 +430,7 @@ pub fn verify(
                     };
                     match exec.run(op, dtype, cfg, &case) {
                         Ok(got) => {
-                            let c = check(op, dtype, shape, &got, &want);
+                            let c = check_run(op, dtype, shape, cfg, exec.backend(), &got, &want);
                             r.passed = c.ok();
                             r.mismatches = c.mismatches;
                             r.max_abs_err = c.max_abs_err;

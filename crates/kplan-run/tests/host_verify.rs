@@ -76,3 +76,7 @@ fn host_rmsnorm() {
 fn host_add() {
     run(Op::Add);
 }
+#[test]
+fn host_quantize_fp8() {
+    run(Op::QuantizeFp8);
+}

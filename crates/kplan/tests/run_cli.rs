@@ -211,6 +211,17 @@ fn reference_kernels_build_for_every_gpu_target_and_scan_clean() {
                 "KPLAN_ITEMS=0",
             ],
         ),
+        (
+            "kernels/quantize_fp8.cu",
+            vec![
+                "KPLAN_DTYPE_BF16=1",
+                "KPLAN_BLOCK=256",
+                "KPLAN_VEC=8",
+                "KPLAN_TPR=256",
+                "KPLAN_ITEMS=4",
+                "KPLAN_UNROLL=2",
+            ],
+        ),
     ] {
         let mut c = kplan();
         c.args([
@@ -258,4 +269,38 @@ fn a_named_header_that_is_missing_is_an_error() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains(missing), "{}", text(&o));
+}
+
+#[test]
+fn fp8_encoding_follows_the_target() {
+    // gfx942 (MI300) has e4m3fnuz; NVIDIA, gfx90a (software conversion) and gfx1100 the OCP e4m3fn
+    for (targets, fnuz) in [("gfx942", 1), ("sm_90a,gfx90a,gfx1100", 0)] {
+        let o = kplan()
+            .args([
+                "build",
+                "crates/kplan/tests/fixtures/fp8_encoding_probe.cu",
+                "--targets",
+                targets,
+                "--format",
+                "json",
+                "-I",
+                "include",
+                "-I",
+                "kernels",
+                "-D",
+            ])
+            .arg(format!("KPLAN_EXPECT_FNUZ={fnuz}"))
+            .output()
+            .unwrap();
+        let v: serde_json::Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", text(&o)));
+        for r in v["results"].as_array().unwrap() {
+            let status = r["status"].as_str().unwrap_or("");
+            if status == "skipped" {
+                toolchain::skip(format!("{}: {r}", r["target"]));
+                continue;
+            }
+            assert_eq!(status, "ok", "{targets} expecting fnuz={fnuz}: {r}");
+        }
+    }
 }

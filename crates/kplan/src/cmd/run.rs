@@ -30,8 +30,8 @@ pub enum Format {
 #[derive(clap::Args)]
 pub struct VerifyArgs {
     /// A harness file (HARNESS.toml: any kernel against its CPU reference; docs/verify.md), or
-    /// kplan's kernels by name: reduce_sum, softmax, rmsnorm, add, `all`, a path to one of their
-    /// .cu files (a modified copy keeping the entry points), or a Triton kernel (.py)
+    /// kplan's kernels by name: reduce_sum, softmax, rmsnorm, add, quantize_fp8, `all`, a path to
+    /// one of their .cu files (a modified copy keeping the entry points), or a Triton kernel (.py)
     pub kernel: String,
     /// Warp widths for --backend cpu-simt, comma-separated (1, 2, 4, 8, 16, 32, 64); every case
     /// runs at each. Default: 32,64
@@ -65,7 +65,7 @@ pub struct VerifyArgs {
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
-    /// Kernel: reduce_sum, softmax, rmsnorm, add or `all`
+    /// Kernel: reduce_sum, softmax, rmsnorm, add, quantize_fp8 or `all`
     pub kernel: String,
     #[arg(long, value_enum, default_value = "cuda")]
     pub backend: RunBackend,
@@ -146,7 +146,7 @@ fn resolve_kernel(
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
         let op = Op::parse(stem).with_context(|| {
             format!(
-                "{kernel}: cannot tell which kernel this is (the file name must be reduce_sum.cu, softmax.cu, rmsnorm.cu or add.cu, with the same entry points)"
+                "{kernel}: cannot tell which kernel this is (the file name must be reduce_sum.cu, softmax.cu, rmsnorm.cu, add.cu or quantize_fp8.cu, with the same entry points)"
             )
         })?;
         let text =
