@@ -404,7 +404,9 @@ fn scan_files(
     let indexed: Option<Vec<ScanCtx>> = (files.len() > 1).then(|| {
         let entries: Vec<FileEntry> = files.iter().map(|(p, k, _)| (p.clone(), *k)).collect();
         let index = std::sync::Arc::new(crate::index::ProjectIndex::build(&entries));
-        ctxs.iter().map(|c| c.with_shared_index(index.clone())).collect()
+        ctxs.iter()
+            .map(|c| c.with_shared_index(index.clone()))
+            .collect()
     });
     let ctxs: &[ScanCtx] = indexed.as_deref().unwrap_or(ctxs);
     let outcomes: Vec<FileOutcome> = files

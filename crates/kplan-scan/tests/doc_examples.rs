@@ -10,9 +10,16 @@ const SCOPE: &[&str] = &["sm_90a", "gfx942", "gfx950", "gfx1100"];
 
 /// The snippet as a file of the rule's language: Triton snippets are statements, so they go in
 /// the body of a function of a module that imports Triton; a CUDA snippet that defines no
-/// function is statements too, and goes in the body of a kernel.
+/// function is statements too, and goes in the body of a kernel (of a host function when it
+/// launches one).
 fn as_file(meta: &RuleMeta, body: &str) -> (&'static str, FileKind, String) {
     match meta.lang {
+        // a launch (`<<<...>>>`) is host code: the statements go in the body of a host function
+        Lang::Cuda if body.contains("<<<") && !body.contains("__global__") => (
+            "doc.cu",
+            FileKind::Cuda,
+            format!("void doc_example(const float* x, dim3 grid) {{\n{body}\n}}\n"),
+        ),
         Lang::Cuda if !body.contains("__global__") && !body.contains("__device__") => (
             "doc.cu",
             FileKind::Cuda,

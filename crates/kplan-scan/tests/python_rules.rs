@@ -172,7 +172,7 @@ fn files_named_for_a_cpu_another_backend_or_one_arch_are_not_scanned() {
 
 #[test]
 fn fp8_encoding_is_silent_in_pytest_files() {
-    let text = std::fs::read_to_string(fixtures().join("fp8_encoding.fires.py")).unwrap();
+    let text = std::fs::read_to_string(fixtures::fire("triton-fp8-encoding", true)).unwrap();
     let ctx = ctx();
     let f = scan_text(
         &ctx,

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 const VERBS: &[&str] = &[
-    "plan", "scan", "rules", "explain", "header", "build", "verify", "bench", "targets", "features",
+    "plan", "scan", "rules", "explain", "header", "build", "verify", "bench", "targets",
+    "features", "ops",
 ];
 
 fn root() -> PathBuf {
