@@ -29,7 +29,7 @@ const LAUNCH: &str = "#include \"ws.h\"\n__global__ void k(float* x) { x[threadI
 fn device_only_constant_from_another_header_is_known_in_host_code() {
     let d = tree(&[("ws.h", HEADER), ("launch.cu", LAUNCH)]);
     let ctx = ScanCtx::with_targets(Kb::builtin(), &["sm_90a", "gfx942", "gfx1100"]).unwrap();
-    let r = scan_paths(&ctx, &[d.clone()]).unwrap();
+    let r = scan_paths(&ctx, std::slice::from_ref(&d)).unwrap();
     let hits: Vec<_> = r
         .findings
         .iter()
@@ -74,7 +74,7 @@ fn directory_symlink_into_the_tree_is_not_scanned_twice() {
     )]);
     std::os::unix::fs::symlink(d.join("src"), d.join("alias")).unwrap();
     let ctx = ScanCtx::with_targets(Kb::builtin(), &["gfx942"]).unwrap();
-    let r = scan_paths(&ctx, &[d.clone()]).unwrap();
+    let r = scan_paths(&ctx, std::slice::from_ref(&d)).unwrap();
     assert_eq!(r.files_scanned, 1);
     let n = r
         .findings
