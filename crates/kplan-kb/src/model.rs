@@ -359,6 +359,28 @@ pub struct OpLibrary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_version: Option<String>,
     pub source: String,
+    /// What the library is: `vendor` (shipped with the vendor's toolkit: cuBLAS, CUB, rocPRIM,
+    /// oneDNN) or `kernel-library` (an open-source kernel library: CUTLASS, CK, FlashAttention).
+    #[serde(default)]
+    pub kind: LibraryKind,
+}
+
+/// What a library is, for labelling a plan's reuse (never "BLAS" for a non-BLAS library).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LibraryKind {
+    #[default]
+    Vendor,
+    KernelLibrary,
+}
+
+impl LibraryKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LibraryKind::Vendor => "vendor library",
+            LibraryKind::KernelLibrary => "open-source kernel library",
+        }
+    }
 }
 
 /// An algorithm family and when it is the right one.

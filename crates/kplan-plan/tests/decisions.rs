@@ -1405,3 +1405,164 @@ fn a_latency_budget_raises_the_latency_risk_and_is_compared_with_the_roofline() 
     let p = build_plan(&spec, Kb::builtin(), &PlanInputs::default());
     assert!(!p.risks.iter().any(|r| r.id == "latency-bound"));
 }
+
+fn risk<'a>(p: &'a Plan, id: &str) -> &'a kplan_plan::model::Risk {
+    p.risks
+        .iter()
+        .find(|r| r.id == id)
+        .unwrap_or_else(|| panic!("no risk {id}: {:?}", risk_ids(p)))
+}
+
+#[test]
+fn warp_size_mitigation_keeps_warpsize_to_run_time() {
+    // `warpSize` is not constexpr on ROCm 7: compile-time sizes come from the header constant.
+    let p = S {
+        allowed: Some(r#""hip-single-source""#),
+        ..S::default()
+    }
+    .plan();
+    let m = &risk(&p, "warp-size").mitigation;
+    assert!(
+        m.contains("KPLAN_WARP_SIZE") && m.contains("template parameter"),
+        "{m}"
+    );
+    assert!(m.contains("run-time value only"), "{m}");
+    assert!(!m.contains("`KPLAN_WARP_SIZE` / `warpSize`"), "{m}");
+    assert!(!m.contains("warpSize/2"), "{m}");
+}
+
+#[test]
+fn rdna_wave32_is_supported_and_never_forced_to_wave64() {
+    let p = S {
+        targets: r#""gfx942", "gfx1100""#,
+        ..S::default()
+    }
+    .plan();
+    let r = risk(&p, "rdna-wave32");
+    let all = format!(
+        "{} {}",
+        r.mitigation,
+        r.fallback.clone().unwrap_or_default()
+    );
+    assert!(!all.contains("wavefrontsize64"), "{all}");
+    assert!(r.mitigation.contains("wave32 under HIP"), "{all}");
+    // CDNA alone: no RDNA, no wave32 risk.
+    let p = S {
+        targets: r#""gfx942", "gfx90a""#,
+        ..S::default()
+    }
+    .plan();
+    assert!(!risk_ids(&p).contains(&"rdna-wave32"));
+}
+
+#[test]
+fn integer_accumulation_cpu_reference_is_exact_not_fp32() {
+    let p = S {
+        op: "gemm",
+        dtypes: r#""int8", "int32", "int32""#,
+        problem: "m = 2048, n = 1024, k = 512",
+        ..S::default()
+    }
+    .plan();
+    let m = &risk(&p, "cpu-fallback-drift").mitigation;
+    assert!(m.contains("exactly in int32"), "{m}");
+    assert!(!m.contains("fp32"), "{m}");
+    // A floating-point spec keeps its compute dtype.
+    let p = S::default().plan();
+    let m = &risk(&p, "cpu-fallback-drift").mitigation;
+    assert!(m.contains("compute in fp32"), "{m}");
+}
+
+#[test]
+fn cuda_hip_kernel_code_gets_a_cpu_simt_wave64_leg() {
+    let simt = |p: &Plan| {
+        p.ci.legs
+            .iter()
+            .find(|l| l.name == "simt-warp-32-64")
+            .map(|l| l.command.clone().unwrap_or_default())
+    };
+    // A custom CUDA/HIP kernel: the leg runs both warp widths.
+    let p = S {
+        allowed: Some(r#""hip-single-source""#),
+        ..S::default()
+    }
+    .plan();
+    assert_eq!(
+        simt(&p).as_deref(),
+        Some("kplan verify HARNESS.toml --backend cpu-simt --warp 32,64"),
+        "{:?}",
+        p.strategy.per_target
+    );
+    // The framework's own op writes no kernel code: no leg.
+    let p = S {
+        fx: true,
+        perf: "reasonable",
+        ..S::default()
+    }
+    .plan();
+    assert_eq!(simt(&p), None);
+    // A Triton kernel has no CUDA/HIP source: no leg.
+    let p = S {
+        allowed: Some(r#""triton""#),
+        ..S::default()
+    }
+    .plan();
+    assert_eq!(simt(&p), None, "{:?}", p.strategy.per_target);
+}
+
+#[test]
+fn reused_libraries_are_labelled_by_what_they_are_never_blas() {
+    let abs = |p: &Plan, t: &str| {
+        p.strategy
+            .per_target
+            .iter()
+            .find(|x| x.target == t)
+            .map(|x| (x.abstraction.clone(), x.implementation.clone()))
+            .unwrap_or_else(|| panic!("no target {t}: {:?}", p.strategy.per_target))
+    };
+    // Attention: FlashAttention / FlashInfer on NVIDIA, CK / AITER on AMD are open-source
+    // kernel libraries.
+    let p = S {
+        op: "attention",
+        problem: "batch = 16, heads = 32, kv_heads = 8, seq_q = 1, seq_kv = 8192, head_dim = 128",
+        targets: r#""sm_90a", "gfx942""#,
+        ..S::default()
+    }
+    .plan();
+    assert_eq!(
+        p.verdict.decision,
+        Decision::UseVendorLibrary,
+        "{}",
+        p.verdict.reason
+    );
+    let (a, i) = abs(&p, "sm_90a");
+    // cuDNN SDPA is NVIDIA's own: a mixed list names each library's kind.
+    assert_eq!(a, "library", "{i}");
+    assert!(
+        i.contains("FlashAttention-2 / FlashAttention-3 (open-source kernel library)"),
+        "{i}"
+    );
+    assert!(i.contains("cuDNN SDPA (vendor library)"), "{i}");
+    assert_eq!(abs(&p, "gfx942").0, "kernel-library");
+    // A BLAS GEMM: the vendors' own libraries.
+    let p = S {
+        op: "gemm",
+        problem: "m = 4096, n = 4096, k = 4096",
+        targets: r#""sm_90a", "gfx942""#,
+        ..S::default()
+    }
+    .plan();
+    assert_eq!(
+        p.verdict.decision,
+        Decision::UseVendorLibrary,
+        "{}",
+        p.verdict.reason
+    );
+    assert_eq!(abs(&p, "sm_90a").0, "vendor-library");
+    assert_eq!(abs(&p, "gfx942").0, "vendor-library");
+    assert!(p
+        .strategy
+        .per_target
+        .iter()
+        .all(|x| x.abstraction != "vendor-blas"));
+}

@@ -276,6 +276,29 @@ pub fn plan(
         }
     }
     let mut legs = merged;
+    // CUDA/HIP kernel code meets warps of 32 (NVIDIA, RDNA) and wavefronts of 64 (CDNA): the
+    // kernel's harness runs on the CI host with both widths, no GPU needed.
+    let writes_cuda_hip = strategy.per_target.iter().any(|p| {
+        matches!(
+            p.abstraction.as_str(),
+            "hip-single-source" | "per-backend" | "cutlass" | "composable-kernel"
+        )
+    });
+    if writes_cuda_hip {
+        legs.push(CiLeg {
+            command: Some("kplan verify HARNESS.toml --backend cpu-simt --warp 32,64".into()),
+            name: "simt-warp-32-64".into(),
+            kind: "run".into(),
+            target: "cpu-simt".into(),
+            arch: "cpu-simt".into(),
+            toolchain: "kplan cpu-simt (the kernel run on the CPU, one fiber per GPU thread)".into(),
+            runner: "CI host (no GPU)".into(),
+            why: "wave64 semantics on every commit without a GPU: the same kernel with 32- and 64-lane warps \
+                  catches a hard-coded 32 (ballot width, shuffle loops, per-warp buffers), the cheapest check of \
+                  AMD CDNA's wave64"
+                .into(),
+        });
+    }
     // `kplan build` compiles CUDA/HIP single-source and Triton files for any KB target.
     for l in legs.iter_mut().filter(|l| l.kind == "compile") {
         let abs = strategy

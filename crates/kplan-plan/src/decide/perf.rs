@@ -32,6 +32,7 @@ pub fn expectations(
             .unwrap_or_else(|| "none".into());
         let group = match abs_name.as_str() {
             "cpu-fallback" => "hand-written",
+            "vendor-library" | "kernel-library" | "library" => "vendor-library",
             n => abstraction_of(n)
                 .map(strategy_group)
                 .unwrap_or("hand-written"),

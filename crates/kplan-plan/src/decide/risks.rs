@@ -35,7 +35,11 @@ pub fn register(
         .copied()
         .filter(|t| {
             strategy.per_target.iter().any(|p| {
-                p.target == t.name && !matches!(p.abstraction.as_str(), "framework" | "vendor-blas")
+                p.target == t.name
+                    && !matches!(
+                        p.abstraction.as_str(),
+                        "framework" | "vendor-library" | "kernel-library" | "library"
+                    )
             })
         })
         .collect();
@@ -120,9 +124,12 @@ pub fn register(
                  never derive thread counts from 32, and tune num_warps per backend (risk `triton-num-warps`)"
                     .to_string()
             } else {
-                "never write 32: take the size from the header (`KPLAN_WARP_SIZE` / `warpSize`); use 64-bit \
-                 ballot/activemask types; loop shuffle reductions from warpSize/2; make block sizes multiples of 64 \
-                 so they are whole warps everywhere; size per-warp shared buffers by blockDim/warpSize"
+                "never write 32: where the size must be a compile-time constant (array extents, unrolled shuffle \
+                 loops, template arguments) use the header's `KPLAN_WARP_SIZE` or a per-target template parameter; \
+                 `warpSize` is a run-time value only (it is not constexpr on ROCm 7) and the host sizes launches from \
+                 the device query; use 64-bit ballot/activemask types; loop shuffle reductions from KPLAN_WARP_SIZE/2; \
+                 make block sizes multiples of 64 so they are whole warps everywhere; size per-warp shared buffers by \
+                 blockDim / KPLAN_WARP_SIZE"
                     .to_string()
             },
             fallback: None,
@@ -142,12 +149,17 @@ pub fn register(
             targets: names(&rdna),
             severity: "medium".into(),
             mitigation: format!(
-                "build RDNA targets wave32 (the default) and test them as a separate leg; do not tune AMD once for both: \
-                 {} and {} need separate block-size/tile configs (section 6)",
+                "RDNA runs wave32 under HIP (the HIP runtime does not support wave64 on RDNA), so wave32 is a supported \
+                 configuration of every kernel, not a fallback: build RDNA targets wave32 and test them as a separate leg; \
+                 do not tune AMD once for both: {} and {} need separate block-size/tile configs (section 6)",
                 join_names(&names(&rdna)),
                 join_names(&names(&cdna))
             ),
-            fallback: Some("compile RDNA with -mwavefrontsize64 to share wave64 code paths (costs RDNA throughput)".into()),
+            fallback: Some(
+                "make the wave size a template parameter of the kernel and instantiate 32 and 64 (selected per target \
+                 by `KPLAN_WARP_SIZE`), so one source serves both without forcing wave64 on RDNA"
+                    .into(),
+            ),
             evidence: rdna
                 .iter()
                 .chain(cdna.iter())
@@ -548,7 +560,20 @@ pub fn register(
             kind: "hazard".into(),
             targets: cpu.iter().map(|t| t.name.clone()).collect(),
             severity: "low".into(),
-            mitigation: "use the CPU path as the verification reference for every backend, run it on every CI run, and keep the accumulation order and dtype (compute in fp32) the same as the GPU kernels".into(),
+            mitigation: if spec.compute.is_integer() {
+                format!(
+                    "use the CPU path as the verification reference for every backend, run it on every CI run, and \
+                     accumulate exactly in {} as the GPU kernels do (integer accumulation is exact: compare bit for bit, \
+                     no tolerance, no floating-point conversion)",
+                    spec.compute.as_str()
+                )
+            } else {
+                format!(
+                    "use the CPU path as the verification reference for every backend, run it on every CI run, and keep \
+                     the accumulation order and dtype (compute in {}) the same as the GPU kernels",
+                    spec.compute.as_str()
+                )
+            },
             fallback: None,
             evidence: cpu.iter().map(|t| format!("{}: {} ({} SIMD lanes per KB `warp_size`)", t.name, t.arch.family, t.warp().unwrap_or(1))).collect(),
             sources: vec![],

@@ -611,10 +611,8 @@ fn implementation(
             }
             let cpu_libs = super::verdict::libraries_for(spec, kb, "cpu");
             if allowed(Abstraction::VendorBlas) && !cpu_libs.is_empty() {
-                return (
-                    "vendor-blas".into(),
-                    format!("{} for {}{simd}", cpu_libs.join(" / "), t.arch.id),
-                );
+                let (label, libs) = super::verdict::library_label(spec, kb, "cpu");
+                return (label.into(), format!("{libs} for {}{simd}", t.arch.id));
             }
             (
                 "cpu-fallback".into(),
@@ -695,10 +693,10 @@ fn implementation(
                     t.arch.compile_target.as_deref().unwrap_or(&t.arch.id)
                 ),
             ),
-            Some(Abstraction::VendorBlas) => (
-                "vendor-blas".into(),
-                super::verdict::libraries_for(spec, kb, t.vendor().as_str()).join(" / "),
-            ),
+            Some(Abstraction::VendorBlas) => {
+                let (label, libs) = super::verdict::library_label(spec, kb, t.vendor().as_str());
+                (label.into(), libs)
+            }
             Some(Abstraction::Framework) => {
                 ("framework".into(), "the framework's built-in op".into())
             }

@@ -19,10 +19,10 @@ pub fn plan(spec: &Spec, targets: &[Target], strategy: &crate::model::Strategy) 
             let mut tile = if t.is_gpu() { gpu_tile(spec, t) } else { cpu_tile(spec, t) };
             let abs = strategy.per_target.iter().find(|p| p.target == t.name).map(|p| p.abstraction.as_str());
             match abs {
-                Some("vendor-blas") | Some("framework") => {
+                Some("vendor-library" | "kernel-library" | "library" | "framework") => {
                     tile.configuration = format!(
                         "chosen inside the {} at run time; the shape here is the starting point if a custom path is ever needed ({})",
-                        if abs == Some("framework") { "framework" } else { "vendor library" },
+                        if abs == Some("framework") { "framework" } else { "library" },
                         tile.configuration
                     );
                 }

@@ -3,7 +3,7 @@
 use super::{join_names, Target};
 use crate::model::{Decision, Verdict};
 use crate::spec::{Abstraction, Op, PerfReq, Spec};
-use kplan_kb::{Availability, Kb, Vendor};
+use kplan_kb::{Availability, Kb, LibraryKind, Vendor};
 
 /// Features a near-peak kernel needs that exist only on NVIDIA among the spec's GPU targets.
 pub fn nvidia_only_features(spec: &Spec, kb: &Kb, targets: &[Target]) -> Vec<String> {
@@ -292,6 +292,49 @@ pub fn libraries_for(spec: &Spec, kb: &Kb, vendor: &str) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The per-target label and detail for reusing the op KB's `reuse` libraries of `vendor`:
+/// `vendor-library` (all shipped with the vendor's toolkit), `kernel-library` (all open-source
+/// kernel libraries) or `library` (both, each named with its kind). Never "BLAS" for a library
+/// that is not one.
+pub fn library_label(spec: &Spec, kb: &Kb, vendor: &str) -> (&'static str, String) {
+    let libs: Vec<&kplan_kb::OpLibrary> = kb
+        .op_info(spec.op.as_str())
+        .map(|i| {
+            i.library
+                .iter()
+                .filter(|l| l.vendor == vendor && l.role == "reuse")
+                .collect()
+        })
+        .unwrap_or_default();
+    let named = |l: &kplan_kb::OpLibrary| match &l.min_version {
+        Some(v) => format!("{} ({v}+)", l.name),
+        None => l.name.clone(),
+    };
+    let kernel = libs
+        .iter()
+        .filter(|l| l.kind == LibraryKind::KernelLibrary)
+        .count();
+    let label = if kernel == 0 {
+        "vendor-library"
+    } else if kernel == libs.len() {
+        "kernel-library"
+    } else {
+        "library"
+    };
+    let detail = libs
+        .iter()
+        .map(|l| {
+            if label == "library" {
+                format!("{} ({})", named(l), l.kind.as_str())
+            } else {
+                named(l)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" / ");
+    (label, detail)
 }
 
 /// Library-first: a library of each GPU vendor in scope covers the op class (and, for matrix
