@@ -48,6 +48,6 @@ for req in sys.argv[1:]:
 PY
 then
   echo "install-test-deps: pip install ${want[*]}" >&2
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check "${want[@]}"
+  "$venv/bin/python" -m pip install -q --no-cache-dir --disable-pip-version-check "${want[@]}"
 fi
 echo "install-test-deps: done" >&2
