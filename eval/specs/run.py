@@ -3,6 +3,8 @@
 
     python3 eval/specs/run.py --kplan target/release/kplan --split dev [--out DIR]
 
+Splits: dev, holdout, holdout2 (the directories next to this file), or all.
+
 For every spec of the split it runs `kplan plan SPEC --format json -o TMP/x.json` and reports:
 - accepted or rejected (exit code and the first error line);
 - verdict match: the plan's verdict (`custom-kernel` counts as `write-kernel`) is one of the
@@ -42,7 +44,7 @@ import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SPLITS = ("dev", "holdout")
+SPLITS = ("dev", "holdout", "holdout2")
 VERDICT_ALIASES = {"custom-kernel": "write-kernel"}
 
 
@@ -412,7 +414,8 @@ def markdown(meta: dict, aggs: dict, rows: list[dict], detail: set[str]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kplan", required=True, help="path to the kplan binary")
-    ap.add_argument("--split", choices=("dev", "holdout", "all"), default="dev")
+    ap.add_argument("--split", choices=(*SPLITS, "all"), default="dev",
+                    help="one split, or all of them (each reported in its own column, plus all)")
     ap.add_argument("--out", help="directory for results.json and summary.md")
     ap.add_argument("--expect", default=str(HERE / "expect.toml"))
     ap.add_argument("--timeout", type=int, default=60, help="seconds per spec")
