@@ -62,7 +62,9 @@ SCANNED_EXT = {
 MAX_RECURSIVE_FILES = 600
 MAX_RECURSIVE_BYTES = 24 * 1024 * 1024
 MAX_FILE_BYTES = 4 * 1024 * 1024
-SPLITS = ("dev", "holdout")
+SPLITS = ("dev", "holdout", "holdout2")
+# The splits that the hash rule in cases.toml assigns; holdout2 is a fixed set, never re-derived.
+RULE_SPLITS = ("dev", "holdout")
 
 
 class InputError(Exception):
@@ -118,7 +120,7 @@ def load_cases(path: Path) -> list[dict]:
             raise InputError(f"{path}: duplicate case id `{c['id']}`")
         seen.add(c["id"])
         if c["split"] not in SPLITS:
-            raise InputError(f"{path}: case `{c['id']}`: split must be dev or holdout")
+            raise InputError(f"{path}: case `{c['id']}`: split must be dev, holdout or holdout2")
         if not c["lines"] or not all(isinstance(n, int) and n > 0 for n in c["lines"]):
             raise InputError(f"{path}: case `{c['id']}`: lines must be positive integers")
         if "/" not in c["repo"]:
@@ -135,10 +137,12 @@ def load_trees(path: Path) -> list[dict]:
 
 def expected_split(cases: list[dict]) -> dict[str, str]:
     """The split rule stated in cases.toml: per class with >= 4 cases, the round(n/4) cases
-    with the smallest sha256(id) are holdout; smaller classes are all dev."""
+    with the smallest sha256(id) are holdout; smaller classes are all dev. Only the dev and
+    holdout cases take part (and are returned): holdout2 is a fixed set outside the rule."""
     by_class = collections.defaultdict(list)
     for c in cases:
-        by_class[c["class"]].append(c["id"])
+        if c["split"] in RULE_SPLITS:
+            by_class[c["class"]].append(c["id"])
     out = {}
     for ids in by_class.values():
         ids = sorted(ids, key=lambda s: hashlib.sha256(s.encode()).hexdigest())
@@ -443,6 +447,34 @@ def measure_tree(tree: dict, args) -> dict:
     return res
 
 
+def check_extraction(case: dict, mirrors: Path) -> tuple[str, str]:
+    """Extract a case's directory at the parent and at the fix commit, without scanning.
+    Returns (status, detail): status is "ok", "skipped" (mirror or commit absent) or "bad"
+    (file absent at the parent, or a hazard line past the end of the file)."""
+    gd = mirror_dir(mirrors, case["repo"])
+    if gd is None:
+        return "skipped", "mirror absent"
+    for key in ("parent", "fix"):
+        if not has_commit(gd, case[key]):
+            return "skipped", f"{key} commit absent from mirror"
+    with tempfile.TemporaryDirectory(prefix="kplan-extract-") as tmp:
+        tmp = Path(tmp)
+        before, after = tmp / "before", tmp / "after"
+        present, mode = extract_case_dir(gd, case["parent"], case["path"], before)
+        if not present:
+            return "bad", "file absent at parent"
+        n = len(file_lines(before / case["path"]))
+        past = [x for x in case["lines"] if x > n]
+        if past:
+            return "bad", f"hazard lines {past} past the end of the file ({n} lines)"
+        after_present, _ = extract_case_dir(gd, case["fix"], case["path"], after)
+        files = sum(1 for p in before.rglob("*") if p.is_file())
+        return "ok", (
+            f"{mode}, {files} files, {n} lines"
+            + ("" if after_present else "; file removed by the fix")
+        )
+
+
 # ---------------------------------------------------------------------------------------------
 # reporting
 
@@ -521,7 +553,11 @@ def write_summary(
         shown = [r for r in results if reveal_holdout or r["split"] == "dev"]
         L.append(
             "## Cases"
-            + ("" if reveal_holdout else " (dev split; holdout cases are counted above only)")
+            + (
+                ""
+                if reveal_holdout
+                else " (dev split; holdout and holdout2 cases are counted above only)"
+            )
         )
         L.append("")
         L.append("| id | class | status | rules on the hazard lines | after the fix |")
@@ -609,7 +645,12 @@ def main(argv: list[str]) -> int:
         default=Path("/work/.mirror"),
         help="directory of bare git mirrors, <owner>+<name>[/repo] (default /work/.mirror)",
     )
-    ap.add_argument("--split", choices=("dev", "holdout", "all"), default="all")
+    ap.add_argument(
+        "--split",
+        choices=(*SPLITS, "all"),
+        default="all",
+        help="cases to run (default all; each split is reported separately)",
+    )
     ap.add_argument(
         "--out", type=Path, help="output directory (results.json, summary.md, precision-errors.md)"
     )
@@ -625,7 +666,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument(
         "--reveal-holdout",
         action="store_true",
-        help="list holdout cases one by one in summary.md (default: counts only)",
+        help="list holdout and holdout2 cases one by one in summary.md (default: counts only)",
     )
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument(
@@ -636,7 +677,14 @@ def main(argv: list[str]) -> int:
     ap.add_argument(
         "--check-split",
         action="store_true",
-        help="check that every case's split follows the rule in cases.toml, and exit",
+        help="check that every dev/holdout case's split follows the rule in cases.toml "
+        "(holdout2 is a fixed set and is left alone), and exit",
+    )
+    ap.add_argument(
+        "--extract-only",
+        action="store_true",
+        help="extract every selected case at its parent and fix commits, check that the file "
+        "is there and the hazard lines lie within it, and exit; kplan is not run",
     )
     args = ap.parse_args(argv)
 
@@ -653,27 +701,17 @@ def main(argv: list[str]) -> int:
         return 0
     if args.check_split:
         exp = expected_split(cases)
-        bad = [c["id"] for c in cases if exp[c["id"]] != c["split"]]
+        bad = [c["id"] for c in cases if c["id"] in exp and exp[c["id"]] != c["split"]]
         for cid in bad:
             print(f"{args.cases}: case `{cid}`: split should be {exp[cid]}", file=sys.stderr)
         n = collections.Counter(c["split"] for c in cases)
         print(
-            f"{len(cases)} cases: {n['dev']} dev, {n['holdout']} holdout; "
+            f"{len(cases)} cases: {n['dev']} dev, {n['holdout']} holdout, "
+            f"{n['holdout2']} holdout2 (fixed, not checked); "
             f"{'split follows the rule' if not bad else f'{len(bad)} do not follow the rule'}"
         )
         return 1 if bad else 0
 
-    if not args.kplan or not args.out:
-        print(
-            "error: --kplan and --out are required (unless --fetch-list or --check-split)",
-            file=sys.stderr,
-        )
-        return 2
-    kplan = shutil.which(args.kplan) or args.kplan
-    if not os.path.isfile(kplan) or not os.access(kplan, os.X_OK):
-        print(f"error: --kplan {args.kplan}: not an executable file", file=sys.stderr)
-        return 2
-    args.kplan = os.path.abspath(kplan)
     if args.only:
         wanted = set(args.only.split(","))
         unknown = wanted - {c["id"] for c in cases}
@@ -683,6 +721,33 @@ def main(argv: list[str]) -> int:
         cases = [c for c in cases if c["id"] in wanted]
     if args.split != "all":
         cases = [c for c in cases if c["split"] == args.split]
+    if args.extract_only:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
+            checked = list(ex.map(lambda c: check_extraction(c, args.mirrors), cases))
+        counts = collections.Counter(st for st, _ in checked)
+        for c, (st, detail) in zip(cases, checked):
+            if st != "ok":
+                print(f"{c['id']} ({c['split']}): {st}: {detail}", file=sys.stderr)
+        by_split = collections.Counter(c["split"] for c in cases)
+        print(
+            f"{len(cases)} cases ("
+            + ", ".join(f"{by_split[s]} {s}" for s in SPLITS if by_split[s])
+            + f"): {counts['ok']} extracted, {counts['skipped']} skipped, {counts['bad']} bad"
+        )
+        return 1 if counts["bad"] else 0
+
+    if not args.kplan or not args.out:
+        print(
+            "error: --kplan and --out are required "
+            "(unless --fetch-list, --check-split or --extract-only)",
+            file=sys.stderr,
+        )
+        return 2
+    kplan = shutil.which(args.kplan) or args.kplan
+    if not os.path.isfile(kplan) or not os.access(kplan, os.X_OK):
+        print(f"error: --kplan {args.kplan}: not an executable file", file=sys.stderr)
+        return 2
+    args.kplan = os.path.abspath(kplan)
     args.out.mkdir(parents=True, exist_ok=True)
 
     t0 = time.monotonic()
