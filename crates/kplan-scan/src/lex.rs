@@ -388,7 +388,7 @@ pub fn classify_macro(name: &str) -> Platform {
         return Platform::Nvidia;
     }
     let lower = name.to_ascii_lowercase();
-    if (lower.starts_with("__gfx") || lower.starts_with("__gfx")) && name.ends_with("__") {
+    if lower.starts_with("__gfx") && name.ends_with("__") {
         return Platform::Amd;
     }
     let upper = name.to_ascii_uppercase();

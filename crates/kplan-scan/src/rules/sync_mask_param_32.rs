@@ -24,14 +24,15 @@ forwards, so lanes 32-63 are dropped from the shuffle or vote.",
 };
 
 fn sync_intrinsic(s: &str) -> bool {
-    s.starts_with("__") && s.ends_with("_sync") && {
-        let core = &s[2..s.len() - 5];
-        core.starts_with("shfl")
-            || matches!(
-                core,
-                "ballot" | "any" | "all" | "match_any" | "match_all" | "reduce_add"
-            )
-    }
+    // `__sync` itself overlaps the prefix and the suffix: strip one, then the other.
+    let Some(core) = s.strip_prefix("__").and_then(|c| c.strip_suffix("_sync")) else {
+        return false;
+    };
+    core.starts_with("shfl")
+        || matches!(
+            core,
+            "ballot" | "any" | "all" | "match_any" | "match_all" | "reduce_add"
+        )
 }
 
 pub fn check(cx: &mut Cx) {
