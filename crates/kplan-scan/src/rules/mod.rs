@@ -25,6 +25,7 @@ pub mod mask_as_shuffle_value;
 pub mod nvidia_only_feature;
 pub mod platform_ifdef_in_kernel;
 pub mod shared_memory_over_limit;
+pub mod shuffle_logical_warp_width;
 pub mod shuffle_offset_literal;
 pub mod sync_mask_param_32;
 pub mod unbalanced_conditional;
@@ -64,6 +65,7 @@ pub static RULES: &[&RuleMeta] = &[
     &amd_isa_generation::META,
     &capability_order_on_amd::META,
     &warp_count_divisor::META,
+    &shuffle_logical_warp_width::META,
 ];
 
 /// Runs every enabled rule over one file (or, for the inventory, only the feature pass).
@@ -104,6 +106,7 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         wave_size_arch_list,
         amd_isa_generation,
         capability_order_on_amd,
-        warp_count_divisor
+        warp_count_divisor,
+        shuffle_logical_warp_width
     );
 }
