@@ -70,6 +70,51 @@ fn every_rule_has_fixtures_that_fire_and_pass() {
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
 
+/// A rule whose hazard depends on the file being HIP source keeps `fire.hip` / `pass.hip`
+/// next to its `.cu` fixtures; they are read with their own extension.
+#[test]
+fn hip_fixtures_fire_and_pass() {
+    let kb = Kb::builtin();
+    let ctx = ScanCtx::with_targets(kb, SCOPE).unwrap();
+    let mut failures = Vec::new();
+    let mut seen = 0;
+    for rule in kplan_scan::all_rules()
+        .into_iter()
+        .filter(|r| r.lang == Lang::Cuda)
+    {
+        let dir = fixture_dir().join(rule.id);
+        let (fire, pass) = (dir.join("fire.hip"), dir.join("pass.hip"));
+        if !fire.is_file() && !pass.is_file() {
+            continue;
+        }
+        seen += 1;
+        assert!(
+            fire.is_file() && pass.is_file(),
+            "{}: fire.hip and pass.hip come together",
+            rule.id
+        );
+        let want = fixtures::lines_of(&fixtures::read(&fire), rule.id);
+        let (got, msgs) = lines_of(&ctx, &fire, rule.id);
+        if want.is_empty() || got != want {
+            failures.push(format!(
+                "{}: fire.hip expected lines {want:?}, got {got:?}\n  {}",
+                rule.id,
+                msgs.join("\n  ")
+            ));
+        }
+        let (got, msgs) = lines_of(&ctx, &pass, rule.id);
+        if !got.is_empty() {
+            failures.push(format!(
+                "{}: pass.hip must not fire, got\n  {}",
+                rule.id,
+                msgs.join("\n  ")
+            ));
+        }
+    }
+    assert!(seen > 0, "no rule has .hip fixtures");
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
 #[test]
 fn warp_size_rules_are_silent_for_nvidia_only_scope() {
     let kb = Kb::builtin();

@@ -7,8 +7,11 @@ use crate::rule::RuleMeta;
 
 pub mod consts;
 pub mod launch;
+pub mod target_cond;
 
+pub mod amd_isa_generation;
 pub mod ballot_narrowing;
+pub mod capability_order_on_amd;
 pub mod cuda_arch_gate_no_amd_path;
 pub mod device_warp_size_in_host;
 pub mod full_mask_literal;
@@ -22,13 +25,16 @@ pub mod mask_as_shuffle_value;
 pub mod nvidia_only_feature;
 pub mod platform_ifdef_in_kernel;
 pub mod shared_memory_over_limit;
+pub mod shuffle_logical_warp_width;
 pub mod shuffle_offset_literal;
 pub mod sync_mask_param_32;
 pub mod unbalanced_conditional;
+pub mod warp_count_divisor;
 pub mod warp_size_constant;
 pub mod warp_size_constexpr;
 pub mod warp_size_literal;
 pub mod wave64_lane_math;
+pub mod wave_size_arch_list;
 pub mod wavefront_size_macro;
 
 /// CUDA/HIP rules, in registry order. Ids are never reused.
@@ -55,6 +61,11 @@ pub static RULES: &[&RuleMeta] = &[
     &sync_mask_param_32::META,
     &mask_as_shuffle_value::META,
     &unbalanced_conditional::META,
+    &wave_size_arch_list::META,
+    &amd_isa_generation::META,
+    &capability_order_on_amd::META,
+    &warp_count_divisor::META,
+    &shuffle_logical_warp_width::META,
 ];
 
 /// Runs every enabled rule over one file (or, for the inventory, only the feature pass).
@@ -91,6 +102,11 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         lane_geometry_32,
         sync_mask_param_32,
         mask_as_shuffle_value,
-        unbalanced_conditional
+        unbalanced_conditional,
+        wave_size_arch_list,
+        amd_isa_generation,
+        capability_order_on_amd,
+        warp_count_divisor,
+        shuffle_logical_warp_width
     );
 }

@@ -12,7 +12,8 @@ pub static META: RuleMeta = RuleMeta {
 definitions of the warp width that are not under a platform guard. Code that uses the name is portable only if \
 the definition is. Also finds the AMD branch that fixes the width at 64 for every AMD GPU (`#ifdef \
 __HIP_PLATFORM_AMD__` / `#define WARP_SIZE 64`) when a wave32 AMD target (RDNA, gfx10/gfx11/gfx12) is in scope; a \
-branch that tests for a wave64 architecture (`__GFX9__`, `__gfx942__`, `== 64`) is fine.",
+branch that tests for a wave64 architecture (`__GFX9__`, `__gfx942__`, `== 64`) is fine. A defaulted parameter \
+(`int WarpSize = 64`) counts as a definition.",
     why: "Every use of the constant inherits the 32-lane assumption. On wave64 AMD targets the lane masks, \
 reductions and per-warp buffers built from it cover half a wavefront. The mirror image bites RDNA: a width \
 fixed at 64 for every AMD build makes RDNA kernels (wave32 by default) index lanes that do not exist, launch \
@@ -263,8 +264,9 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         let v = src.int(k + 1);
+        // `; , }` end a declaration or enumerator, `)` a defaulted parameter
         if v == Some(64)
-            && matches!(src.s(k + 2), ";" | "," | "}")
+            && matches!(src.s(k + 2), ";" | "," | "}" | ")")
             && src.kind(k - 1) == Some(Tk::Ident)
             && warp_width_name(src.s(k - 1))
             && k >= 2

@@ -1,0 +1,138 @@
+//! `shuffle-logical-warp-width`: a shuffle whose source lane is computed for a logical warp
+//! (a template parameter `WarpSize`) but that passes no width, so it spans the hardware warp.
+
+use crate::cuda::Cx;
+use crate::diag::Severity;
+use crate::lex::Tk;
+use crate::rule::{Lang, RuleMeta, Scope};
+
+pub static META: RuleMeta = RuleMeta {
+    id: "shuffle-logical-warp-width",
+    summary: "shuffle over a logical warp (`% WarpSize` in the lane) issued without a width",
+    what: "Finds shuffles (`__shfl`, `__shfl_up`/`_down`/`_xor`, their `_sync` forms, and project wrappers named \
+`*shuffle*` or `*shfl*`) whose lane or offset argument uses a warp-width template parameter of the file \
+(`template <unsigned int WarpSize>`) and that pass no width argument. Methods of tiled groups \
+(`tile.shfl(v, lane)`) shuffle within the tile and are left alone.",
+    why: "Without a width a shuffle addresses the hardware warp: 64 lanes on CDNA, 32 on RDNA and NVIDIA. A \
+primitive written for a logical warp of `WarpSize` lanes (16 or 32 inside a 64-lane wavefront) computes lane \
+numbers from 0 to `WarpSize - 1`, so every logical warp but the first reads its values from the first one: \
+wrong results, or a hang when the values steer a loop.",
+    example: "template <unsigned int WarpSize, class T>\n__device__ T rotate(T v, unsigned int lane) {\n    return __shfl(v, (lane + 1) % WarpSize);\n}",
+    use_instead: "template <unsigned int WarpSize, class T>\n__device__ T rotate(T v, unsigned int lane) {\n    return __shfl(v, (lane + 1) % WarpSize, WarpSize);\n}",
+    severity: Severity::Warning,
+    scope: Scope::Amd,
+    lang: Lang::Cuda,
+    features: &[],
+};
+
+fn warp_width_name(s: &str) -> bool {
+    let l = s.to_ascii_lowercase().replace("wave", "warp");
+    l.contains("warp") && (l.contains("size") || l.contains("width") || l.contains("lanes"))
+}
+
+/// Shuffle-like callee: the number of arguments it takes without a width.
+fn shuffle_arity(s: &str) -> Option<usize> {
+    let sync = s.ends_with("_sync");
+    if matches!(
+        s,
+        "__shfl"
+            | "__shfl_up"
+            | "__shfl_down"
+            | "__shfl_xor"
+            | "__shfl_sync"
+            | "__shfl_up_sync"
+            | "__shfl_down_sync"
+            | "__shfl_xor_sync"
+    ) {
+        return Some(if sync { 3 } else { 2 });
+    }
+    let l = s.to_ascii_lowercase();
+    ((l.contains("shuffle") || l.contains("shfl")) && !l.contains("dpp")).then_some(2)
+}
+
+/// Warp-width names that are non-type template parameters in this file.
+fn template_widths<'a>(cx: &Cx<'_, 'a, '_>) -> Vec<&'a str> {
+    let src = cx.src;
+    let mut out: Vec<&'a str> = Vec::new();
+    for i in 1..src.toks.len() {
+        if src.kind(i) != Some(Tk::Ident)
+            || src.kind(i - 1) != Some(Tk::Ident)
+            || !matches!(src.s(i + 1), "," | ">" | "=")
+            || !warp_width_name(src.s(i))
+            || out.contains(&src.s(i))
+        {
+            continue;
+        }
+        let mut j = i;
+        let mut steps = 0;
+        while j > 1 && steps < 24 {
+            j -= 1;
+            steps += 1;
+            if matches!(src.s(j), "(" | ")" | ";" | "{" | "}") {
+                break;
+            }
+            if src.is(j, "<") && src.is(j - 1, "template") {
+                out.push(src.s(i));
+                break;
+            }
+        }
+    }
+    out
+}
+
+pub fn check(cx: &mut Cx) {
+    if !(cx.has("shfl") || cx.has("shuffle")) {
+        return;
+    }
+    let params = template_widths(cx);
+    if params.is_empty() {
+        return;
+    }
+    let src = cx.src;
+    for i in 1..src.toks.len() {
+        if src.kind(i) != Some(Tk::Ident) || !src.is(i + 1, "(") {
+            continue;
+        }
+        let Some(base) = shuffle_arity(src.s(i)) else {
+            continue;
+        };
+        // a declaration or definition (`T warp_shuffle(T v, int lane)`), not a call; a method of
+        // a tiled group (`tile.shfl(v, lane)`) shuffles within the tile's own size
+        if (src.kind(i - 1) == Some(Tk::Ident) && !matches!(src.s(i - 1), "return" | "case"))
+            || matches!(src.s(i - 1), "." | "->")
+        {
+            continue;
+        }
+        if src
+            .toks
+            .get(i)
+            .is_some_and(|t| t.flags & crate::lex::IN_DEFINE != 0)
+            || cx.nv_only(i)
+        {
+            continue;
+        }
+        let args = cx.call_args(i + 1);
+        if args.len() != base {
+            continue;
+        }
+        let (a, b) = args[base - 1];
+        let Some(p) = (a..=b)
+            .find(|&j| src.kind(j) == Some(Tk::Ident) && params.contains(&src.s(j)))
+            .map(|j| src.s(j))
+        else {
+            continue;
+        };
+        let close = src.mate(i + 1).unwrap_or(b);
+        let msg = format!(
+            "`{}` computes its lane for a logical warp of `{p}` lanes but passes no width: it shuffles across the whole hardware warp (64 lanes on wave64 AMD targets)",
+            src.s(i)
+        );
+        cx.report(
+            &META,
+            i,
+            close,
+            msg,
+            &format!("pass the logical width as the last argument (`..., {p})`)"),
+        );
+    }
+}
