@@ -1310,7 +1310,7 @@ fn targets_of(
     }
     if targets.is_empty() {
         if let Some(t) = unknown_devices.first() {
-            return Err(unknown(*t));
+            return Err(unknown(t));
         }
     }
     for t in unknown_devices {

@@ -206,7 +206,7 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
             sources: Vec::new(),
         };
     }
-    if any_library_allowed(spec, kb) {
+    if allowed(Abstraction::VendorBlas) || any_library_allowed(spec, kb) {
         if let Some(v) = library_first(spec, kb, &gpu, targets, &mut inputs) {
             return v;
         }
@@ -262,7 +262,7 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
         .op_info(spec.op.as_str())
         .is_some_and(|i| !i.library.is_empty())
     {
-        why.push(if any_library_allowed(spec, kb) {
+        why.push(if allowed(Abstraction::VendorBlas) || any_library_allowed(spec, kb) {
             "no allowed library covers it on every GPU target in scope (see inputs)".to_string()
         } else {
             "vendor libraries are not an allowed abstraction (section 2 lists them as the baseline to beat)".to_string()
