@@ -363,6 +363,11 @@ pub struct OpLibrary {
     /// oneDNN) or `kernel-library` (an open-source kernel library: CUTLASS, CK, FlashAttention).
     #[serde(default)]
     pub kind: LibraryKind,
+    /// The abstraction level a team allows when it allows this library, for a library that is
+    /// compiled into the team's own code (`cutlass`, `composable-kernel`); none: a library
+    /// called as a library (allowed with `vendor-library`). Either allowance admits it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abstraction: Option<String>,
 }
 
 /// What a library is, for labelling a plan's reuse (never "BLAS" for a non-BLAS library).
@@ -400,6 +405,10 @@ pub struct OpRisk {
     /// `forward` or `backward` where the hazard belongs to one direction only; none: both.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<String>,
+    /// Where the hazard applies: a condition over the problem sizes, modifiers, dtypes and
+    /// targets (the grammar is kplan-plan's `decide::when`); none: every spec of the op.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<String>,
     pub title: String,
     pub why: String,
     pub mitigation: String,

@@ -369,6 +369,12 @@ fn feature_availability_matches_the_fact_sheet() {
         ("fp8", "gfx942", Availability::Yes),
         ("fp8", "sm_80", Availability::No),
         ("int-atomics", "gfx1100", Availability::Yes),
+        // HIP's __match_*_sync: 64-bit masks, behind a macro in ROCm 6.2, default from 6.3.
+        ("warp-match", "gfx942", Availability::Partial),
+        ("warp-match", "gfx1100", Availability::Partial),
+        // RDNA4's WMMA has no TF32 variant.
+        ("tf32-matrix", "gfx1201", Availability::No),
+        ("tf32-matrix", "gfx942", Availability::Yes),
     ];
     for (f, a, want) in cases {
         assert_eq!(kb.availability(f, a), want, "{f} on {a}");
@@ -386,6 +392,13 @@ fn feature_availability_matches_the_fact_sheet() {
             .min_toolchain
             .as_deref(),
         Some("CUDA 12.0")
+    );
+    assert_eq!(
+        kb.support("warp-match", "gfx90a")
+            .unwrap()
+            .min_toolchain
+            .as_deref(),
+        Some("ROCm 6.2")
     );
     assert_eq!(kb.suggest_feature("wgma").as_deref(), Some("wgmma"));
     assert_eq!(kb.resolve_feature("tensor-cores", "sm_90a"), "wgmma");

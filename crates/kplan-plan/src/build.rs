@@ -90,6 +90,7 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
             .iter()
             .map(|a| a.as_str().to_string())
             .collect(),
+        notes: spec.notes.iter().map(|n| n.message.clone()).collect(),
     };
     let mut plan = Plan {
         generated: GENERATED_MARKER.into(),

@@ -44,6 +44,8 @@ pub struct KernelSummary {
     pub framework_expressible: bool,
     pub expertise: Vec<String>,
     pub allowed: Vec<String>,
+    /// What the spec said that kplan did not use (descriptive keys, unknown devices).
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -1,17 +1,18 @@
 //! The kernel spec (TOML): raw serde model with spans, then validation into [`Spec`].
 //!
-//! Unknown keys and wrong types are rejected by serde (`deny_unknown_fields`) with the span toml
-//! reports; names (op, dtype, target, feature, expertise, abstraction) are checked here against
+//! Wrong types are rejected by serde with the span toml reports. Keys kplan does not read are
+//! sorted by [`crate::keys`]: a likely typo or misplaced known key is an error, a descriptive key
+//! becomes a note in the plan; an unknown problem key or device is handled the same way here. Names (op, dtype, target, feature, expertise, abstraction) are checked here against
 //! fixed lists or the knowledge base, with a "did you mean" when a known name is close.
 
 use crate::error::SpecError;
+pub use crate::keys::SpecNote;
 use kplan_kb::{Dtype, Kb};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use toml::Spanned;
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawSpec {
     kernel: RawKernel,
     backends: RawBackends,
@@ -24,7 +25,6 @@ struct RawSpec {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawKernel {
     name: Spanned<String>,
     op: Spanned<String>,
@@ -76,7 +76,6 @@ struct RawKernel {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawBackends {
     #[serde(default)]
     targets: Option<Spanned<Vec<Spanned<String>>>>,
@@ -86,7 +85,6 @@ struct RawBackends {
 }
 
 #[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
 struct RawRequirements {
     #[serde(default)]
     performance: Option<Spanned<String>>,
@@ -95,17 +93,18 @@ struct RawRequirements {
     /// Latency budget per call, microseconds (decode, batch 1).
     #[serde(default)]
     latency_us: Option<Spanned<toml::Value>>,
+    /// Same as `[kernel] deterministic`: where teams write it as a requirement.
+    #[serde(default)]
+    deterministic: Option<Spanned<bool>>,
 }
 
 #[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
 struct RawTeam {
     #[serde(default)]
     expertise: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawAbstraction {
     allowed: Spanned<Vec<Spanned<String>>>,
 }
@@ -662,6 +661,9 @@ pub struct Spec {
     pub allowed: Vec<Abstraction>,
     /// Library names the spec's `allowed` used (`cub`, `hipcub`, `rocprim`, `rocwmma`).
     pub named_libraries: Vec<String>,
+    /// What the spec said that kplan did not use (descriptive keys, unknown devices), in the
+    /// order of the spec text.
+    pub notes: Vec<SpecNote>,
 }
 
 impl Spec {
@@ -795,6 +797,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         message: e.message().trim_end().replace('\n', " "),
         suggestion: None,
     })?;
+    let mut notes = crate::keys::check(text)?;
 
     let k = raw.kernel;
     let name = k.name.get_ref().trim().to_string();
@@ -989,7 +992,12 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     let modifiers = Modifiers {
         kind,
         reduce,
-        deterministic: flag(&k.deterministic, "deterministic", &[])?,
+        deterministic: flag(&k.deterministic, "deterministic", &[])?
+            || raw
+                .requirements
+                .deterministic
+                .as_ref()
+                .is_some_and(|b| *b.get_ref()),
         causal: flag(&k.causal, "causal", &[Attention, Conv, Softmax])?,
         varlen: flag(
             &k.varlen,
@@ -1031,7 +1039,13 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         },
     };
 
-    let (problem, dims, knobs) = parse_problem(op, k.problem.as_ref(), span_of(&k.op), &modifiers)?;
+    let (problem, dims, knobs) = parse_problem(
+        op,
+        k.problem.as_ref(),
+        span_of(&k.op),
+        &modifiers,
+        &mut notes,
+    )?;
 
     let mut features = Vec::new();
     for f in &k.features {
@@ -1075,7 +1089,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         }
     }
 
-    let targets = targets_of(&raw.backends, kb)?;
+    let targets = targets_of(&raw.backends, kb, &mut notes)?;
 
     let performance = match &raw.requirements.performance {
         None => PerfReq::Reasonable,
@@ -1221,11 +1235,36 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         expertise,
         allowed,
         named_libraries,
+        notes: {
+            notes.sort_by_key(|n| n.span.start);
+            notes
+        },
     })
 }
 
-/// The targets of `[backends]` (`targets`, then `devices`), each resolved against the KB.
-fn targets_of(backends: &RawBackends, kb: &Kb) -> Result<Vec<String>, SpecError> {
+/// Whether a target name is written as an architecture (`sm_90a`, `compute_80`, `gfx942`,
+/// `cpu-avx2`) rather than a product: an unknown architecture is always an error, because the
+/// code kplan plans for it would be wrong if the name were misread.
+fn looks_like_arch(name: &str) -> bool {
+    let n = name.trim().to_ascii_lowercase();
+    let digits_after = |p: &str| {
+        n.strip_prefix(p).is_some_and(|r| {
+            r.trim_start_matches('_')
+                .starts_with(|c: char| c.is_ascii_digit())
+        })
+    };
+    digits_after("sm") || digits_after("compute") || digits_after("gfx") || n.starts_with("cpu")
+}
+
+/// The targets of `[backends]` (`targets`, then `devices`), each resolved against the KB. A
+/// device name the KB does not know becomes a note when other entries give the targets (the plan
+/// covers those); it is an error when nothing else does, and an unknown architecture name is
+/// always an error.
+fn targets_of(
+    backends: &RawBackends,
+    kb: &Kb,
+    notes: &mut Vec<SpecNote>,
+) -> Result<Vec<String>, SpecError> {
     let lists: Vec<&Spanned<Vec<Spanned<String>>>> =
         [backends.targets.as_ref(), backends.devices.as_ref()]
             .into_iter()
@@ -1238,17 +1277,25 @@ fn targets_of(backends: &RawBackends, kb: &Kb) -> Result<Vec<String>, SpecError>
             "no targets in [backends], expected `targets = [...]` with at least one architecture or device (`kplan targets` lists them)",
         ));
     }
+    let unknown = |t: &Spanned<String>| {
+        SpecError::at(
+            span_of(t),
+            format!(
+                "unknown target `{}`, expected an architecture, device or alias from the knowledge base (`kplan targets` lists them)",
+                t.get_ref()
+            ),
+        )
+        .suggest(closest_name(t.get_ref(), kb.target_names()))
+    };
     let mut targets = Vec::new();
+    let mut unknown_devices: Vec<&Spanned<String>> = Vec::new();
     for t in lists.iter().flat_map(|l| l.get_ref().iter()) {
         if kb.resolve(t.get_ref()).is_err() {
-            return Err(SpecError::at(
-                span_of(t),
-                format!(
-                    "unknown target `{}`, expected an architecture, device or alias from the knowledge base (`kplan targets` lists them)",
-                    t.get_ref()
-                ),
-            )
-            .suggest(closest_name(t.get_ref(), kb.target_names())));
+            if looks_like_arch(t.get_ref()) || t.get_ref().trim().is_empty() {
+                return Err(unknown(t));
+            }
+            unknown_devices.push(t);
+            continue;
         }
         if targets.contains(t.get_ref()) {
             return Err(SpecError::at(
@@ -1260,6 +1307,28 @@ fn targets_of(backends: &RawBackends, kb: &Kb) -> Result<Vec<String>, SpecError>
             ));
         }
         targets.push(t.get_ref().clone());
+    }
+    if targets.is_empty() {
+        if let Some(t) = unknown_devices.first() {
+            return Err(unknown(t));
+        }
+    }
+    for t in unknown_devices {
+        let hint = closest_name(t.get_ref(), kb.target_names())
+            .map(|c| format!(" (if `{c}` was meant, write `{c}`)"))
+            .unwrap_or_default();
+        notes.push(SpecNote::at(
+            span_of(t),
+            format!(
+                "device `{}` not used by kplan: the knowledge base has no such device{hint}; the plan covers {} (`kplan targets` lists the known devices and architectures; an architecture name such as `sm_90` or `gfx942` plans a device kplan does not list)",
+                t.get_ref(),
+                targets
+                    .iter()
+                    .map(|x| format!("`{x}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
     }
 
     Ok(targets)
@@ -1285,7 +1354,7 @@ pub fn parse_spec_targets(text: &str, kb: &Kb) -> Result<Vec<String>, SpecError>
     if raw.kernel.is_some() {
         return parse_spec(text, kb).map(|s| s.targets);
     }
-    targets_of(&raw.backends, kb)
+    targets_of(&raw.backends, kb, &mut Vec::new())
 }
 
 /// The KB feature the generic `atomics` means for this kernel: integer atomics when the
@@ -1312,6 +1381,7 @@ fn parse_problem(
     p: Option<&RawProblem>,
     op_span: std::ops::Range<usize>,
     m: &Modifiers,
+    notes: &mut Vec<SpecNote>,
 ) -> Result<(Problem, BTreeMap<String, u64>, OpKnobs), SpecError> {
     let (allowed, required_hint) = op.problem_keys();
     let Some(p) = p else {
@@ -1326,18 +1396,51 @@ fn parse_problem(
     let mut ints: BTreeMap<&str, u64> = BTreeMap::new();
     let mut floats: BTreeMap<&str, f64> = BTreeMap::new();
     let mut causal = m.causal;
+    let mut unused: Vec<&str> = Vec::new();
     for (key, val) in p.get_ref() {
         let kname = key.get_ref().as_str();
         let Some(&canon) = allowed.iter().find(|a| **a == kname) else {
-            return Err(SpecError::at(
+            // A key of another op is a deliberate word, not a typo of this op's keys; a close
+            // spelling of one of this op's keys is a typo (its value would size the problem).
+            let of_other: Vec<&str> = Op::ALL
+                .iter()
+                .filter(|o| **o != op && o.problem_keys().0.contains(&kname))
+                .map(|o| o.as_str())
+                .collect();
+            let dashed = kname.replace('-', "_");
+            let typo = allowed
+                .iter()
+                .find(|a| **a == dashed)
+                .map(|a| a.to_string())
+                .or_else(|| crate::keys::typo_of(kname, allowed.iter().copied()));
+            if of_other.is_empty() {
+                if let Some(t) = typo {
+                    return Err(SpecError::at(
+                        key.span(),
+                        format!(
+                            "unknown problem key `{kname}` for op `{}`, expected one of {}",
+                            op.as_str(),
+                            list_expected(allowed.iter().copied())
+                        ),
+                    )
+                    .suggest(Some(t)));
+                }
+            }
+            let whose = if of_other.is_empty() {
+                String::new()
+            } else {
+                format!(" (a key of op {})", list_expected(of_other.iter().copied()))
+            };
+            notes.push(SpecNote::at(
                 key.span(),
                 format!(
-                    "unknown problem key `{kname}` for op `{}`, expected one of {}",
+                    "problem key `{kname}` not used by kplan: op `{}` is sized by {}{whose}; the plan does not depend on it",
                     op.as_str(),
                     list_expected(allowed.iter().copied())
                 ),
-            )
-            .suggest(closest_name(kname, allowed.iter().copied())));
+            ));
+            unused.push(kname);
+            continue;
         };
         match (canon, val.get_ref()) {
             ("causal", toml::Value::Boolean(b)) => causal = causal || *b,
@@ -1398,10 +1501,18 @@ fn parse_problem(
         }
     }
     let missing = |what: &str| {
+        let unused_hint = if unused.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (kplan does not read {} for this op)",
+                list_expected(unused.iter().copied())
+            )
+        };
         SpecError::at(
             p.span(),
             format!(
-                "incomplete `problem` for op `{}`: missing {what}, expected {required_hint}",
+                "incomplete `problem` for op `{}`: missing {what}, expected {required_hint}{unused_hint}",
                 op.as_str()
             ),
         )

@@ -1566,3 +1566,47 @@ fn reused_libraries_are_labelled_by_what_they_are_never_blas() {
         .iter()
         .all(|x| x.abstraction != "vendor-blas"));
 }
+
+#[test]
+fn a_kernel_library_allowed_by_its_own_abstraction_is_reused() {
+    // CUTLASS and CK allowed (not `vendor-library`): their grouped GEMMs are the plan.
+    let grouped = S {
+        op: "grouped-gemm",
+        dtypes: r#""bf16", "fp32", "bf16""#,
+        problem: "groups = 64, total_m = 196608, n = 2816, k = 2048",
+        targets: r#""h100", "mi300x""#,
+        expertise: r#""cutlass", "ck""#,
+        allowed: Some(r#""cutlass", "composable-kernel", "per-backend""#),
+        ..S::default()
+    };
+    let p = grouped.plan();
+    assert_eq!(
+        p.verdict.decision,
+        Decision::UseVendorLibrary,
+        "{}",
+        p.verdict.reason
+    );
+    let per: Vec<&str> = p
+        .strategy
+        .per_target
+        .iter()
+        .map(|t| t.implementation.as_str())
+        .collect();
+    assert!(
+        per.iter().any(|i| i.contains("CUTLASS grouped GEMM")),
+        "{per:?}"
+    );
+    assert!(per.iter().any(|i| i.contains("CK grouped GEMM")), "{per:?}");
+    // Only per-backend code allowed: no library is admitted, a kernel is planned.
+    let p = S {
+        allowed: Some(r#""per-backend""#),
+        ..grouped
+    }
+    .plan();
+    assert_eq!(
+        p.verdict.decision,
+        Decision::CustomKernel,
+        "{}",
+        p.verdict.reason
+    );
+}

@@ -60,3 +60,36 @@ fn each_op_names_libraries_algorithms_and_risks_with_sources() {
     all.dedup();
     assert_eq!(all.len(), n);
 }
+
+#[test]
+fn every_risk_condition_parses_and_reads_only_known_names() {
+    use kplan_plan::decide::when;
+    let kb = Kb::builtin();
+    let problem_keys: Vec<&str> = Op::ALL
+        .iter()
+        .flat_map(|o| o.problem_keys().0.iter().copied())
+        .collect();
+    for o in &kb.ops {
+        for r in &o.risk {
+            let Some(w) = &r.when else { continue };
+            let c = when::parse(w).unwrap_or_else(|e| panic!("{}: `{w}`: {e}", r.id));
+            let mut names = Vec::new();
+            c.names(&mut names);
+            for (n, k) in names {
+                let known = match k {
+                    'n' => {
+                        problem_keys.contains(&n.as_str())
+                            || when::DERIVED_NUMS.contains(&n.as_str())
+                    }
+                    'f' => when::FLAGS.contains(&n.as_str()),
+                    _ => when::TEXTS.contains(&n.as_str()),
+                };
+                assert!(
+                    known,
+                    "{}: `{n}` ({k}) in `{w}` is not a name conditions can read",
+                    r.id
+                );
+            }
+        }
+    }
+}

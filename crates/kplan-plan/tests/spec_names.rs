@@ -161,3 +161,53 @@ fn product_variants_carry_their_own_numbers() {
         assert_eq!(kb.resolve(t).unwrap().arch.id, t);
     }
 }
+
+/// Keys kplan does not read: descriptive ones become notes, typos of known keys stay errors.
+#[test]
+fn descriptive_keys_are_notes_not_errors() {
+    let s = spec(
+        "op = 'norm'\nmodel = 'llama-3-70b'\ndtypes = ['bf16', 'fp32']\nproblem = { rows = 8, cols = 64, seq_kv = 128 }",
+        "'sm_90'",
+    )
+    .unwrap();
+    let notes: Vec<&str> = s.notes.iter().map(|n| n.message.as_str()).collect();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(
+        notes[0].starts_with("key `model` not used by kplan"),
+        "{notes:?}"
+    );
+    assert!(
+        notes[1].starts_with("problem key `seq_kv` not used by kplan")
+            && notes[1].contains("`attention`"),
+        "{notes:?}"
+    );
+    // A spelling of this op's key is a typo, not a description.
+    let e = spec(
+        "op = 'norm'\ndtypes = ['bf16']\nproblem = { rows = 8, colls = 64 }",
+        "'sm_90'",
+    )
+    .unwrap_err();
+    assert_eq!(e.suggestion.as_deref(), Some("cols"));
+    // A misspelt boolean modifier is an error with the known key.
+    let e = spec(
+        "op = 'attention'\ndtypes = ['bf16']\ncasual = true\nproblem = { batch = 1, heads = 8, seq = 128, head_dim = 64 }",
+        "'sm_90'",
+    )
+    .unwrap_err();
+    assert_eq!(e.suggestion.as_deref(), Some("causal"));
+}
+
+#[test]
+fn unknown_device_is_a_note_when_other_targets_remain() {
+    let k = "op = 'norm'\ndtypes = ['bf16']\nproblem = { rows = 8, cols = 64 }";
+    let s = spec(k, "'h100', 'acme-x1000'").unwrap();
+    assert_eq!(s.targets, ["h100"]);
+    assert!(s.notes[0]
+        .message
+        .starts_with("device `acme-x1000` not used by kplan"));
+    // Alone it is the only target: an error.
+    assert!(spec(k, "'acme-x1000'").is_err());
+    // An unknown architecture name is always an error (code would be built for it).
+    let e = spec(k, "'h100', 'gfx9420'").unwrap_err();
+    assert_eq!(e.suggestion.as_deref(), Some("gfx942"));
+}

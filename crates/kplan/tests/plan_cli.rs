@@ -158,6 +158,42 @@ fn unknown_key_is_rejected_with_expected_keys() {
 }
 
 #[test]
+fn descriptive_key_and_unknown_device_plan_with_warnings_and_notes() {
+    let d = scratch("notes");
+    let spec = d.join("notes.toml");
+    let text = GOOD
+        .replace("op = \"norm\"", "op = \"norm\"\nowner = \"serving team\"")
+        .replace(
+            "\"cpu-x86_64\"]",
+            "\"cpu-x86_64\"]\ndevices = [\"acme-x1000\"]",
+        );
+    std::fs::write(&spec, &text).unwrap();
+    let out_path = d.join("plan.md");
+    let out = kplan(&[
+        "plan",
+        spec.to_str().unwrap(),
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{err}");
+    let file = spec.display().to_string();
+    assert!(
+        err.contains(&format!(
+            "{file}:4:1: warning: key `owner` not used by kplan"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: device `acme-x1000` not used by kplan"),
+        "{err}"
+    );
+    let md = std::fs::read_to_string(&out_path).unwrap();
+    assert!(md.contains("Spec notes (accepted, not used):"), "{md}");
+    assert!(md.contains("key `owner` not used by kplan"));
+}
+
+#[test]
 fn wrong_type_is_rejected() {
     bad(
         "type",

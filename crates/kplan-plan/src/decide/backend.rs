@@ -263,7 +263,9 @@ fn dtype_features(spec: &Spec, d: Dtype) -> Vec<&'static str> {
 pub fn dtype_support(spec: &Spec, kb: &Kb, targets: &[Target]) -> Vec<DtypeSupport> {
     let mut out = Vec::new();
     let mut seen = Vec::new();
-    for d in [spec.storage, spec.compute] {
+    // Every dtype the kernel touches: storage, compute, output (an fp8 quantize output), the
+    // KV-cache and the weight dtype.
+    for d in spec.all_dtypes() {
         if seen.contains(&d) {
             continue;
         }

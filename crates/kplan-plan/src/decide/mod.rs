@@ -4,11 +4,13 @@
 pub mod backend;
 pub mod checklist;
 pub mod ci;
+pub mod hazards;
 pub mod perf;
 pub mod risks;
 pub mod strategy;
 pub mod tiles;
 pub mod verdict;
+pub mod when;
 
 use crate::spec::Spec;
 use kplan_kb::{Arch, Device, Kb, ResolvedVia, Vendor};

@@ -351,11 +351,21 @@ pub fn register(
                 kind: "dtype".into(),
                 targets: names(&affected),
                 severity: "high".into(),
-                mitigation: "keep one logical fp8 format at the API boundary and convert per target; FNUZ has no negative zero, \
+                mitigation: {
+                    let mut m = String::from("keep one logical fp8 format at the API boundary and convert per target; FNUZ has no negative zero, \
                              a different exponent bias and max (e4m3fnuz 240 vs e4m3fn 448): scale factors must be computed per \
-                             encoding, and the CPU reference must emulate the target's encoding"
-                    .into(),
-                fallback: Some("where no fp8 matrix path exists, upconvert to bf16/fp16 and use those matrix units (2x the bytes, half the peak)".into()),
+                             encoding, and the CPU reference must emulate the target's encoding");
+                    if spec.output == Dtype::Fp8 || spec.modifiers.kv_dtype == Some(Dtype::Fp8) {
+                        m.push_str("; the fp8 output is written with a saturating conversion (satfinite: clamp to the encoding's max), \
+                                    not one that overflows to NaN/Inf, with the scale from absmax / max of the target's encoding");
+                    }
+                    m
+                },
+                fallback: Some(if spec.op.uses_matrix_units() {
+                    "where no fp8 matrix path exists, upconvert to bf16/fp16 and use those matrix units (2x the bytes, half the peak)".into()
+                } else {
+                    "where a target has no fp8 conversion instructions, convert in software (bit manipulation per element): a few ALU ops per value on a memory-bound kernel".into()
+                }),
                 evidence: gpu
                     .iter()
                     .map(|t| {
@@ -687,10 +697,16 @@ pub fn register(
         } else {
             names(&gpu)
         };
+        let facts = facts(spec, targets, &coded);
         for r in info.risk.iter().filter(|r| {
             r.direction
                 .as_deref()
                 .map_or(true, |d| d == spec.direction.as_str())
+                && r.when.as_deref().map_or(true, |w| {
+                    // A condition the KB cannot parse is a KB error the drift test reports; the
+                    // risk is kept rather than silently dropped.
+                    super::when::parse(w).map_or(true, |c| c.eval(&facts))
+                })
         }) {
             risks.push(Risk {
                 id: r.id.clone(),
@@ -705,6 +721,26 @@ pub fn register(
             });
         }
     }
+
+    // Hazard rules, one file each (`decide/hazards/`).
+    let cx = super::hazards::Cx {
+        spec,
+        kb,
+        targets,
+        coded: coded
+            .iter()
+            .map(|t| {
+                let abs = strategy
+                    .per_target
+                    .iter()
+                    .find(|p| p.target == t.name)
+                    .map(|p| p.abstraction.as_str())
+                    .unwrap_or("");
+                (*t, abs)
+            })
+            .collect(),
+    };
+    risks.extend(super::hazards::run(&cx));
 
     // Findings from existing source.
     let mut by_feature: BTreeMap<&str, Vec<&SourceFinding>> = BTreeMap::new();
@@ -767,6 +803,160 @@ pub fn register(
     }
 
     risks
+}
+
+/// What an op risk's `when` condition can read (see [`super::when`]): the problem's sizes
+/// (every key the spec gave and the sizes of its normalised shape), the modifiers and dtypes,
+/// the vendors and families in scope and whether any GPU target gets hand-written code.
+pub fn facts(spec: &Spec, targets: &[Target], coded: &[&Target]) -> super::when::Facts {
+    use crate::spec::Problem;
+    let mut f = super::when::Facts::default();
+    for (k, v) in &spec.dims {
+        f.nums.insert(k.clone(), *v as f64);
+    }
+    let mut put = |k: &str, v: u64| {
+        f.nums.entry(k.to_string()).or_insert(v as f64);
+    };
+    match &spec.problem {
+        Problem::Flat { n } => put("n", *n),
+        Problem::Rows { rows, cols } => {
+            put("rows", *rows);
+            put("cols", *cols);
+        }
+        Problem::Gemm { batch, m, n, k } => {
+            put("batch", *batch);
+            put("m", *m);
+            put("n", *n);
+            put("k", *k);
+        }
+        Problem::Attention {
+            batch,
+            heads,
+            kv_heads,
+            seq_q,
+            seq_kv,
+            head_dim,
+            ..
+        } => {
+            put("batch", *batch);
+            put("heads", *heads);
+            put("kv_heads", *kv_heads);
+            put("seq_q", *seq_q);
+            put("seq_kv", *seq_kv);
+            put("head_dim", *head_dim);
+        }
+        Problem::Custom { .. } => {}
+    }
+    f.nums.insert("elements".into(), largest_tensor(spec));
+    // The length one scan / sort / top-k / softmax row runs over: `cols` of a row problem,
+    // `n` of a flat one.
+    match &spec.problem {
+        Problem::Rows { cols, .. } => {
+            f.nums.insert("row_len".into(), *cols as f64);
+        }
+        Problem::Flat { n } => {
+            f.nums.insert("row_len".into(), *n as f64);
+        }
+        _ => {}
+    }
+    f.nums
+        .insert("storage_bytes".into(), spec.storage.size().max(0.125));
+    f.nums
+        .insert("out_bytes".into(), spec.output.size().max(0.125));
+    if let Some(w) = spec.modifiers.weight_dtype {
+        f.nums.insert("weight_bytes".into(), w.size().max(0.125));
+    }
+    if let Some(b) = spec.dim("bins") {
+        let counter = if spec.output.is_integer() && spec.output.bytes() >= 8 {
+            8
+        } else {
+            4
+        };
+        f.nums.insert("counter_bytes".into(), (b * counter) as f64);
+    }
+    let gpu: Vec<&Target> = targets.iter().filter(|t| t.is_gpu()).collect();
+    if let Some(l) = gpu
+        .iter()
+        .filter_map(|t| t.arch.shared_per_block_bytes.value)
+        .min()
+    {
+        f.nums.insert("lds_bytes".into(), l as f64);
+    }
+    f.nums.insert("gpu_targets".into(), gpu.len() as f64);
+    let m = &spec.modifiers;
+    let attn = matches!(spec.problem, Problem::Attention { .. });
+    let decode = match &spec.problem {
+        Problem::Attention { seq_q, .. } => *seq_q <= 8,
+        _ => false,
+    };
+    let gqa =
+        matches!(&spec.problem, Problem::Attention { heads, kv_heads, .. } if kv_heads < heads);
+    let vendor = |v: Vendor| targets.iter().any(|t| t.vendor() == v);
+    for (k, v) in [
+        ("backward", spec.is_backward()),
+        ("forward", !spec.is_backward()),
+        ("decode", decode),
+        ("prefill", attn && !decode),
+        ("deterministic", m.deterministic),
+        (
+            "causal",
+            m.causal || matches!(spec.problem, Problem::Attention { causal: true, .. }),
+        ),
+        ("varlen", m.varlen),
+        ("ragged", m.ragged),
+        ("stable", m.stable),
+        ("exclusive", m.exclusive),
+        ("values", m.values),
+        ("fp8", spec.uses_fp8()),
+        ("fp8_output", spec.output == Dtype::Fp8),
+        (
+            "integer",
+            spec.storage.is_integer() || spec.output.is_integer(),
+        ),
+        ("block_scaled", spec.block_scale.is_some()),
+        ("amd", vendor(Vendor::Amd)),
+        ("nvidia", vendor(Vendor::Nvidia)),
+        ("cpu", vendor(Vendor::Cpu)),
+        ("cdna", targets.iter().any(|t| t.is_cdna())),
+        ("rdna", targets.iter().any(|t| t.is_rdna())),
+        (
+            "multi_die",
+            targets.iter().any(|t| {
+                t.device.as_deref().is_some_and(|d| {
+                    d.dies_per_package.is_some()
+                        || d.compute_units
+                            .note
+                            .as_deref()
+                            .is_some_and(|n| n.contains("per XCD"))
+                })
+            }),
+        ),
+        (
+            "atomics",
+            spec.features.iter().any(|x| x.contains("atomic")),
+        ),
+        ("library", !gpu.is_empty() && coded.is_empty()),
+        ("latency_budget", spec.latency_us.is_some()),
+        ("paged", spec.dim("page_size").is_some()),
+        ("gqa", gqa),
+        ("epilogue", m.epilogue.is_some()),
+        ("masked", m.mask.as_deref().is_some_and(|x| x != "none")),
+    ] {
+        f.flags.insert(k.into(), v);
+    }
+    for (k, v) in [
+        ("kind", &m.kind),
+        ("reduce", &m.reduce),
+        ("granularity", &m.granularity),
+        ("format", &m.format),
+        ("layout", &m.layout),
+        ("mask", &m.mask),
+    ] {
+        if let Some(v) = v {
+            f.texts.insert(k.into(), v.clone());
+        }
+    }
+    f
 }
 
 /// Elements of the largest tensor the op touches (from the problem's dims), for the 32-bit

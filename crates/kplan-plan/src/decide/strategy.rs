@@ -176,7 +176,11 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
 
     let nv_hi = |c: &str, s: &str| eff.lookup("nvidia", c, s).map(|e| e.high);
     let evaluate = |a: Abstraction, respect_expertise: bool| -> Eval {
-        if !spec.allowed.contains(&a) {
+        // A library verdict reached through a library's own abstraction (CUTLASS or CK
+        // allowed, `vendor-library` not) reuses that library: the library level is admitted.
+        let via_library =
+            a == Abstraction::VendorBlas && verdict.decision == Decision::UseVendorLibrary;
+        if !spec.allowed.contains(&a) && !via_library {
             return Eval {
                 outcome: "not-allowed",
                 why: "not in [abstraction] allowed".into(),

@@ -206,7 +206,7 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
             sources: Vec::new(),
         };
     }
-    if allowed(Abstraction::VendorBlas) {
+    if allowed(Abstraction::VendorBlas) || any_library_allowed(spec, kb) {
         if let Some(v) = library_first(spec, kb, &gpu, targets, &mut inputs) {
             return v;
         }
@@ -262,8 +262,8 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
         .op_info(spec.op.as_str())
         .is_some_and(|i| !i.library.is_empty())
     {
-        why.push(if allowed(Abstraction::VendorBlas) {
-            "no library covers it on every GPU target in scope (see inputs)".to_string()
+        why.push(if allowed(Abstraction::VendorBlas) || any_library_allowed(spec, kb) {
+            "no allowed library covers it on every GPU target in scope (see inputs)".to_string()
         } else {
             "vendor libraries are not an allowed abstraction (section 2 lists them as the baseline to beat)".to_string()
         });
@@ -277,6 +277,25 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
     }
 }
 
+/// Whether the spec's allowed abstractions admit this library: `vendor-library` admits every
+/// library; a library compiled into the team's code (CUTLASS, CK) is admitted by its own
+/// abstraction too.
+pub fn library_allowed(spec: &Spec, l: &kplan_kb::OpLibrary) -> bool {
+    spec.allowed.contains(&Abstraction::VendorBlas)
+        || l.abstraction
+            .as_deref()
+            .is_some_and(|a| spec.allowed.iter().any(|x| x.as_str() == a))
+}
+
+/// Whether some library the spec allows exists for this op (then the library-first check runs).
+fn any_library_allowed(spec: &Spec, kb: &Kb) -> bool {
+    kb.op_info(spec.op.as_str()).is_some_and(|i| {
+        i.library
+            .iter()
+            .any(|l| l.role == "reuse" && library_allowed(spec, l))
+    })
+}
+
 /// The vendor libraries the op KB lists for `vendor` whose one call implements the whole op
 /// (role `reuse`), with versions where known.
 pub fn libraries_for(spec: &Spec, kb: &Kb, vendor: &str) -> Vec<String> {
@@ -284,7 +303,7 @@ pub fn libraries_for(spec: &Spec, kb: &Kb, vendor: &str) -> Vec<String> {
         .map(|i| {
             i.library
                 .iter()
-                .filter(|l| l.vendor == vendor && l.role == "reuse")
+                .filter(|l| l.vendor == vendor && l.role == "reuse" && library_allowed(spec, l))
                 .map(|l| match &l.min_version {
                     Some(v) => format!("{} ({v}+)", l.name),
                     None => l.name.clone(),
@@ -304,7 +323,7 @@ pub fn library_label(spec: &Spec, kb: &Kb, vendor: &str) -> (&'static str, Strin
         .map(|i| {
             i.library
                 .iter()
-                .filter(|l| l.vendor == vendor && l.role == "reuse")
+                .filter(|l| l.vendor == vendor && l.role == "reuse" && library_allowed(spec, l))
                 .collect()
         })
         .unwrap_or_default();

@@ -112,6 +112,13 @@ pub fn markdown(plan: &Plan) -> String {
         if k.expertise.is_empty() { "(not given)".to_string() } else { k.expertise.join(", ") },
         k.allowed.join(", ")
     );
+    if !k.notes.is_empty() {
+        let _ = writeln!(o, "Spec notes (accepted, not used):\n");
+        for n in &k.notes {
+            let _ = writeln!(o, "- {}", one_line(n));
+        }
+        let _ = writeln!(o);
+    }
 
     // 1
     let _ = writeln!(o, "## {}\n", HEADINGS[0]);

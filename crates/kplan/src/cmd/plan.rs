@@ -57,6 +57,10 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
             return Ok(EXIT_USAGE);
         }
     };
+    // Keys and devices kplan accepted but does not use: a warning each; the plan lists them too.
+    for n in &spec.notes {
+        eprint!("{}", n.render(&args.spec.display().to_string(), &text));
+    }
     let mut inputs = kplan_plan::PlanInputs::default();
     if !args.source.is_empty() {
         for p in &args.source {

@@ -1,0 +1,64 @@
+//! `amd-launch-bounds`: HIP/C++ kernel code for a wave64 (CDNA) target. Without
+//! `__launch_bounds__`, the AMDGPU backend assumes blocks of up to 1024 threads
+//! (`amdgpu-flat-work-group-size` defaults to 1,1024 [LLVM-AMDGPU]); 1024 threads are 16 waves
+//! of 64 on a CU's four SIMDs, so the register allocator caps each wave at 512 / 4 = 128
+//! registers (of a 512-entry file per lane per SIMD [ROCm-specs]) and spills beyond. Triton kernels set the same bound through `num_warps` and tune
+//! occupancy with `waves_per_eu`.
+
+use super::Cx;
+use crate::model::Risk;
+
+pub fn check(cx: &Cx) -> Option<Risk> {
+    let cdna: Vec<String> = cx
+        .coded
+        .iter()
+        .filter(|(t, _)| t.is_cdna())
+        .map(|(t, _)| t.name.clone())
+        .collect();
+    if cdna.is_empty() {
+        return None;
+    }
+    let triton_only = cx
+        .coded
+        .iter()
+        .filter(|(t, _)| t.is_cdna())
+        .all(|(_, a)| *a == "triton");
+    let mitigation = if triton_only {
+        "set num_warps to the block the tile needs (it is the launch bound) and tune waves_per_eu (occupancy hint) per CDNA target in the autotune configs; check the kernel's VGPR count and spills (AMD_LOG_LEVEL / the compiled .s) before comparing configs"
+    } else {
+        "declare `__launch_bounds__(BLOCK_THREADS)` on every HIP kernel with the block size actually launched (256 leaves up to 512 VGPRs incl. AccVGPRs per wave on gfx90a/gfx942); add `__attribute__((amdgpu_waves_per_eu(N)))` where occupancy matters; read VGPR count and spills from the compiler (-Rpass-analysis=kernel-resource-usage)"
+    };
+    Some(Risk {
+        id: "amd-launch-bounds".into(),
+        title: "without a launch bound, a wave64 kernel is capped at 128 VGPRs (HIP assumes 1024-thread blocks)".into(),
+        kind: "toolchain".into(),
+        targets: cdna,
+        severity: "medium".into(),
+        mitigation: mitigation.into(),
+        fallback: None,
+        evidence: vec![
+            "amdgpu-flat-work-group-size defaults to 1,1024: the register budget must fit 16 waves per CU [LLVM-AMDGPU]".into(),
+            "CDNA2/CDNA3: a 512 KiB VGPR file per CU (4 SIMDs x 64 lanes x 4 bytes x 512 registers, AccVGPRs included) [ROCm-specs]".into(),
+        ],
+        sources: vec!["LLVM-AMDGPU".into(), "ROCm-specs".into()],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::decide::hazards::test_support::risk_ids;
+
+    const SPEC: &str = "[kernel]\nname = \"s\"\nop = \"stencil\"\ndtypes = [\"fp64\"]\nproblem = { nx = 512, ny = 512, nz = 512, points = 7, radius = 1 }\n[backends]\ntargets = [TARGETS]\n[abstraction]\nallowed = [\"hip-single-source\"]\n";
+
+    #[test]
+    fn fires_for_hip_code_on_cdna() {
+        let ids = risk_ids(&SPEC.replace("TARGETS", "\"mi300x\""));
+        assert!(ids.iter().any(|i| i == "amd-launch-bounds"), "{ids:?}");
+    }
+
+    #[test]
+    fn silent_without_cdna() {
+        let ids = risk_ids(&SPEC.replace("TARGETS", "\"sm_90\", \"gfx1100\""));
+        assert!(!ids.iter().any(|i| i == "amd-launch-bounds"), "{ids:?}");
+    }
+}
