@@ -21,6 +21,17 @@ struct RawSpec {
     team: RawTeam,
     #[serde(default)]
     abstraction: Option<RawAbstraction>,
+    #[serde(default)]
+    ci: RawCi,
+}
+
+/// `[ci]`: how `kplan ci` writes the workflow.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawCi {
+    /// Self-hosted runner labels per kind (architecture, target name or vendor).
+    #[serde(default)]
+    runners: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
@@ -662,6 +673,8 @@ pub struct Spec {
     pub allowed: Vec<Abstraction>,
     /// Library names the spec's `allowed` used (`cub`, `hipcub`, `rocprim`, `rocwmma`).
     pub named_libraries: Vec<String>,
+    /// `[ci] runners`: self-hosted runner labels per kind, for `kplan ci`.
+    pub ci_runners: BTreeMap<String, String>,
 }
 
 impl Spec {
@@ -1221,6 +1234,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         expertise,
         allowed,
         named_libraries,
+        ci_runners: raw.ci.runners,
     })
 }
 
