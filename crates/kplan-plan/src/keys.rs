@@ -67,7 +67,7 @@ impl Kind {
 use Kind::*;
 
 /// Every key kplan reads, per section, with the kind of its value.
-const SECTIONS: [(&str, &[(&str, Kind)]); 5] = [
+const SECTIONS: [(&str, &[(&str, Kind)]); 6] = [
     (
         "kernel",
         &[
@@ -108,6 +108,7 @@ const SECTIONS: [(&str, &[(&str, Kind)]); 5] = [
     ),
     ("team", &[("expertise", Array)]),
     ("abstraction", &[("allowed", Array)]),
+    ("ci", &[("runners", Table)]),
 ];
 
 type KeyMap = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
@@ -124,6 +125,8 @@ struct Sections {
     team: Option<KeyMap>,
     #[serde(default)]
     abstraction: Option<KeyMap>,
+    #[serde(default)]
+    ci: Option<KeyMap>,
 }
 
 fn norm(s: &str) -> String {
@@ -153,7 +156,7 @@ pub(crate) fn check(text: &str) -> Result<Vec<SpecNote>, SpecError> {
             return Err(SpecError::at(
                 key.span(),
                 format!(
-                    "unknown table `[{k}]`, expected one of `[kernel]`, `[backends]`, `[requirements]`, `[team]`, `[abstraction]`"
+                    "unknown table `[{k}]`, expected one of `[kernel]`, `[backends]`, `[requirements]`, `[team]`, `[abstraction]`, `[ci]`"
                 ),
             )
             .suggest(Some(s)));
@@ -169,6 +172,7 @@ pub(crate) fn check(text: &str) -> Result<Vec<SpecNote>, SpecError> {
         ("requirements", &sections.requirements),
         ("team", &sections.team),
         ("abstraction", &sections.abstraction),
+        ("ci", &sections.ci),
     ];
     for (section, map) in maps {
         let Some(map) = map else { continue };

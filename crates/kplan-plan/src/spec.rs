@@ -22,6 +22,17 @@ struct RawSpec {
     team: RawTeam,
     #[serde(default)]
     abstraction: Option<RawAbstraction>,
+    #[serde(default)]
+    ci: RawCi,
+}
+
+/// `[ci]`: how `kplan ci` writes the workflow.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawCi {
+    /// Self-hosted runner labels per kind (architecture, target name or vendor).
+    #[serde(default)]
+    runners: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
@@ -664,6 +675,8 @@ pub struct Spec {
     /// What the spec said that kplan did not use (descriptive keys, unknown devices), in the
     /// order of the spec text.
     pub notes: Vec<SpecNote>,
+    /// `[ci] runners`: self-hosted runner labels per kind, for `kplan ci`.
+    pub ci_runners: BTreeMap<String, String>,
 }
 
 impl Spec {
@@ -1239,6 +1252,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
             notes.sort_by_key(|n| n.span.start);
             notes
         },
+        ci_runners: raw.ci.runners,
     })
 }
 

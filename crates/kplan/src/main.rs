@@ -30,6 +30,8 @@ enum Command {
     Rules(cmd::scan::RulesArgs),
     /// Explain one scanner rule: what, why, example, use instead.
     Explain(cmd::scan::ExplainArgs),
+    /// Write the GitHub Actions workflow for a kernel spec's CI matrix (plan section 7).
+    Ci(cmd::ci::Args),
     /// Write the portability header for a set of targets.
     Header(cmd::header::Args),
     /// Compile a kernel for every target with the real compilers and report resource usage.
@@ -57,6 +59,7 @@ fn main() -> ExitCode {
         Command::Scan(a) => cmd::scan::run(&ctx, a),
         Command::Rules(a) => cmd::scan::rules(&ctx, a),
         Command::Explain(a) => cmd::scan::explain(&ctx, a),
+        Command::Ci(a) => cmd::ci::run(&ctx, a),
         Command::Header(a) => cmd::header::run(&ctx, a),
         Command::Build(a) => cmd::build::run(&ctx, a),
         Command::Verify(a) => cmd::run::verify(&ctx, a),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 const VERBS: &[&str] = &[
-    "plan", "scan", "rules", "explain", "header", "build", "verify", "bench", "targets",
+    "plan", "scan", "rules", "explain", "ci", "header", "build", "verify", "bench", "targets",
     "features", "ops",
 ];
 
@@ -84,6 +84,11 @@ fn run_scan() {
             "sm_90a,gfx942",
         ])
     );
+}
+
+#[test]
+fn run_ci() {
+    insta::assert_snapshot!("run-ci", kplan(&["ci", "examples/rowsum-framework.toml"]));
 }
 
 #[test]

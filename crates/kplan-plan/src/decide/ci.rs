@@ -19,14 +19,13 @@ fn toolchain(kb: &Kb, t_arch: &kplan_kb::Arch, abstraction: &str, features: &[St
         .clone()
         .unwrap_or_else(|| t_arch.id.clone());
     match (t_arch.vendor, abstraction) {
-        (Vendor::Nvidia | Vendor::Amd, "triton") => format!(
-            "triton (GPUTarget {} {}; no GPU needed to compile), {min}",
-            if t_arch.vendor == Vendor::Nvidia {
-                "cuda"
-            } else {
-                "hip"
-            },
-            target
+        // Triton's floors are its own, not the architecture's: NVIDIA compute capability 8.0+
+        // with the ptxas its wheel bundles, AMD with ROCm 6.2+ (TRITON-README).
+        (Vendor::Nvidia, "triton") => format!(
+            "triton (GPUTarget cuda {target}; the wheel bundles its ptxas, no CUDA toolkit or GPU needed to compile; Triton supports compute capability 8.0+)"
+        ),
+        (Vendor::Amd, "triton") => format!(
+            "triton (GPUTarget hip {target}; no GPU needed to compile; ROCm 6.2 or newer to run)"
         ),
         (Vendor::Nvidia, _) => format!("nvcc -arch={target} ({min} or newer)"),
         (Vendor::Amd, _) => format!("hipcc / clang --offload-arch={target} ({min} or newer)"),
@@ -61,8 +60,30 @@ pub fn plan(
         .map(|p| p.abstraction.clone())
         .unwrap_or_default();
 
+    // A library or framework call is tested where it runs; there is no kernel to compile.
+    let library_call = strategy
+        .per_target
+        .iter()
+        .filter(|p| p.abstraction != "cpu-fallback")
+        .all(|p| is_library(&p.abstraction))
+        && strategy
+            .per_target
+            .iter()
+            .any(|p| p.abstraction != "cpu-fallback");
+    if library_call {
+        return library_plan(kb, targets, strategy, features);
+    }
+    let stem = file_stem(kernel);
+
     for t in targets {
         let abs = abs_of(&t.name);
+        if abs == "none" {
+            notes.push(format!(
+                "no leg for {}: no allowed abstraction reaches it (section 3), so there is no code to build or test",
+                t.name
+            ));
+            continue;
+        }
         let ts = toolchain(kb, t.arch, &abs, features);
         if t.is_gpu() {
             legs.push(CiLeg {
@@ -147,13 +168,15 @@ pub fn plan(
         if gens.len() < 2 {
             let have = gens.first().copied().unwrap_or(0);
             // Another generation from the KB: the newest older one, else the oldest newer one.
+            // Never older than the strategy supports: Triton needs compute capability 8.0+.
+            let floor = if gpu_abs == "triton" { 8 } else { 0 };
             let mut cands: Vec<&kplan_kb::Arch> = kb
                 .archs
                 .iter()
                 .filter(|a| a.vendor == Vendor::Nvidia)
                 .filter(|a| {
                     a.compute_capability()
-                        .is_some_and(|(major, _)| major != have)
+                        .is_some_and(|(major, _)| major != have && major >= floor)
                 })
                 .collect();
             cands.sort_by_key(|a| {
@@ -173,7 +196,11 @@ pub fn plan(
                     arch: a.id.clone(),
                     toolchain: toolchain(kb, a, &gpu_abs, features),
                     runner: "CI host (no GPU)".into(),
-                    why: "coverage: at least two NVIDIA SM generations (the spec names one)".into(),
+                    why: if floor > 0 {
+                        format!("coverage: at least two NVIDIA SM generations (the spec names one; Triton needs sm_{floor}0 or newer)")
+                    } else {
+                        "coverage: at least two NVIDIA SM generations (the spec names one)".into()
+                    },
                 });
                 legs.push(CiLeg {
                     command: None,
@@ -316,22 +343,130 @@ pub fn plan(
             || l.arch.starts_with("gfx")
             || l.arch.starts_with("cpu-x86_64");
         if let (Some(ext), true) = (ext, gpu_or_cpu) {
-            let stem: String = kernel
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
             l.command = Some(format!(
                 "kplan build kernels/{stem}.{ext} --targets {}",
                 l.arch
             ));
         }
     }
+    // Run legs kplan can drive: the kernel's harness (docs/verify.md) on an NVIDIA GPU through
+    // libcuda + NVRTC, and on the CI host's CPU. Other run legs run the project's own tests.
+    let harness = format!("kernels/{stem}.toml");
+    for l in legs
+        .iter_mut()
+        .filter(|l| l.kind == "run" && l.command.is_none())
+    {
+        if l.arch == HOST_CPU_ARCH {
+            l.command = Some(format!("kplan verify {harness} --backend cpu"));
+        } else if kb.arch(&l.arch).is_some_and(|a| a.vendor == Vendor::Nvidia) {
+            l.command = Some(format!("kplan verify {harness} --backend cuda"));
+        }
+    }
+    if let Some(pos) = legs.iter().position(|l| l.name == "simt-warp-32-64") {
+        legs[pos].command = Some(format!(
+            "kplan verify {harness} --backend cpu-simt --warp 32,64"
+        ));
+    }
     notes.push("compile legs run on every push on the CI host; run legs need the named GPUs (self-hosted runners, nightly or pre-merge)".into());
+    notes.push("`kplan ci SPEC.toml` writes these legs as a GitHub Actions workflow".into());
     Ci { legs, notes }
+}
+
+/// Abstractions whose code is a call into a library or the framework.
+pub fn is_library(abstraction: &str) -> bool {
+    matches!(
+        abstraction,
+        "vendor-library" | "kernel-library" | "library" | "framework" | "vendor-blas"
+    )
+}
+
+/// The kernel name as a file stem (`kernels/<stem>.cu`).
+pub fn file_stem(kernel: &str) -> String {
+    kernel
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Legs for a library or framework verdict: the call's tests on each GPU kind in scope and the
+/// CPU fallback on the CI host; no compile legs (no kernel is written) and no coverage legs.
+fn library_plan(kb: &Kb, targets: &[Target], strategy: &Strategy, features: &[String]) -> Ci {
+    let mut legs: Vec<CiLeg> = Vec::new();
+    let imp_of = |name: &str| {
+        strategy
+            .per_target
+            .iter()
+            .find(|p| p.target == name)
+            .map(|p| p.implementation.clone())
+            .unwrap_or_default()
+    };
+    for t in targets {
+        if legs.iter().any(|l| l.arch == t.arch.id) {
+            continue;
+        }
+        let on_host = t.arch.id == HOST_CPU_ARCH;
+        legs.push(CiLeg {
+            name: format!("test-{}", t.arch.id),
+            kind: "run".into(),
+            target: t.name.clone(),
+            arch: t.arch.id.clone(),
+            toolchain: match super::backend::min_toolchain(kb, t.arch, features).0 {
+                Some(min) => format!(
+                    "the library/framework build for {} ({min} or newer)",
+                    t.arch.id
+                ),
+                None => format!("the library/framework build for {}", t.arch.id),
+            },
+            runner: if on_host {
+                "CI host".into()
+            } else if t.is_gpu() {
+                format!(
+                    "self-hosted runner with {}",
+                    t.device
+                        .as_deref()
+                        .map(|d| d.name.clone())
+                        .unwrap_or_else(|| format!("a {} GPU", t.arch.id))
+                )
+            } else {
+                format!("a runner whose CPU has {}", t.arch.family)
+            },
+            why: format!(
+                "the library call ({}) on {}, checked against the CPU reference{}",
+                imp_of(&t.name),
+                t.name,
+                if t.is_gpu() {
+                    ", and its time per call against section 8"
+                } else {
+                    ""
+                }
+            ),
+            command: None,
+        });
+    }
+    if !legs.iter().any(|l| l.arch == HOST_CPU_ARCH) {
+        if let Ok(r) = kb.resolve(HOST_CPU_ARCH) {
+            legs.push(CiLeg {
+                name: format!("test-{}", r.arch.id),
+                kind: "run".into(),
+                target: HOST_CPU_ARCH.into(),
+                arch: r.arch.id.clone(),
+                toolchain: "the library/framework CPU build".into(),
+                runner: "CI host".into(),
+                why: "the CPU fallback and reference on the CI host".into(),
+                command: None,
+            });
+        }
+    }
+    Ci {
+        legs,
+        notes: vec![
+            "the verdict is a library or framework call: no kernel compile legs; each leg runs the project's tests of the call against the CPU reference (`kplan ci SPEC.toml` writes the workflow)".into(),
+        ],
+    }
 }

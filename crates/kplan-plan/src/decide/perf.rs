@@ -10,6 +10,9 @@ use crate::model::{EfficiencyRef, Measured, OpTarget, Performance, Strategy};
 use crate::spec::{Abstraction, Problem, Spec};
 use kplan_kb::Kb;
 
+/// A problem whose roofline time is below this many launch floors is latency-bound.
+const LATENCY_BOUND_LAUNCHES: f64 = 3.0;
+
 fn abstraction_of(name: &str) -> Option<Abstraction> {
     Abstraction::ALL.into_iter().find(|a| a.as_str() == name)
 }
@@ -23,6 +26,7 @@ pub fn expectations(
     strategy: &Strategy,
 ) -> (Vec<Performance>, Vec<String>) {
     let eff = EfficiencyTable::builtin();
+    let math_dtype = super::backend::math_dtype(spec).as_str().to_string();
     let rows = matches!(spec.problem, Problem::Rows { .. });
     let mut out = Vec::new();
     for (t, o) in targets.iter().zip(ops) {
@@ -135,21 +139,34 @@ pub fn expectations(
             expected_high: None,
             measured,
             strategy: abs_name.clone(),
-            efficiency: e.map(|e| EfficiencyRef {
-                low: e.low,
-                high: e.high,
-                class: e.class.clone(),
-                strategy: e.strategy.clone(),
-                basis: e.basis.clone(),
-                proxy: e.proxy,
-                sources: e.sources.clone(),
+            efficiency: e.map(|e| {
+                let proxy_reason = e.proxy_reason(&t.arch.id, &math_dtype);
+                EfficiencyRef {
+                    low: e.low,
+                    high: e.high,
+                    class: e.class.clone(),
+                    strategy: e.strategy.clone(),
+                    basis: e.basis.clone(),
+                    proxy: proxy_reason.is_some(),
+                    proxy_reason,
+                    sources: e.sources.clone(),
+                }
             }),
             roofline_time_us: rl.map(|r| r.time_us),
             expected_time_us: None,
             gap_vs_fastest: None,
+            launch_floor_us: None,
+            latency_bound: false,
+            latency_note: None,
             warning: None,
             note: None,
         };
+        let floor = if t.is_gpu() {
+            eff.launch_floor(t.vendor().as_str())
+        } else {
+            None
+        };
+        p.launch_floor_us = floor.map(|f| f.floor_us);
         match (rl, e) {
             (None, _) => {
                 p.note = Some(format!(
@@ -162,14 +179,23 @@ pub fn expectations(
             (Some(r), Some(e)) => {
                 p.expected_low = Some(r.value * e.low);
                 p.expected_high = Some(r.value * e.high);
-                p.expected_time_us = Some(r.time_us / ((e.low + e.high) / 2.0));
+                // Expected time = max(roofline time / efficiency, launch floor).
+                let t_band = r.time_us / ((e.low + e.high) / 2.0);
+                p.expected_time_us = Some(match floor {
+                    Some(f) => t_band.max(f.floor_us),
+                    None => t_band,
+                });
                 if e.low < 1.0 / 3.0 {
                     p.warning = Some(format!(
                         "the low end of the expected range is {:.1}x below what the hardware allows ({} efficiency {:.0}%): {}",
                         1.0 / e.low,
                         group,
                         e.low * 100.0,
-                        "tune this backend separately (risk `amd-tuning`) or choose a lower abstraction for it"
+                        if t.vendor() == kplan_kb::Vendor::Amd {
+                            "tune this backend separately (risk `amd-tuning`) or choose a lower abstraction for it"
+                        } else {
+                            "tune this backend separately or choose a lower abstraction for it"
+                        }
                     ));
                 }
             }
@@ -194,6 +220,45 @@ pub fn expectations(
                 })
             }
         }
+        if let (Some(r), Some(f)) = (rl, floor) {
+            // A few launch floors: below that, launch latency decides the time per call.
+            if r.time_us < LATENCY_BOUND_LAUNCHES * f.floor_us {
+                p.latency_bound = true;
+                if p.expected_time_us.is_none() {
+                    p.expected_time_us = Some(r.time_us.max(f.floor_us));
+                }
+            }
+            let residency = t.device.as_deref().and_then(|d| {
+                let fits = |b: Option<u64>| b.filter(|b| work.bytes <= *b as f64);
+                match (fits(d.l2_bytes.value), fits(d.llc_bytes.as_ref().and_then(|f| f.value))) {
+                    (Some(l2), _) => Some(format!(
+                        "its {} fit in the {} L2 of {}: back-to-back calls read from cache, so the HBM roofline overstates the time",
+                        crate::render::si_bytes(work.bytes),
+                        crate::render::si_bytes(l2 as f64),
+                        d.name
+                    )),
+                    (None, Some(llc)) => Some(format!(
+                        "its {} fit in the {} Infinity Cache (MALL) of {}: back-to-back calls read from it, so the HBM roofline overstates the time",
+                        crate::render::si_bytes(work.bytes),
+                        crate::render::si_bytes(llc as f64),
+                        d.name
+                    )),
+                    _ => None,
+                }
+            });
+            if p.latency_bound {
+                p.latency_note = Some(format!(
+                    "latency-bound: the roofline time ({:.2} us) is below {LATENCY_BOUND_LAUNCHES:.0} launch floors ({} us each{}, [{}]); expected time per call is at least the floor{}; fuse with the producer or consumer, or capture in a CUDA/HIP graph",
+                    r.time_us,
+                    f.floor_us,
+                    if f.proxy { ", a proxy" } else { "" },
+                    f.sources.join(", "),
+                    residency.map(|r| format!("; {r}")).unwrap_or_default()
+                ));
+            } else if let Some(res) = residency {
+                p.latency_note = Some(format!("the problem {res}"));
+            }
+        }
         out.push(p);
     }
     let best = out
@@ -212,6 +277,7 @@ pub fn expectations(
             &mut p.expected_high,
             &mut p.roofline_time_us,
             &mut p.expected_time_us,
+            &mut p.launch_floor_us,
         ] {
             *v = v.map(tidy);
         }

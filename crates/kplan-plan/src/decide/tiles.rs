@@ -13,11 +13,24 @@ fn round_up(x: u64, m: u64) -> u64 {
 }
 
 pub fn plan(spec: &Spec, targets: &[Target], strategy: &crate::model::Strategy) -> Vec<Tile> {
+    // A library or framework call chooses its own tiles: there is no kernel to tile.
+    if strategy
+        .per_target
+        .iter()
+        .any(|p| p.abstraction != "cpu-fallback")
+        && strategy
+            .per_target
+            .iter()
+            .filter(|p| p.abstraction != "cpu-fallback")
+            .all(|p| super::ci::is_library(&p.abstraction))
+    {
+        return Vec::new();
+    }
     targets
         .iter()
         .map(|t| {
-            let mut tile = if t.is_gpu() { gpu_tile(spec, t) } else { cpu_tile(spec, t) };
             let abs = strategy.per_target.iter().find(|p| p.target == t.name).map(|p| p.abstraction.as_str());
+            let mut tile = if t.is_gpu() { gpu_tile(spec, t, abs == Some("triton")) } else { cpu_tile(spec, t) };
             match abs {
                 Some("vendor-library" | "kernel-library" | "library" | "framework") => {
                     tile.configuration = format!(
@@ -27,7 +40,11 @@ pub fn plan(spec: &Spec, targets: &[Target], strategy: &crate::model::Strategy) 
                     );
                 }
                 Some("triton") => {
-                    tile.configuration = format!("`triton.autotune` configs (BLOCK sizes as tl.constexpr, num_warps per backend): {}", tile.configuration);
+                    tile.configuration = format!(
+                        "`triton.autotune` configs: block sizes as tl.constexpr, num_warps{} and num_stages per config{}",
+                        if t.warp() == Some(64) { " (counted in 64-lane waves here)" } else { "" },
+                        if t.vendor() == Vendor::Amd { ", plus the AMD knobs waves_per_eu and matrix_instr_nonkdim (kpack for matrix ops)" } else { "" }
+                    );
                 }
                 _ => {}
             }
@@ -36,7 +53,119 @@ pub fn plan(spec: &Spec, targets: &[Target], strategy: &crate::model::Strategy) 
         .collect()
 }
 
-fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
+/// One autotune candidate before its budget and occupancy checks.
+struct Cand {
+    /// Named parameters in kernel terms: BLOCK_M, BLOCK_N, BLOCK_K, STAGES, BLOCK_THREADS, ...
+    params: Vec<(&'static str, u64)>,
+    block: u64,
+    shared: u64,
+}
+
+fn next_pow2(x: u64) -> u64 {
+    x.max(1).checked_next_power_of_two().unwrap_or(1 << 62)
+}
+
+fn prev_pow2(x: u64) -> u64 {
+    if x <= 1 {
+        1
+    } else {
+        1 << (63 - x.leading_zeros())
+    }
+}
+
+/// The Triton parameters of a candidate: block sizes, num_warps (warps of the target: 64-lane
+/// waves on CDNA), num_stages, and on AMD waves_per_eu and matrix_instr_nonkdim (and kpack for
+/// matrix ops).
+fn triton_label(t: &Target, c: &Cand, waves_per_eu: Option<u64>, matrix: bool) -> String {
+    let warp = t.warp().unwrap_or(32).max(1) as u64;
+    let mut v: Vec<String> = c
+        .params
+        .iter()
+        .filter(|(k, _)| !matches!(*k, "STAGES" | "BLOCK_THREADS" | "VEC"))
+        .map(|(k, x)| format!("{k}={x}"))
+        .collect();
+    v.push(format!("num_warps={}", (c.block / warp).max(1)));
+    let stages = c
+        .params
+        .iter()
+        .find(|(k, _)| *k == "STAGES")
+        .map(|p| p.1)
+        .unwrap_or(1);
+    v.push(format!("num_stages={stages}"));
+    if t.vendor() == Vendor::Amd {
+        v.push(format!("waves_per_eu={}", waves_per_eu.unwrap_or(0)));
+        if matrix {
+            v.push("matrix_instr_nonkdim=16".into());
+            v.push("kpack=2".into());
+        } else {
+            v.push("matrix_instr_nonkdim=0".into());
+        }
+    }
+    v.join(", ")
+}
+
+fn kernel_label(c: &Cand) -> String {
+    let mut v: Vec<String> = c.params.iter().map(|(k, x)| format!("{k}={x}")).collect();
+    if !c.params.iter().any(|(k, _)| *k == "BLOCK_THREADS") {
+        v.push(format!("({} threads)", c.block));
+    }
+    v.join(" ")
+}
+
+/// waves_per_eu for an AMD Triton config: the resident waves per SIMD the occupancy estimate
+/// allows (0, no hint, when unknown).
+fn waves_per_eu(t: &Target, o: Option<&kplan_kb::Occupancy>) -> Option<u64> {
+    let simds = t.arch.simds_per_cu.as_ref().and_then(|f| f.value)? as u64;
+    let o = o?;
+    Some((o.warps_per_sm as u64 / simds.max(1)).max(1))
+}
+
+/// Checks every candidate against the budget (with its stages) and the occupancy model; the
+/// kept ones, labelled in the target's terms, become the autotune list.
+fn check_candidates(
+    t: &Target,
+    cands: Vec<Cand>,
+    regs: u32,
+    triton: bool,
+    matrix: bool,
+) -> Vec<crate::model::TileCandidate> {
+    let budget = t.arch.shared_per_block_bytes.value;
+    let mut out: Vec<crate::model::TileCandidate> = Vec::new();
+    for c in cands {
+        let occ = kplan_kb::occupancy(t.arch, c.block as u32, Some(regs), c.shared);
+        let config = if triton {
+            triton_label(t, &c, waves_per_eu(t, occ.as_ref().ok()), matrix)
+        } else {
+            kernel_label(&c)
+        };
+        if out.iter().any(|o| o.config == config) {
+            continue;
+        }
+        let dropped = match (budget, &occ) {
+            (Some(b), _) if c.shared > b => Some(format!(
+                "needs {} of shared/LDS with its stages, over the {} budget of {}: cannot launch",
+                kib(c.shared),
+                kib(b),
+                t.arch.id
+            )),
+            (_, Err(e @ kplan_kb::OccupancyError::DoesNotFit { .. })) => Some(e.to_string()),
+            _ => None,
+        };
+        let o = occ.ok();
+        out.push(crate::model::TileCandidate {
+            config,
+            block_threads: c.block as u32,
+            shared_bytes: c.shared,
+            occupancy: o.as_ref().map(|o| (o.fraction * 1000.0).round() / 1000.0),
+            blocks_per_sm: o.as_ref().map(|o| o.blocks_per_sm),
+            kept: dropped.is_none(),
+            dropped,
+        });
+    }
+    out
+}
+
+fn gpu_tile(spec: &Spec, t: &Target, triton: bool) -> Tile {
     let a = t.arch;
     // A user's KB may hold odd limits; keep them consistent so the arithmetic below cannot trap.
     let warp = t.warp().unwrap_or(32).max(1) as u64;
@@ -56,21 +185,32 @@ fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
         a.max_threads_per_block.source.clone(),
         a.shared_per_block_bytes.source.clone(),
     ];
+    let mut matrix = false;
     let (block, shared, regs, configuration, candidates, why): (
         u64,
         u64,
         u32,
         String,
-        Vec<String>,
+        Vec<Cand>,
         String,
     ) = match (&spec.problem, spec.op) {
         (Problem::Rows { rows, cols }, _) => {
             let cols = *cols;
+            // Short rows: a vector width that keeps every lane of the warp busy (a 256-column
+            // row on a 64-lane wave takes 4-element loads, not 8 with half the lanes idle), and
+            // several rows per warp when a row is narrower than the warp.
+            let short = cols <= warp * vec;
+            let vec = if cols >= warp * vec {
+                vec
+            } else {
+                prev_pow2((cols / warp).max(1)).min(vec)
+            };
+            let lanes_per_row = next_pow2(cols.div_ceil(vec)).min(warp);
+            let rows_per_warp = (warp / lanes_per_row.max(1)).max(1);
             let per_thread = vec * 4;
             let want = cols.div_ceil(per_thread);
-            // Rows that fit one warp's vector loads: one warp per row, several rows per block,
-            // reductions stay inside the warp (no shared memory).
-            let short = cols <= warp * vec;
+            // Rows that fit one warp's vector loads (`short`): one warp per row, several rows
+            // per block, reductions stay inside the warp (no shared memory).
             let block = if short {
                 (4 * warp).min(max_threads / warp * warp)
             } else {
@@ -78,31 +218,57 @@ fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
             };
             let row_threads = if short { warp } else { block };
             let iters = cols.div_ceil(row_threads * vec);
-            let rows_per_block = if short { (block / warp).max(1) } else { 1 };
-            let partials = if spec.op == Op::Softmax { 2 } else { 1 };
-            let shared = if short {
-                0
+            let rows_per_block = if short {
+                (block / warp).max(1) * rows_per_warp
             } else {
-                (block / warp).max(1) * acc * partials
+                1
             };
+            let partials = if spec.op == Op::Softmax { 2 } else { 1 };
+            let shared_for = |b: u64| {
+                if short {
+                    0
+                } else {
+                    (b / warp).max(1) * acc * partials
+                }
+            };
+            let shared = shared_for(block);
             tile.insert("rows_per_block".into(), rows_per_block.min(*rows));
             tile.insert("cols".into(), cols);
             tile.insert("vector_elems".into(), vec);
             tile.insert("col_iterations".into(), iters);
+            if rows_per_warp > 1 {
+                tile.insert("rows_per_warp".into(), rows_per_warp);
+            }
             let regs = if iters <= 4 { 64 } else { 40 };
             let why = format!(
-                "{}: {} threads ({} warps of {warp}) with {vec}-element (16 B) loads cover {cols} columns in {iters} pass(es){}",
-                if rows_per_block > 1 { format!("one row per warp, {rows_per_block} rows per block") } else { "one row per block".to_string() },
+                "{}: {} threads ({} warps of {warp}) with {vec}-element ({} B) loads cover {cols} columns in {iters} pass(es){}",
+                if rows_per_warp > 1 {
+                    format!("{rows_per_warp} rows per warp ({lanes_per_row} lanes each), {rows_per_block} rows per block")
+                } else if rows_per_block > 1 {
+                    format!("one row per warp, {rows_per_block} rows per block")
+                } else {
+                    "one row per block".to_string()
+                },
                 block,
                 block / warp,
+                vec * s,
                 if iters > 4 { "; rows this long stream through registers (online/two-pass)" } else { "; the row stays in registers" }
             );
+            let block_n = next_pow2(cols).min(65536);
             let cands = [warp * 2, warp * 4, 256, 512, 1024]
                 .into_iter()
                 .filter(|b| *b % warp == 0 && *b <= max_threads && *b >= warp)
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
-                .map(|b| format!("BLOCK_THREADS={b}"))
+                .map(|b| Cand {
+                    params: if triton {
+                        vec![("BLOCK_N", block_n)]
+                    } else {
+                        vec![("BLOCK_THREADS", b), ("VEC", vec)]
+                    },
+                    block: b,
+                    shared: shared_for(b),
+                })
                 .collect();
             (
                 block,
@@ -114,7 +280,10 @@ fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
                 why,
             )
         }
-        (Problem::Gemm { m, n, .. }, _) => gemm_tile(spec, t, *m, *n, budget, &mut tile),
+        (Problem::Gemm { m, n, .. }, _) => {
+            matrix = true;
+            gemm_tile(spec, t, *m, *n, budget, &mut tile, triton)
+        }
         (
             Problem::Attention {
                 head_dim, seq_kv, ..
@@ -146,6 +315,7 @@ fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
                     break;
                 }
             }
+            matrix = true;
             let (bm, bn, stages, shared) = chosen.unwrap_or((16, 16, 1, (16 * d + 2 * 16 * d) * s));
             tile.insert("block_m".into(), bm);
             tile.insert("block_n".into(), bn);
@@ -164,11 +334,19 @@ fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
                 128,
                 "BLOCK_M, BLOCK_N, STAGES (compile-time template/constexpr); autotuned per target"
                     .into(),
-                vec![
-                    format!("BLOCK_M=128 BLOCK_N=64"),
-                    format!("BLOCK_M=64 BLOCK_N=64"),
-                    format!("BLOCK_M=128 BLOCK_N=32"),
-                ],
+                [(128u64, 64u64), (64, 64), (128, 32), (bm, bn)]
+                    .into_iter()
+                    .map(|(m_, n_)| Cand {
+                        params: vec![
+                            ("BLOCK_M", m_),
+                            ("BLOCK_N", n_),
+                            ("HEAD_DIM", d),
+                            ("STAGES", stages),
+                        ],
+                        block,
+                        shared: (m_ * d + 2 * n_ * d * stages) * s,
+                    })
+                    .collect(),
                 why,
             )
         }
@@ -189,10 +367,19 @@ fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
                 block / warp,
                 if shared > 0 { format!("; {} B of shared memory holds one partial per warp", shared) } else { String::new() }
             );
+            let reduce = matches!(spec.op, Op::Reduction | Op::Scan);
             let cands = [128u64, 256, 512]
                 .into_iter()
                 .filter(|b| *b % warp == 0 && *b <= max_threads)
-                .map(|b| format!("BLOCK_THREADS={b}"))
+                .map(|b| Cand {
+                    params: if triton {
+                        vec![("BLOCK_SIZE", b * per_thread)]
+                    } else {
+                        vec![("BLOCK_THREADS", b), ("ELEMS_PER_THREAD", per_thread)]
+                    },
+                    block: b,
+                    shared: if reduce { (b / warp) * acc } else { 0 },
+                })
                 .collect();
             (
                 block,
@@ -204,7 +391,28 @@ fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
             )
         }
     };
+    let checks = check_candidates(t, candidates, regs, triton, matrix);
+    let candidates: Vec<String> = checks
+        .iter()
+        .filter(|c| c.kept)
+        .map(|c| c.config.clone())
+        .collect();
     let occ = kplan_kb::occupancy(a, block as u32, Some(regs), shared);
+    if triton {
+        tile.insert("num_warps".into(), (block / warp).max(1));
+        if let Some(st) = tile.get("stages").copied() {
+            tile.insert("num_stages".into(), st);
+        } else {
+            tile.insert("num_stages".into(), 1);
+        }
+        if t.vendor() == Vendor::Amd {
+            tile.insert(
+                "waves_per_eu".into(),
+                waves_per_eu(t, occ.as_ref().ok()).unwrap_or(0),
+            );
+            tile.insert("matrix_instr_nonkdim".into(), if matrix { 16 } else { 0 });
+        }
+    }
     let occ_note = match &occ {
         Ok(o) if !o.unknown_limits.is_empty() => Some(format!(
             "upper bound: {} unknown in the KB",
@@ -245,12 +453,13 @@ fn gpu_tile(spec: &Spec, t: &Target) -> Tile {
         registers_assumed: regs,
         configuration,
         candidates,
+        candidate_checks: checks,
         why,
         sources,
     }
 }
 
-type TileChoice = (u64, u64, u32, String, Vec<String>, String);
+type TileChoice = (u64, u64, u32, String, Vec<Cand>, String);
 
 fn gemm_tile(
     spec: &Spec,
@@ -259,10 +468,12 @@ fn gemm_tile(
     n: u64,
     budget: Option<u64>,
     tile: &mut BTreeMap<String, u64>,
+    triton: bool,
 ) -> TileChoice {
     let warp = t.warp().unwrap_or(32).max(1) as u64;
     let max_threads = (t.arch.max_threads_per_block.value.unwrap_or(1024) as u64).max(warp * 2);
     let s = spec.storage.bytes() as u64;
+    let amd = t.vendor() == Vendor::Amd;
     // About 64 fp32 accumulators per thread keeps the C tile in registers on every vendor.
     let acc_per_thread = 64;
     let shapes: [(u64, u64, u64); 6] = [
@@ -273,47 +484,90 @@ fn gemm_tile(
         (128, 64, 32),
         (64, 64, 32),
     ];
+    // NVIDIA kernels multi-buffer shared memory (cp.async / TMA pipelines, 2-4 stages). AMD
+    // kernels written by hand keep one LDS buffer and prefetch the next K tile into registers;
+    // Triton's AMD pipeliner is counted with num_stages buffers (an upper bound). On AMD the
+    // tile must leave room for two workgroups per CU, so one wave's stall is hidden by another.
+    let stage_options: &[u64] = match (amd, triton) {
+        (false, _) => &[4, 3, 2],
+        (true, true) => &[2, 1],
+        (true, false) => &[1],
+    };
+    let residency = if amd { 2 } else { 1 };
+    let threads_for = |bm: u64, bn: u64| {
+        round_up(
+            (bm * bn / acc_per_thread).clamp(warp * 2, max_threads),
+            warp,
+        )
+        .min(max_threads)
+    };
+    let fits_problem =
+        |bm: u64, bn: u64| bm <= round_up(m, 64).max(64) && bn <= round_up(n, 64).max(64);
     let mut chosen = None;
     'outer: for (bm, bn, bk) in shapes {
         // Do not tile past the problem: skinny problems take the small shapes.
-        if bm > round_up(m, 64).max(64) || bn > round_up(n, 64).max(64) {
+        if !fits_problem(bm, bn) {
             continue;
         }
-        for stages in [4u64, 3, 2] {
+        for &stages in stage_options {
             let shared = stages * (bm * bk + bk * bn) * s;
-            if budget.map_or(true, |b| shared <= b) {
+            if budget.map_or(true, |b| shared * residency <= b) {
                 chosen = Some((bm, bn, bk, stages, shared));
                 break 'outer;
             }
         }
     }
     let (bm, bn, bk, stages, shared) = chosen.unwrap_or((64, 64, 16, 1, (64 * 16 * 2) * s));
-    let block = round_up(
-        (bm * bn / acc_per_thread).clamp(warp * 2, max_threads),
-        warp,
-    )
-    .min(max_threads);
+    let block = threads_for(bm, bn);
     tile.insert("m".into(), bm);
     tile.insert("n".into(), bn);
     tile.insert("k".into(), bk);
     tile.insert("stages".into(), stages);
     let why = format!(
-        "{bm}x{bn}x{bk} with {stages} stages: {stages} x ({bm}x{bk} + {bk}x{bn}) x {s} B = {} of {} budget; {block} threads ({} warps of {warp}) hold {acc_per_thread} fp32 accumulators each",
+        "{bm}x{bn}x{bk} with {stages} stage(s){}: {stages} x ({bm}x{bk} + {bk}x{bn}) x {s} B = {} of {} budget{}; {block} threads ({} warps of {warp}) hold {acc_per_thread} fp32 accumulators each",
+        if amd && !triton { " (one LDS buffer, the next K tile prefetched into registers)" } else { "" },
         kib(shared),
         budget.map(kib).unwrap_or_else(|| "an unknown".into()),
+        if amd { ", leaving room for two workgroups per CU" } else { "" },
         block / warp
     );
+    // Autotune candidates: the chosen tile and its neighbours, each with every stage option;
+    // those over the budget are dropped with the reason (check_candidates).
+    let mut cands = Vec::new();
+    for (cm, cn, ck) in [
+        (bm, bn, bk),
+        (128, 128, 64),
+        (128, 256, 64),
+        (256, 128, 64),
+        (64, 64, 32),
+    ] {
+        if !fits_problem(cm, cn) {
+            continue;
+        }
+        for &st in stage_options {
+            cands.push(Cand {
+                params: vec![
+                    ("BLOCK_M", cm),
+                    ("BLOCK_N", cn),
+                    ("BLOCK_K", ck),
+                    ("STAGES", st),
+                ],
+                block: threads_for(cm, cn),
+                shared: st * (cm * ck + ck * cn) * s,
+            });
+        }
+    }
     (
         block,
         shared,
         if t.is_cdna() { 192 } else { 128 },
-        "BLOCK_M, BLOCK_N, BLOCK_K, STAGES (template/constexpr); autotune list per target".into(),
-        vec![
-            "128x128x64 s3".into(),
-            "128x256x64 s3".into(),
-            "64x64x32 s2".into(),
-            "256x128x64 s2".into(),
-        ],
+        if amd && !triton {
+            "BLOCK_M, BLOCK_N, BLOCK_K (template/constexpr), one LDS buffer with register prefetch; autotune list per target (CK/hipBLASLt-style)".into()
+        } else {
+            "BLOCK_M, BLOCK_N, BLOCK_K, STAGES (template/constexpr); autotune list per target"
+                .into()
+        },
+        cands,
         why,
     )
 }
@@ -371,6 +625,7 @@ fn cpu_tile(spec: &Spec, t: &Target) -> Tile {
         configuration:
             "chunk/panel sizes as runtime parameters; one OS thread per task (rayon/OpenMP)".into(),
         candidates: vec![],
+        candidate_checks: vec![],
         why: if t.vendor() == Vendor::Cpu {
             why
         } else {

@@ -119,6 +119,11 @@ pub fn markdown(plan: &Plan) -> String {
         }
         let _ = writeln!(o);
     }
+    let compact = matches!(
+        plan.verdict.decision,
+        Decision::UseFramework | Decision::UseVendorLibrary
+    );
+    summary(&mut o, plan);
 
     // 1
     let _ = writeln!(o, "## {}\n", HEADINGS[0]);
@@ -205,10 +210,20 @@ pub fn markdown(plan: &Plan) -> String {
             .map(num)
             .unwrap_or_else(|| "unbounded (no bytes)".into())
     );
-    let _ = writeln!(o, "- math dtype (peak used): {}\n", op.math_dtype);
-    let _ = writeln!(o, "| target | peak TFLOP/s | bandwidth GB/s | ridge point FLOP/byte | bound | note | sources |");
-    let _ = writeln!(o, "|---|---|---|---|---|---|---|");
-    for t in &op.per_target {
+    let _ = writeln!(o, "- math dtype (peak used): {}", op.math_dtype);
+    if compact {
+        // The roofline per target is in section 8; the peak table is in the JSON.
+        let _ = writeln!(
+            o,
+            "- per-target peaks and bounds: section 8 and the JSON (`operation.per_target`)"
+        );
+    }
+    o.push('\n');
+    if !compact {
+        let _ = writeln!(o, "| target | peak TFLOP/s | bandwidth GB/s | ridge point FLOP/byte | bound | note | sources |");
+        let _ = writeln!(o, "|---|---|---|---|---|---|---|");
+    }
+    for t in op.per_target.iter().filter(|_| !compact) {
         let peak = match (t.peak_tflops, &t.peak_kind, &t.peak_dtype) {
             (Some(p), Some(k), Some(d)) => format!("{} ({d}, {k})", num(p)),
             _ => "unknown".into(),
@@ -229,13 +244,42 @@ pub fn markdown(plan: &Plan) -> String {
             t.sources.join(", ")
         );
     }
-    let _ = writeln!(o, "\nDtype support:\n");
-    let _ = writeln!(
-        o,
-        "| target | dtype | status | KB feature | note | source |"
-    );
-    let _ = writeln!(o, "|---|---|---|---|---|---|");
-    for d in &op.dtype_support {
+    let native: Vec<&str> = {
+        let mut v: Vec<&str> = op
+            .dtype_support
+            .iter()
+            .map(|d| d.dtype.as_str())
+            .filter(|dt| {
+                op.dtype_support
+                    .iter()
+                    .filter(|d| d.dtype == *dt)
+                    .all(|d| d.status == "yes" && d.feature.is_none())
+            })
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    if !native.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nDtype support: {} native on every target.",
+            native.join(", ")
+        );
+    }
+    let special: Vec<&DtypeSupport> = op
+        .dtype_support
+        .iter()
+        .filter(|d| !native.contains(&d.dtype.as_str()))
+        .collect();
+    if !special.is_empty() {
+        let _ = writeln!(
+            o,
+            "\n| target | dtype | status | KB feature | note | source |"
+        );
+        let _ = writeln!(o, "|---|---|---|---|---|---|");
+    }
+    for d in special {
         let _ = writeln!(
             o,
             "| {} | {} | {} | {} | {} | {} |",
@@ -279,11 +323,15 @@ pub fn markdown(plan: &Plan) -> String {
             }
             o.push('\n');
         }
-        for a in &k.algorithms {
-            let _ = writeln!(o, "- algorithm: {}: {} [{}]", a.name, a.when, a.source);
+        if !compact {
+            for a in &k.algorithms {
+                let _ = writeln!(o, "- algorithm: {}: {} [{}]", a.name, a.when, a.source);
+            }
         }
         let _ = writeln!(o, "- latency-bound when: {}", k.latency_bound);
-        let _ = writeln!(o, "- tile hint: {}", k.tile_hint);
+        if !compact {
+            let _ = writeln!(o, "- tile hint: {}", k.tile_hint);
+        }
         if let Some(l) = &k.latency {
             let _ = writeln!(o, "- latency requirement: {l}");
         }
@@ -294,9 +342,21 @@ pub fn markdown(plan: &Plan) -> String {
     let s = &plan.strategy;
     let _ = writeln!(o, "## {}\n", HEADINGS[2]);
     let _ = writeln!(o, "**Chosen: `{}`**: {}.\n", s.chosen, s.summary);
-    let _ = writeln!(o, "| target | abstraction | implementation |");
-    let _ = writeln!(o, "|---|---|---|");
-    for p in &s.per_target {
+    if compact {
+        let _ = writeln!(
+            o,
+            "Per target: {}.",
+            s.per_target
+                .iter()
+                .map(|p| format!("{} `{}` ({})", p.target, p.abstraction, p.implementation))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    } else {
+        let _ = writeln!(o, "| target | abstraction | implementation |");
+        let _ = writeln!(o, "|---|---|---|");
+    }
+    for p in s.per_target.iter().filter(|_| !compact) {
         let _ = writeln!(
             o,
             "| {} | {} | {} |",
@@ -305,13 +365,19 @@ pub fn markdown(plan: &Plan) -> String {
             cell(&p.implementation)
         );
     }
+    let (shown, folded): (Vec<&Alternative>, Vec<&Alternative>) =
+        s.alternatives.iter().partition(|a| {
+            a.allowed && a.outcome != "not-applicable" && !(compact && a.outcome != "chosen")
+        });
     let _ = writeln!(
         o,
         "\nAlternatives considered (highest abstraction first):\n"
     );
-    let _ = writeln!(o, "| abstraction | allowed | outcome | why | sources |");
-    let _ = writeln!(o, "|---|---|---|---|---|");
-    for a in &s.alternatives {
+    if !shown.is_empty() {
+        let _ = writeln!(o, "| abstraction | allowed | outcome | why | sources |");
+        let _ = writeln!(o, "|---|---|---|---|---|");
+    }
+    for a in shown {
         let _ = writeln!(
             o,
             "| {} | {} | {} | {} | {} |",
@@ -322,20 +388,41 @@ pub fn markdown(plan: &Plan) -> String {
             a.sources.join(", ")
         );
     }
-    let _ = writeln!(o, "\nDecided from: {}.\n", s.inputs.join("; "));
+    let mut by_outcome: Vec<(&str, Vec<&str>)> = Vec::new();
+    for a in folded {
+        let label = if !a.allowed {
+            "not allowed by the spec"
+        } else {
+            a.outcome.as_str()
+        };
+        match by_outcome.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, v)) => v.push(a.abstraction.as_str()),
+            None => by_outcome.push((label, vec![a.abstraction.as_str()])),
+        }
+    }
+    if !by_outcome.is_empty() {
+        let _ = writeln!(
+            o,
+            "\n{} (reasons in the JSON).",
+            by_outcome
+                .iter()
+                .map(|(l, v)| format!("{}: {}", capitalize(l), v.join(", ")))
+                .collect::<Vec<_>>()
+                .join(". ")
+        );
+    }
+    if compact {
+        o.push('\n');
+    } else {
+        let _ = writeln!(o, "\nDecided from: {}.\n", s.inputs.join("; "));
+    }
 
     // 4
     let _ = writeln!(o, "## {}\n", HEADINGS[3]);
-    if matches!(
-        plan.verdict.decision,
-        Decision::UseFramework | Decision::UseVendorLibrary
-    ) && !plan.risks.is_empty()
-    {
+    if compact && !plan.risks.is_empty() {
         let _ = writeln!(
             o,
-            "The verdict is `{}`: no custom GPU kernel is planned. The hazards below matter for any code that \
-             still runs per backend (launch glue, tuning, the CPU fallback) and for a custom path if one is ever needed.\n",
-            plan.verdict.decision.as_str()
+            "No custom GPU kernel is planned; these matter for code that still runs per backend (launch glue, tuning, the CPU fallback) and for any custom path later:"
         );
     }
     if plan.risks.is_empty() {
@@ -344,7 +431,28 @@ pub fn markdown(plan: &Plan) -> String {
             "No portability risk found for these targets and features.\n"
         );
     }
-    for (i, r) in plan.risks.iter().enumerate() {
+    if compact {
+        for (i, r) in plan.risks.iter().enumerate() {
+            let _ = writeln!(
+                o,
+                "- R{} `{}` ({}, {}): {}. Mitigation: {}",
+                i + 1,
+                r.id,
+                r.severity,
+                if r.targets.is_empty() {
+                    "no target".to_string()
+                } else {
+                    r.targets.join(", ")
+                },
+                r.title,
+                r.mitigation
+            );
+        }
+        if !plan.risks.is_empty() {
+            o.push('\n');
+        }
+    }
+    for (i, r) in plan.risks.iter().enumerate().filter(|_| !compact) {
         let _ = writeln!(o, "### R{} `{}`: {}\n", i + 1, r.id, r.title);
         let _ = writeln!(
             o,
@@ -392,25 +500,24 @@ pub fn markdown(plan: &Plan) -> String {
                 plan.header_note,
                 h.lines().count()
             );
-            if !macros.is_empty() {
-                let shown: Vec<String> = macros.iter().take(40).map(|m| format!("`{m}`")).collect();
+            if !macros.is_empty() && !compact {
+                let shown: Vec<String> = macros.iter().take(12).map(|m| format!("`{m}`")).collect();
                 let _ = writeln!(
                     o,
                     "It defines {} macros{}: {}{}.",
                     macros.len(),
-                    if macros.len() > 40 {
-                        ", the first 40"
+                    if macros.len() > 12 {
+                        ", among them"
                     } else {
                         ""
                     },
                     shown.join(", "),
-                    if macros.len() > 40 { ", ..." } else { "" }
+                    if macros.len() > 12 { ", ..." } else { "" }
                 );
             }
             let _ = writeln!(
                 o,
-                "\n<details><summary>Full header text</summary>\n\n```c\n{}\n```\n\n</details>\n",
-                h.trim_end()
+                "The text is in the JSON plan (`header`); `kplan header --spec SPEC.toml -o kplan_portability.h` writes it.\n"
             );
         }
         None => {
@@ -420,6 +527,27 @@ pub fn markdown(plan: &Plan) -> String {
 
     // 6
     let _ = writeln!(o, "## {}\n", HEADINGS[5]);
+    if plan.tiles.is_empty() {
+        let _ = writeln!(
+            o,
+            "No tiles: the verdict is `{}`, so no kernel is written; the {} chooses its own launch configuration.\n",
+            plan.verdict.decision.as_str(),
+            if plan.verdict.decision == Decision::UseFramework { "framework" } else { "library" }
+        );
+    } else {
+        tiles_section(&mut o, plan);
+    }
+
+    // 7
+    ci_section(&mut o, plan);
+
+    // 8
+    perf_section(&mut o, plan, compact);
+    checklist_and_sources(&mut o, plan);
+    o
+}
+
+fn tiles_section(o: &mut String, plan: &Plan) {
     let _ = writeln!(o, "| target | block threads | tile | shared bytes (budget) | occupancy | registers assumed | why |");
     let _ = writeln!(o, "|---|---|---|---|---|---|---|");
     for t in &plan.tiles {
@@ -467,16 +595,48 @@ pub fn markdown(plan: &Plan) -> String {
             "- {}: {}{}",
             t.target,
             t.configuration,
-            if t.candidates.is_empty() {
+            if t.candidate_checks.is_empty() {
                 String::new()
             } else {
-                format!("; autotune candidates: {}", t.candidates.join(", "))
+                let kept: Vec<String> = t
+                    .candidate_checks
+                    .iter()
+                    .filter(|c| c.kept)
+                    .map(|c| match c.occupancy {
+                        Some(f) => format!(
+                            "`{}` ({}, {:.0}% occupancy)",
+                            c.config,
+                            bytes(c.shared_bytes),
+                            f * 100.0
+                        ),
+                        None => format!("`{}` ({})", c.config, bytes(c.shared_bytes)),
+                    })
+                    .collect();
+                let dropped: Vec<String> = t
+                    .candidate_checks
+                    .iter()
+                    .filter_map(|c| c.dropped.as_ref().map(|d| format!("`{}`: {d}", c.config)))
+                    .collect();
+                format!(
+                    "; autotune candidates: {}{}",
+                    if kept.is_empty() {
+                        "none fits".to_string()
+                    } else {
+                        kept.join(", ")
+                    },
+                    if dropped.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; dropped: {}", dropped.join("; "))
+                    }
+                )
             }
         );
     }
     let _ = writeln!(o, "\nOccupancy comes from the KB's occupancy model (kplan_kb::occupancy) with the registers shown as an assumption; `kplan build` reports the real register count.\n");
+}
 
-    // 7
+fn ci_section(o: &mut String, plan: &Plan) {
     let _ = writeln!(o, "## {}\n", HEADINGS[6]);
     let _ = writeln!(
         o,
@@ -504,8 +664,9 @@ pub fn markdown(plan: &Plan) -> String {
         let _ = writeln!(o, "- {n}");
     }
     o.push('\n');
+}
 
-    // 8
+fn perf_section(o: &mut String, plan: &Plan, compact: bool) {
     let _ = writeln!(o, "## {}\n", HEADINGS[7]);
     let _ = writeln!(o, "| target | strategy | bound | roofline | expected (low-high) | measured | expected time/call | vs fastest | efficiency assumption |");
     let _ = writeln!(o, "|---|---|---|---|---|---|---|---|---|");
@@ -531,7 +692,10 @@ pub fn markdown(plan: &Plan) -> String {
                 e.high * 100.0,
                 e.strategy,
                 e.class,
-                if e.proxy { ", proxy" } else { "" },
+                match &e.proxy_reason {
+                    Some(r) => format!(", proxy: {r}"),
+                    None => String::new(),
+                },
                 e.basis,
                 e.sources.join(", ")
             ),
@@ -551,7 +715,15 @@ pub fn markdown(plan: &Plan) -> String {
             exp,
             cell(&meas),
             p.expected_time_us
-                .map(|t| format!("{} us", num(t)))
+                .map(|t| format!(
+                    "{} us{}",
+                    num(t),
+                    if p.latency_bound {
+                        " (latency-bound)"
+                    } else {
+                        ""
+                    }
+                ))
                 .unwrap_or_else(|| "unknown".into()),
             p.gap_vs_fastest
                 .map(|g| format!("{:.2}x", g))
@@ -560,8 +732,18 @@ pub fn markdown(plan: &Plan) -> String {
         );
     }
     o.push('\n');
-    let _ = writeln!(o, "Roofline = min(peak[math dtype], intensity x bandwidth): GB/s when memory-bound, TFLOP/s when compute-bound. Expected = roofline x the efficiency band; figures without a measurement are expected, not measured.\n");
+    if !compact {
+        let _ = writeln!(o, "Roofline = min(peak[math dtype], intensity x bandwidth): GB/s when memory-bound, TFLOP/s when compute-bound. Expected = roofline x the efficiency band; expected time = max(roofline time / efficiency, launch floor); figures without a measurement are expected, not measured.\n");
+    }
     for p in &plan.performance {
+        if let Some(n) = &p.latency_note {
+            let _ = writeln!(
+                o,
+                "- {} ({}): {n}",
+                if p.latency_bound { "latency" } else { "cache" },
+                p.target
+            );
+        }
         if let Some(w) = &p.warning {
             let _ = writeln!(o, "- warning ({}): {w}", p.target);
         }
@@ -573,11 +755,16 @@ pub fn markdown(plan: &Plan) -> String {
         }
     }
     for n in &plan.performance_notes {
+        // The table's `vs fastest` column already says this on a one-page plan.
+        if compact && n.starts_with("expected time per call relative to the fastest") {
+            continue;
+        }
         let _ = writeln!(o, "- {n}");
     }
     o.push('\n');
+}
 
-    // checklist
+fn checklist_and_sources(o: &mut String, plan: &Plan) {
     let _ = writeln!(o, "## {}\n", HEADINGS[8]);
     let _ = writeln!(o, "| item | status | evidence |");
     let _ = writeln!(o, "|---|---|---|");
@@ -606,5 +793,123 @@ pub fn markdown(plan: &Plan) -> String {
             s.kind
         );
     }
-    o
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+fn severity_rank(s: &str) -> u8 {
+    match s {
+        "high" => 0,
+        "medium" => 1,
+        "low" => 2,
+        _ => 3,
+    }
+}
+
+/// The one-page summary: verdict, strategy, top risks, expected throughput per target, what to
+/// build first, open questions.
+fn summary(o: &mut String, plan: &Plan) {
+    let _ = writeln!(o, "## Summary\n");
+    let _ = writeln!(
+        o,
+        "- **Verdict** `{}`; **strategy** `{}`: {}.",
+        plan.verdict.decision.as_str(),
+        plan.strategy.chosen,
+        plan.strategy.summary.trim_end_matches('.')
+    );
+    let mut risks: Vec<(usize, &Risk)> = plan.risks.iter().enumerate().collect();
+    risks.sort_by_key(|(i, r)| (severity_rank(&r.severity), *i));
+    let compact = matches!(
+        plan.verdict.decision,
+        Decision::UseFramework | Decision::UseVendorLibrary
+    );
+    if risks.is_empty() {
+        let _ = writeln!(o, "- **Top risks**: none found for these targets.");
+    } else if compact {
+        let _ = writeln!(
+            o,
+            "- **Top risks** (section 4): {}.",
+            risks
+                .iter()
+                .take(3)
+                .map(|(i, r)| format!("R{} `{}` ({})", i + 1, r.id, r.severity))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    } else {
+        let _ = writeln!(o, "- **Top risks** (section 4):");
+        for (i, r) in risks.iter().take(3) {
+            let _ = writeln!(o, "  - R{} `{}` ({}): {}", i + 1, r.id, r.severity, r.title);
+        }
+    }
+    let _ = writeln!(o, "- **Expected per target** (section 8):");
+    for p in &plan.performance {
+        let unit = p.unit.as_deref().unwrap_or("");
+        let range = match (p.expected_low, p.expected_high) {
+            (Some(l), Some(h)) => format!("{}-{} {unit}", num(l), num(h)),
+            _ => "unknown".into(),
+        };
+        let mut tags = Vec::new();
+        if let Some(t) = p.expected_time_us {
+            tags.push(format!("{} us per call", num(t)));
+        }
+        if p.latency_bound {
+            tags.push("latency-bound".into());
+        }
+        if p.efficiency.as_ref().is_some_and(|e| e.proxy) {
+            tags.push("proxy band".into());
+        }
+        if p.measured.is_some() {
+            tags.push("measured point in section 8".into());
+        }
+        let _ = writeln!(
+            o,
+            "  - {}: {range}{}",
+            p.target,
+            if tags.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", tags.join(", "))
+            }
+        );
+    }
+    let first = match plan.verdict.decision {
+        Decision::UseFramework | Decision::UseVendorLibrary => format!(
+            "the {} call and its test against the CPU reference on each target; `kplan ci` writes the workflow that runs it",
+            if plan.verdict.decision == Decision::UseFramework { "framework" } else { "library" }
+        ),
+        _ => {
+            let primary = plan
+                .strategy
+                .per_target
+                .iter()
+                .find(|p| p.abstraction != "cpu-fallback" && p.abstraction != "none")
+                .map(|p| format!("{} ({})", p.target, p.abstraction))
+                .unwrap_or_else(|| "the first GPU target".into());
+            format!(
+                "the CPU reference and the kernel's harness (docs/verify.md), then the {primary} path with the tile in section 6; compile every target on every change (`kplan ci`)"
+            )
+        }
+    };
+    let _ = writeln!(o, "- **Build first**: {first}.");
+    let open: Vec<&ChecklistItem> = plan
+        .checklist
+        .iter()
+        .filter(|c| c.status != Status::Pass)
+        .collect();
+    if open.is_empty() {
+        let _ = writeln!(o, "- **Open questions**: none from the checklist.");
+    } else {
+        let _ = writeln!(o, "- **Open questions** (checklist):");
+        for c in open {
+            let _ = writeln!(o, "  - {} ({}): {}", c.item, c.status.as_str(), c.evidence);
+        }
+    }
+    o.push('\n');
 }

@@ -1,8 +1,16 @@
-//! Plan renderers: Markdown for design reviews, JSON for tools (schema: docs/plan.schema.json).
+//! Plan renderers: Markdown for design reviews, JSON for tools (schema: docs/plan.schema.json),
+//! and the CI matrix as a GitHub Actions workflow (`kplan ci`).
 
 mod markdown;
+pub mod workflow;
 
 pub use markdown::markdown;
+pub use workflow::{workflow, WorkflowOptions};
+
+/// A byte count with an SI prefix: 16.8 MB, 50.3 MB, 256 MB.
+pub(crate) fn si_bytes(b: f64) -> String {
+    markdown::si_unit(b, "B")
+}
 
 /// The plan as pretty-printed JSON, newline-terminated.
 pub fn json(plan: &crate::Plan) -> String {

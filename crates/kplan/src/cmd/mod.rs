@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 pub mod build;
+pub mod ci;
 pub mod header;
 pub mod kb;
 pub mod plan;

@@ -1,0 +1,92 @@
+//! `kplan ci SPEC.toml [-o FILE] [--runner KIND=LABEL]...`: the plan's CI matrix (section 7) as
+//! a GitHub Actions workflow.
+
+use super::{write_output, Ctx, EXIT_USAGE};
+use anyhow::Context;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The kernel spec (TOML); docs/plan.md documents every key.
+    #[arg(value_name = "SPEC")]
+    pub spec: PathBuf,
+    /// Write the workflow to FILE (atomically) instead of stdout, e.g.
+    /// `.github/workflows/kplan.yml`.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Self-hosted runner label(s) for the run legs of one kind: an architecture (`gfx942`), a
+    /// spec target name (`mi300x`) or a vendor (`amd`); LABEL may list several, comma-separated.
+    /// Repeatable; overrides the spec's `[ci] runners`. Default label: `self-hosted, linux, ARCH`.
+    #[arg(long, value_name = "KIND=LABEL")]
+    pub runner: Vec<String>,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
+    let raw = std::fs::read(&args.spec)
+        .with_context(|| format!("cannot read spec {}", args.spec.display()))?;
+    let shown = args.spec.display().to_string();
+    let text = match String::from_utf8(raw) {
+        Ok(t) => t,
+        Err(e) => {
+            let bytes = e.as_bytes();
+            let at = e.utf8_error().valid_up_to();
+            let valid = std::str::from_utf8(&bytes[..at]).unwrap_or("");
+            let (line, col) = kplan_kb::line_col(valid, at);
+            eprintln!(
+                "{shown}:{line}:{col}: error: invalid UTF-8 (byte 0x{:02x}), expected a UTF-8 TOML kernel spec",
+                bytes[at]
+            );
+            return Ok(EXIT_USAGE);
+        }
+    };
+    let kb = ctx.kb();
+    let spec = match kplan_plan::parse_spec(&text, kb) {
+        Ok(s) => s,
+        Err(e) => {
+            eprint!("{}", e.render(&shown, &text));
+            return Ok(EXIT_USAGE);
+        }
+    };
+    let mut runners: BTreeMap<String, String> = spec.ci_runners.clone();
+    for r in &args.runner {
+        match r.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
+                runners.insert(k.trim().to_string(), v.trim().to_string());
+            }
+            _ => anyhow::bail!("--runner {r}: expected KIND=LABEL (e.g. gfx942=mi300x)"),
+        }
+    }
+    let plan = kplan_plan::build_plan(&spec, kb, &kplan_plan::PlanInputs::default());
+    let unused = kplan_plan::render::workflow::unused_runner_keys(&plan, &runners);
+    if !unused.is_empty() {
+        let kinds: Vec<String> = kplan_plan::render::workflow::runner_kinds(&plan)
+            .into_iter()
+            .flatten()
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        anyhow::bail!(
+            "runner kind {} matches no leg that needs a self-hosted runner; expected one of: {}",
+            unused
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if kinds.is_empty() {
+                "(none: every leg runs on hosted runners)".to_string()
+            } else {
+                kinds.join(", ")
+            }
+        );
+    }
+    let opts = kplan_plan::render::WorkflowOptions {
+        spec_path: shown,
+        runners,
+    };
+    write_output(
+        args.output.as_deref(),
+        &kplan_plan::render::workflow(&plan, &opts),
+    )?;
+    Ok(0)
+}
