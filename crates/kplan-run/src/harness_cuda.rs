@@ -2,7 +2,7 @@
 //! path, so diagnostics point at the user's file), the driver API runs it (both through dynamic
 //! loading). No libcuda, libnvrtc or device: a skip with the reason.
 
-use crate::cuda::{open_device, Device};
+use crate::cuda::open_device;
 use crate::error::RunError;
 use crate::harness::{ArgKind, Dtype, Harness};
 use crate::harness_verify::KernelRunner;
