@@ -179,6 +179,31 @@ __device__ __forceinline__ void kplan_store(kplan_t* __restrict__ p, const float
 #define KPLAN_ROWS_PER_BLOCK (KPLAN_BLOCK / KPLAN_TPR)
 #define KPLAN_WARPS_PER_ROW (KPLAN_TPR / KPLAN_WARP_SIZE > 0 ? KPLAN_TPR / KPLAN_WARP_SIZE : 1)
 
+/* Row kernels with the row in registers (KPLAN_ITEMS > 0): the loads of one row's vectors. Thread
+ * `t` of the row group loads vectors t, t + KPLAN_TPR, ... of the row at x + row * stride into
+ * `raw`, those below `lim` (the row's vector count, 0 for a row past the end). The address is
+ * formed inside the bounds test, as in a loop written out in the kernel, so the generated code
+ * is the same as that loop's. */
+#if KPLAN_ITEMS > 0
+__device__ __forceinline__ void kplan_load_row(const kplan_t* __restrict__ x, long long row, int stride, int t,
+                                               int lim, kplan_vec (&raw)[KPLAN_ITEMS]) {
+#pragma unroll
+    for (int k = 0; k < KPLAN_ITEMS; ++k)
+        if (t + k * KPLAN_TPR < lim) kplan_load_raw(x + row * stride + (long long)(t + k * KPLAN_TPR) * KPLAN_VEC, raw[k]);
+}
+
+/* With two rows in flight: the loads of row group `g`'s row for thread row `sub`, issued before
+ * the loop reaches it (the first group before the loop, the next group while the current one is
+ * reduced and written); nothing for a group or row past the end. */
+__device__ __forceinline__ void kplan_prefetch_row(const kplan_t* __restrict__ x, long long g, long long groups,
+                                                   int sub, int t, int rows, int cols, int nvec,
+                                                   kplan_vec (&raw)[KPLAN_ITEMS]) {
+    const long long row = g * KPLAN_ROWS_PER_BLOCK + sub;
+    const int lim = (g < groups && row < rows) ? nvec : 0;
+    kplan_load_row(x, row, cols, t, lim, raw);
+}
+#endif
+
 /* Reduction over the KPLAN_TPR threads of one row group. A group no wider than a warp reduces
  * with shuffles over its lanes; a wider group reduces each warp, then the warps' results through
  * shared memory. Every thread of the group gets the result. `scratch` holds

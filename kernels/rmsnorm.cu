@@ -24,31 +24,15 @@ extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
 #if KPLAN_ITEMS > 0
     kplan_vec raw[KPLAN_ITEMS], cur[KPLAN_ITEMS];
     long long g = blockIdx.x;
-    if (KPLAN_ROWS_IN_FLIGHT > 1 && g < groups) {
-        const long long row = g * KPLAN_ROWS_PER_BLOCK + sub;
-        const int lim = row < rows ? nvec : 0;
-#pragma unroll
-        for (int k = 0; k < KPLAN_ITEMS; ++k)
-            if (t + k * KPLAN_TPR < lim) kplan_load_raw(x + row * cols + (long long)(t + k * KPLAN_TPR) * KPLAN_VEC, raw[k]);
-    }
+    if (KPLAN_ROWS_IN_FLIGHT > 1 && g < groups) kplan_prefetch_row(x, g, groups, sub, t, rows, cols, nvec, raw);
     for (; g < groups; g += gridDim.x) {
         const long long row = g * KPLAN_ROWS_PER_BLOCK + sub;
         const int lim = row < rows ? nvec : 0;
         const long long base = (row < rows ? row : 0) * (long long)cols;
-        if (KPLAN_ROWS_IN_FLIGHT == 1) {
-#pragma unroll
-            for (int k = 0; k < KPLAN_ITEMS; ++k)
-                if (t + k * KPLAN_TPR < lim) kplan_load_raw(x + base + (long long)(t + k * KPLAN_TPR) * KPLAN_VEC, raw[k]);
-        }
+        if (KPLAN_ROWS_IN_FLIGHT == 1) kplan_load_row(x, base, 1, t, lim, raw);
 #pragma unroll
         for (int k = 0; k < KPLAN_ITEMS; ++k) cur[k] = raw[k];
-        if (KPLAN_ROWS_IN_FLIGHT > 1) {
-            const long long nrow = (g + gridDim.x) * KPLAN_ROWS_PER_BLOCK + sub;
-            const int nlim = (g + gridDim.x < groups && nrow < rows) ? nvec : 0;
-#pragma unroll
-            for (int k = 0; k < KPLAN_ITEMS; ++k)
-                if (t + k * KPLAN_TPR < nlim) kplan_load_raw(x + nrow * cols + (long long)(t + k * KPLAN_TPR) * KPLAN_VEC, raw[k]);
-        }
+        if (KPLAN_ROWS_IN_FLIGHT > 1) kplan_prefetch_row(x, g + gridDim.x, groups, sub, t, rows, cols, nvec, raw);
         float ss = 0.0f;
 #pragma unroll
         for (int k = 0; k < KPLAN_ITEMS; ++k) {

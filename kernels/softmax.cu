@@ -28,22 +28,12 @@ extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
     /* raw: the packed 16-byte vectors of the row being loaded; v: the row in fp32 (x, then exp) */
     kplan_vec raw[KPLAN_ITEMS];
     long long g = blockIdx.x;
-    if (KPLAN_ROWS_IN_FLIGHT > 1 && g < groups) {
-        const long long row = g * KPLAN_ROWS_PER_BLOCK + sub;
-        const int lim = row < rows ? nvec : 0;
-#pragma unroll
-        for (int k = 0; k < KPLAN_ITEMS; ++k)
-            if (t + k * KPLAN_TPR < lim) kplan_load_raw(x + row * cols + (long long)(t + k * KPLAN_TPR) * KPLAN_VEC, raw[k]);
-    }
+    if (KPLAN_ROWS_IN_FLIGHT > 1 && g < groups) kplan_prefetch_row(x, g, groups, sub, t, rows, cols, nvec, raw);
     for (; g < groups; g += gridDim.x) {
         const long long row = g * KPLAN_ROWS_PER_BLOCK + sub;
         const int lim = row < rows ? nvec : 0;
         const long long base = (row < rows ? row : 0) * (long long)cols;
-        if (KPLAN_ROWS_IN_FLIGHT == 1) {
-#pragma unroll
-            for (int k = 0; k < KPLAN_ITEMS; ++k)
-                if (t + k * KPLAN_TPR < lim) kplan_load_raw(x + base + (long long)(t + k * KPLAN_TPR) * KPLAN_VEC, raw[k]);
-        }
+        if (KPLAN_ROWS_IN_FLIGHT == 1) kplan_load_row(x, base, 1, t, lim, raw);
         float v[KPLAN_ITEMS][KPLAN_VEC];
 #pragma unroll
         for (int k = 0; k < KPLAN_ITEMS; ++k) {
@@ -54,14 +44,8 @@ extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
                 for (int i = 0; i < KPLAN_VEC; ++i) v[k][i] = neg_inf;
             }
         }
-        if (KPLAN_ROWS_IN_FLIGHT > 1) {
-            /* the next group's row: its loads overlap this row's reductions and stores */
-            const long long nrow = (g + gridDim.x) * KPLAN_ROWS_PER_BLOCK + sub;
-            const int nlim = (g + gridDim.x < groups && nrow < rows) ? nvec : 0;
-#pragma unroll
-            for (int k = 0; k < KPLAN_ITEMS; ++k)
-                if (t + k * KPLAN_TPR < nlim) kplan_load_raw(x + nrow * cols + (long long)(t + k * KPLAN_TPR) * KPLAN_VEC, raw[k]);
-        }
+        /* the next group's row: its loads overlap this row's reductions and stores */
+        if (KPLAN_ROWS_IN_FLIGHT > 1) kplan_prefetch_row(x, g + gridDim.x, groups, sub, t, rows, cols, nvec, raw);
         float m = neg_inf;
 #pragma unroll
         for (int k = 0; k < KPLAN_ITEMS; ++k)

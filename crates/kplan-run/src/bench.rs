@@ -14,6 +14,7 @@ use crate::exec::{encode, Case};
 use crate::kernels::{choose, Backend, Config, Shape, Tiles};
 use crate::reference::{DType, Op};
 use crate::verify::{check_run, expected};
+use cudarc::driver::CudaSlice;
 use serde::Serialize;
 
 /// The shapes the performance goals name, per kernel.
@@ -364,17 +365,13 @@ pub fn bench_case(
         let mut out = exec.poisoned(out_bytes)?;
         let grid = cfg.grid(shape, exec.sm_count) as usize;
         let mut partials = exec.poisoned(crate::cuda::partials_bytes(op, shape, grid))?;
-        exec.launch(
-            op,
-            dtype,
-            cfg,
-            shape,
-            1e-6,
-            &da,
-            &db,
-            &mut out,
-            &mut partials,
-        )?;
+        // one launch with this configuration; the checked run and the timed ones use the same
+        // buffers
+        let launch =
+            |e: &mut CudaExecutor, out: &mut CudaSlice<u8>, partials: &mut CudaSlice<u8>| {
+                e.launch(op, dtype, cfg, shape, 1e-6, &da, &db, out, partials)
+            };
+        launch(exec, &mut out, &mut partials)?;
         exec.sync()?;
         let host = exec.stream.clone_dtoh(&out).map_err(cu("memcpy DtoH"))?;
         let second = if op == Op::QuantizeFp8 {
@@ -395,44 +392,14 @@ pub fn bench_case(
         let cmp = check_run(op, dtype, shape, cfg, Backend::Cuda, &got, &want);
         drop(host);
         for _ in 0..warmup {
-            exec.launch(
-                op,
-                dtype,
-                cfg,
-                shape,
-                1e-6,
-                &da,
-                &db,
-                &mut out,
-                &mut partials,
-            )?;
+            launch(exec, &mut out, &mut partials)?;
         }
         exec.sync()?;
         let mut times = time_runs(exec, &mut flush, reps, &mut |e| {
-            e.launch(
-                op,
-                dtype,
-                cfg,
-                shape,
-                1e-6,
-                &da,
-                &db,
-                &mut out,
-                &mut partials,
-            )
+            launch(e, &mut out, &mut partials)
         })?;
         let graph_ms = graph_time(exec, &mut flush, GRAPH_LAUNCHES, GRAPH_REPS, &mut |e| {
-            e.launch(
-                op,
-                dtype,
-                cfg,
-                shape,
-                1e-6,
-                &da,
-                &db,
-                &mut out,
-                &mut partials,
-            )
+            launch(e, &mut out, &mut partials)
         })?;
         let min = times.iter().cloned().fold(f64::INFINITY, f64::min);
         let max = times.iter().cloned().fold(0.0, f64::max);

@@ -93,7 +93,7 @@ pub fn run_bench(
     let cases = bench_cases(plan)?;
     let mut exec = match CudaExecutor::open(sources)? {
         Ok(e) => e,
-        Err(reason) => return Ok(BenchOutcome::Skipped(Skip::new(reason))),
+        Err(skip) => return Ok(BenchOutcome::Skipped(skip)),
     };
     let peak = kb_peak(kb, &exec.name);
     let copy_bytes: usize = 1 << 30;

@@ -6,6 +6,7 @@ use crate::error::RunError;
 use crate::exec::{decode, encode, Case, Executor};
 use crate::kernels::{source_file, Backend, Config, KernelSources, Shape};
 use crate::reference::{DType, Op};
+use crate::skip::Skip;
 use kplan_build::process;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -40,7 +41,11 @@ pub fn scratch_dir(tag: &str) -> Result<tempfile::TempDir, RunError> {
 }
 
 /// Runs `cmd` under `timeout` ([`process::run_command`]); `what` names it in errors.
-fn run_tool(cmd: Command, timeout: Duration, what: &str) -> Result<process::Output, RunError> {
+pub(crate) fn run_tool(
+    cmd: Command,
+    timeout: Duration,
+    what: &str,
+) -> Result<process::Output, RunError> {
     let out = process::run_command(cmd, timeout).map_err(|e| RunError::Exec {
         what: what.to_string(),
         message: e.to_string(),
@@ -61,14 +66,15 @@ pub struct HostExecutor {
 }
 
 impl HostExecutor {
-    /// Prepares the sources; `Ok(None)` when no C++ compiler is found (a skip, not a failure).
-    pub fn new(sources: &KernelSources) -> Result<Option<HostExecutor>, RunError> {
+    /// Prepares the sources; `Ok(Err(skip))` when no C++ compiler is found (a skip, not a
+    /// failure).
+    pub fn new(sources: &KernelSources) -> Result<Result<HostExecutor, Skip>, RunError> {
         let Some(cxx) = find_cxx()? else {
-            return Ok(None);
+            return Ok(Err(Skip::no_cxx()));
         };
         let dir = scratch_dir("host")?;
         sources.materialize(dir.path())?;
-        Ok(Some(HostExecutor {
+        Ok(Ok(HostExecutor {
             cxx,
             dir,
             binaries: HashMap::new(),

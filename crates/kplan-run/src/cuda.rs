@@ -7,6 +7,7 @@ use crate::error::RunError;
 use crate::exec::{decode, encode, Case, Executor};
 use crate::kernels::{source_file, Backend, Config, KernelSources, Shape};
 use crate::reference::{DType, Op};
+use crate::skip::Skip;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
@@ -175,42 +176,68 @@ pub struct CudaExecutor {
     modules: HashMap<(Op, DType, Config), Arc<CudaModule>>,
 }
 
+/// Device 0 as every CUDA backend uses it: its context with one stream (cudarc's cross-stream
+/// event tracking off), its name and compute capability.
+pub struct Device {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub name: String,
+    pub cc: (i32, i32),
+}
+
+/// Opens device 0: libcuda present, libnvrtc loadable, a context. `Ok(Err(skip))` names what is
+/// missing here (a skip, not a failure).
+pub fn open_device() -> Result<Result<Device, Skip>, RunError> {
+    // SAFETY: only probes whether libcuda can be opened.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Ok(Err(Skip::new(
+            "libcuda not found (no NVIDIA driver on this machine)",
+        )));
+    }
+    if let Err(m) = nvrtc_status() {
+        return Ok(Err(Skip::new(m)));
+    }
+    let ctx = match CudaContext::new(0) {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(Skip::new(format!("no usable CUDA device: {:?}", e.0)))),
+    };
+    // One stream: cudarc's cross-stream event tracking is not needed and would add events.
+    // SAFETY: every buffer is used on this one stream only.
+    unsafe { ctx.disable_event_tracking() };
+    let stream = ctx.default_stream();
+    let name = ctx.name().map_err(cu("cuDeviceGetName"))?;
+    let cc = ctx.compute_capability().map_err(cu("compute capability"))?;
+    Ok(Ok(Device {
+        ctx,
+        stream,
+        name,
+        cc,
+    }))
+}
+
 impl CudaExecutor {
-    /// Opens device 0. `Ok(Err(reason))` when CUDA is not usable here (skip, not failure).
-    pub fn open(sources: &KernelSources) -> Result<Result<CudaExecutor, String>, RunError> {
-        // SAFETY: only probes whether libcuda can be opened.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Ok(Err(
-                "libcuda not found (no NVIDIA driver on this machine)".into()
-            ));
-        }
-        if let Err(m) = nvrtc_status() {
-            return Ok(Err(m));
-        }
-        let ctx = match CudaContext::new(0) {
-            Ok(c) => c,
-            Err(e) => return Ok(Err(format!("no usable CUDA device: {:?}", e.0))),
+    /// Opens device 0. `Ok(Err(skip))` when CUDA is not usable here (skip, not failure).
+    pub fn open(sources: &KernelSources) -> Result<Result<CudaExecutor, Skip>, RunError> {
+        let dev = match open_device()? {
+            Ok(d) => d,
+            Err(skip) => return Ok(Err(skip)),
         };
-        // One stream: cudarc's cross-stream event tracking is not needed and would add events.
-        // SAFETY: every buffer is used on this one stream only.
-        unsafe { ctx.disable_event_tracking() };
-        let stream = ctx.default_stream();
-        let name = ctx.name().map_err(cu("cuDeviceGetName"))?;
-        let cc = ctx.compute_capability().map_err(cu("compute capability"))?;
         use cudarc::driver::sys::CUdevice_attribute as A;
-        let sm_count = ctx
+        let sm_count = dev
+            .ctx
             .attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(cu("SM count"))? as u32;
-        let l2_bytes = ctx
+        let l2_bytes = dev
+            .ctx
             .attribute(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
             .map_err(cu("L2 size"))? as u64;
         let dir = scratch_dir("cuda")?;
         sources.materialize_nvrtc(dir.path())?;
         Ok(Ok(CudaExecutor {
-            ctx,
-            stream,
-            name,
-            cc,
+            ctx: dev.ctx,
+            stream: dev.stream,
+            name: dev.name,
+            cc: dev.cc,
             sm_count,
             l2_bytes,
             dir,

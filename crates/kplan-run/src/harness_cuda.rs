@@ -2,11 +2,12 @@
 //! path, so diagnostics point at the user's file), the driver API runs it (both through dynamic
 //! loading). No libcuda, libnvrtc or device: a skip with the reason.
 
-use crate::cuda::nvrtc_status;
+use crate::cuda::open_device;
 use crate::error::RunError;
 use crate::harness::{ArgKind, Dtype, Harness};
 use crate::harness_verify::KernelRunner;
 use crate::simt::{Defines, RunInput};
+use crate::skip::Skip;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
@@ -68,26 +69,12 @@ pub fn find_entry(ptx: &str, entry: &str) -> Result<String, String> {
 }
 
 impl CudaRunner {
-    /// `Ok(Err(reason))` when CUDA cannot be used here.
-    pub fn open(h: &Harness) -> Result<Result<CudaRunner, String>, RunError> {
-        // SAFETY: only probes whether libcuda can be opened.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Ok(Err(
-                "libcuda not found (no NVIDIA driver on this machine)".into()
-            ));
-        }
-        if let Err(m) = nvrtc_status() {
-            return Ok(Err(m));
-        }
-        let ctx = match CudaContext::new(0) {
-            Ok(c) => c,
-            Err(e) => return Ok(Err(format!("no usable CUDA device: {:?}", e.0))),
+    /// `Ok(Err(skip))` when CUDA cannot be used here.
+    pub fn open(h: &Harness) -> Result<Result<CudaRunner, Skip>, RunError> {
+        let dev = match open_device()? {
+            Ok(d) => d,
+            Err(skip) => return Ok(Err(skip)),
         };
-        // SAFETY: every buffer is used on this one stream only.
-        unsafe { ctx.disable_event_tracking() };
-        let stream = ctx.default_stream();
-        let name = ctx.name().map_err(cu("cuDeviceGetName"))?;
-        let cc = ctx.compute_capability().map_err(cu("compute capability"))?;
         let include = tempfile::Builder::new()
             .prefix("kplan-nvrtc-")
             .tempdir()
@@ -105,10 +92,10 @@ impl CudaRunner {
             source: e,
         })?;
         Ok(Ok(CudaRunner {
-            ctx,
-            stream,
-            name,
-            cc,
+            ctx: dev.ctx,
+            stream: dev.stream,
+            name: dev.name,
+            cc: dev.cc,
             include,
             h: h.clone(),
             funcs: HashMap::new(),

@@ -147,13 +147,13 @@ pub struct HarnessReport {
 }
 
 impl HarnessReport {
-    pub fn skipped(h: &Harness, backend: HarnessBackend, reason: String) -> HarnessReport {
+    pub fn skipped(h: &Harness, backend: HarnessBackend, skip: Skip) -> HarnessReport {
         HarnessReport {
             harness: h.path.display().to_string(),
             backend: backend.as_str().into(),
             device: String::new(),
             status: HarnessStatus::Skipped,
-            skip: Some(Skip { reason }),
+            skip: Some(skip),
             runs: 0,
             failures: 0,
             warps: vec![],
@@ -874,16 +874,16 @@ pub fn run_harness(
 ) -> Result<HarnessReport, RunError> {
     let mut reference = match SimtBuild::new(h)? {
         Ok(b) => b,
-        Err(reason) => return Ok(HarnessReport::skipped(h, plan.backend, reason)),
+        Err(skip) => return Ok(HarnessReport::skipped(h, plan.backend, skip)),
     };
     let mut runner: Box<dyn KernelRunner> = match plan.backend {
         HarnessBackend::CpuSimt | HarnessBackend::Cpu => match SimtBuild::new(h)? {
             Ok(build) => Box::new(SimtRunner { build }),
-            Err(reason) => return Ok(HarnessReport::skipped(h, plan.backend, reason)),
+            Err(skip) => return Ok(HarnessReport::skipped(h, plan.backend, skip)),
         },
         HarnessBackend::Cuda => match crate::harness_cuda::CudaRunner::open(h)? {
             Ok(r) => Box::new(r),
-            Err(reason) => return Ok(HarnessReport::skipped(h, plan.backend, reason)),
+            Err(skip) => return Ok(HarnessReport::skipped(h, plan.backend, skip)),
         },
     };
     Ok(verify_harness(

@@ -9,11 +9,12 @@
 
 use crate::error::RunError;
 use crate::harness::{ArgKind, Dtype, Harness, Lang};
+use crate::skip::Skip;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// One launch's dimensions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -504,47 +505,12 @@ const REDIRECTS: &[&str] = &[
     "kplan_portability.h",
 ];
 
-/// Runs `cmd` with a time limit; returns (success, stderr).
-fn run_limited(cmd: &mut Command, limit: Duration, what: &str) -> Result<(bool, String), RunError> {
-    cmd.stdout(Stdio::null()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| RunError::Exec {
-        what: what.to_string(),
-        message: e.to_string(),
-    })?;
-    let stderr = child.stderr.take();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        if let Some(mut e) = stderr {
-            use std::io::Read;
-            let mut buf = Vec::new();
-            let _ = e.read_to_end(&mut buf);
-            s = String::from_utf8_lossy(&buf).into_owned();
-        }
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break st,
-            Ok(None) if start.elapsed() > limit => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(RunError::Exec {
-                    what: what.to_string(),
-                    message: format!("timed out after {} s", limit.as_secs()),
-                });
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(e) => {
-                return Err(RunError::Exec {
-                    what: what.to_string(),
-                    message: e.to_string(),
-                })
-            }
-        }
-    };
-    let err = reader.join().unwrap_or_default();
-    Ok((status.success(), err))
+/// Runs `cmd` with a time limit ([`crate::cpu::run_tool`], so through
+/// [`kplan_build::process::run_command`]: the process group is killed on timeout and both pipes
+/// are drained); returns (success, stderr).
+fn run_limited(cmd: Command, limit: Duration, what: &str) -> Result<(bool, String), RunError> {
+    let out = crate::cpu::run_tool(cmd, limit, what)?;
+    Ok((out.success(), out.stderr))
 }
 
 /// The compiled kernel and reference programs of one harness.
@@ -581,11 +547,9 @@ fn c_compiler() -> Option<PathBuf> {
 impl SimtBuild {
     /// Writes the runtime, the header redirects and the rewritten kernel sources. `Ok(Err)`:
     /// no C++ compiler (a skip).
-    pub fn new(h: &Harness) -> Result<Result<SimtBuild, String>, RunError> {
+    pub fn new(h: &Harness) -> Result<Result<SimtBuild, Skip>, RunError> {
         let Some(cxx) = crate::cpu::find_cxx()? else {
-            return Ok(Err(
-                "no C++ compiler found (set KPLAN_CXX or CXX, or install g++ or clang++)".into(),
-            ));
+            return Ok(Err(Skip::no_cxx()));
         };
         let io = |p: &Path| {
             let p = p.to_path_buf();
@@ -713,7 +677,7 @@ impl SimtBuild {
         }
         cmd.arg(&main).arg("-o").arg(&exe);
         let (ok, log) =
-            run_limited(&mut cmd, self.timeout, "kernel compile").map_err(|e| e.to_string())?;
+            run_limited(cmd, self.timeout, "kernel compile").map_err(|e| e.to_string())?;
         if !ok {
             let mut notes = String::new();
             if log.contains("cannot_run_inline_asm") {
@@ -749,8 +713,8 @@ impl SimtBuild {
                 c.arg(format!("-D{k}={v}"));
             }
             c.arg(&h.reference.source).arg("-o").arg(&obj);
-            let (ok, log) = run_limited(&mut c, self.timeout, "reference compile")
-                .map_err(|e| e.to_string())?;
+            let (ok, log) =
+                run_limited(c, self.timeout, "reference compile").map_err(|e| e.to_string())?;
             if !ok {
                 return Err(self.tidy(&log));
             }
@@ -766,7 +730,7 @@ impl SimtBuild {
         }
         cmd.arg(&main).args(&objs).arg("-o").arg(&exe).arg("-lm");
         let (ok, log) =
-            run_limited(&mut cmd, self.timeout, "reference compile").map_err(|e| e.to_string())?;
+            run_limited(cmd, self.timeout, "reference compile").map_err(|e| e.to_string())?;
         if !ok {
             return Err(self.tidy(&log));
         }
@@ -856,7 +820,7 @@ impl SimtBuild {
         })?;
         let mut cmd = Command::new(exe);
         cmd.arg(&inp).arg(&outp);
-        let r = run_limited(&mut cmd, self.timeout, what);
+        let r = run_limited(cmd, self.timeout, what);
         let _ = std::fs::remove_file(&inp);
         let (ok, log) = r?;
         if !ok {

@@ -17,6 +17,7 @@
 use crate::exec::{decode, encode};
 use crate::kernels::Shape;
 use crate::reference::{Comparison, DType, Op};
+use crate::skip::Skip;
 use crate::verify::{check, expected, make_case, Expected};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -126,9 +127,14 @@ pub struct TritonVerifyReport {
     pub op: &'static str,
     pub entry: String,
     pub backend: TritonBackend,
-    /// Why nothing ran (e.g. no CUDA device); `cases` is then empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<String>,
+    /// Why nothing ran (e.g. no CUDA device); `cases` is then empty. JSON: the string
+    /// `skipped`.
+    #[serde(
+        rename = "skipped",
+        serialize_with = "crate::skip::as_reason",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub skip: Option<Skip>,
     /// `torch` or `kplan` (the stand-in tensors).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tensors: Option<String>,
@@ -136,9 +142,9 @@ pub struct TritonVerifyReport {
 }
 
 impl TritonVerifyReport {
-    /// True when every case matched (a skipped run is not a pass: check `skipped`).
+    /// True when every case matched (a skipped run is not a pass: check `skip`).
     pub fn ok(&self) -> bool {
-        self.skipped.is_none() && !self.cases.is_empty() && self.cases.iter().all(|c| c.ok)
+        self.skip.is_none() && !self.cases.is_empty() && self.cases.iter().all(|c| c.ok)
     }
 }
 
@@ -226,7 +232,7 @@ struct Planned {
 }
 
 /// Runs the file's launch wrapper on every (dtype, shape, data) case and compares each output
-/// with the CPU reference. A missing GPU for `--backend cuda` gives a report with `skipped` set.
+/// with the CPU reference. A missing GPU for `--backend cuda` gives a report with `skip` set.
 pub fn verify(req: &TritonVerifyRequest) -> Result<TritonVerifyReport, TritonVerifyError> {
     let shown = req.path.display().to_string();
     let text = std::fs::read_to_string(&req.path).map_err(|e| TritonVerifyError::Input {
@@ -321,13 +327,13 @@ pub fn verify(req: &TritonVerifyRequest) -> Result<TritonVerifyReport, TritonVer
         op: op.as_str(),
         entry,
         backend: req.backend,
-        skipped: None,
+        skip: None,
         tensors: reply["tensors"].as_str().map(str::to_string),
         cases: Vec::new(),
     };
     match reply["status"].as_str() {
         Some("skipped") => {
-            report.skipped = Some(reply["reason"].as_str().unwrap_or("no device").to_string());
+            report.skip = Some(Skip::new(reply["reason"].as_str().unwrap_or("no device")));
             return Ok(report);
         }
         Some("ok") => {}

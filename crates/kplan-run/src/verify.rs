@@ -6,6 +6,7 @@ use crate::error::RunError;
 use crate::exec::{Case, Executor};
 use crate::kernels::{fp8_encoding, is_rows, verify_configs, Backend, Config, Shape, Tiles};
 use crate::reference::{self, tolerance, Comparison, DType, Op};
+use crate::skip::Skip;
 use serde::Serialize;
 
 /// Edge-case sizes every flat kernel is checked on (the large one is added per backend).
@@ -194,8 +195,13 @@ pub struct VerifyReport {
     pub backend: String,
     pub device: String,
     pub status: Status,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skip_reason: Option<String>,
+    /// Why nothing ran (JSON: the string `skip_reason`).
+    #[serde(
+        rename = "skip_reason",
+        serialize_with = "crate::skip::as_reason",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub skip: Option<Skip>,
     pub runs: usize,
     pub failures: usize,
     pub configs: Vec<String>,
@@ -204,13 +210,13 @@ pub struct VerifyReport {
 }
 
 impl VerifyReport {
-    pub fn skipped(kernel: &str, backend: &str, reason: String) -> VerifyReport {
+    pub fn skipped(kernel: &str, backend: &str, skip: Skip) -> VerifyReport {
         VerifyReport {
             kernel: kernel.into(),
             backend: backend.into(),
             device: String::new(),
             status: Status::Skipped,
-            skip_reason: Some(reason),
+            skip: Some(skip),
             runs: 0,
             failures: 0,
             configs: vec![],
@@ -371,7 +377,7 @@ pub fn verify(
         backend: exec.backend().as_str().to_string(),
         device: exec.describe(),
         status: Status::Passed,
-        skip_reason: None,
+        skip: None,
         runs: 0,
         failures: 0,
         configs: vec![],

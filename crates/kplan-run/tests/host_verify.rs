@@ -10,10 +10,9 @@ fn run(op: Op) {
     let (header, _) = portability_header().expect("portability header");
     let sources = KernelSources::builtin(header);
     let tiles = sources.tiles().unwrap();
-    let Some(mut exec) = HostExecutor::new(&sources).unwrap() else {
-        return kplan_test_support::toolchain::skip(
-            "no C++ compiler (KPLAN_CXX, CXX, c++, g++, clang++) found",
-        );
+    let mut exec = match HostExecutor::new(&sources).unwrap() {
+        Ok(e) => e,
+        Err(skip) => return kplan_test_support::toolchain::skip(&skip.reason),
     };
     let plan = VerifyPlan {
         op,

@@ -176,7 +176,7 @@ fn human_verify(r: &VerifyReport) -> String {
             "{} on {}: skipped: {}\n",
             r.kernel,
             r.backend,
-            r.skip_reason.as_deref().unwrap_or("")
+            r.skip.as_ref().map_or("", |k| k.reason.as_str())
         ));
         return s;
     }
@@ -256,13 +256,10 @@ pub fn verify(_ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
         RunBackend::Cpu | RunBackend::CpuSimt => "cpu",
         RunBackend::Cuda => "cuda",
     };
-    let mut exec: Result<Box<dyn Executor>, String> = match backend {
-        RunBackend::Cpu | RunBackend::CpuSimt => match HostExecutor::new(&sources)? {
-            Some(h) => Ok(Box::new(h)),
-            None => Err(
-                "no C++ compiler found (set KPLAN_CXX or CXX, or install g++ or clang++)".into(),
-            ),
-        },
+    let mut exec: Result<Box<dyn Executor>, kplan_run::Skip> = match backend {
+        RunBackend::Cpu | RunBackend::CpuSimt => {
+            HostExecutor::new(&sources)?.map(|h| Box::new(h) as Box<dyn Executor>)
+        }
         RunBackend::Cuda => CudaExecutor::open(&sources)?.map(|c| Box::new(c) as Box<dyn Executor>),
     };
     let mut reports = Vec::new();
@@ -272,7 +269,7 @@ pub fn verify(_ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
             None => None,
         };
         let r = match &mut exec {
-            Err(reason) => VerifyReport::skipped(op.as_str(), backend_name, reason.clone()),
+            Err(skip) => VerifyReport::skipped(op.as_str(), backend_name, skip.clone()),
             Ok(e) => {
                 let plan = VerifyPlan {
                     op,
@@ -444,8 +441,13 @@ fn verify_triton(args: &VerifyArgs) -> anyhow::Result<u8> {
     let r = tv(&req)?;
     let text = match args.format {
         Format::Json => serde_json::to_string_pretty(&r)? + "\n",
-        Format::Human => match &r.skipped {
-            Some(why) => format!("{} on {}: skipped: {why}\n", args.kernel, backend.as_str()),
+        Format::Human => match &r.skip {
+            Some(k) => format!(
+                "{} on {}: skipped: {}\n",
+                args.kernel,
+                backend.as_str(),
+                k.reason
+            ),
             None => {
                 let bad = r.cases.iter().filter(|c| !c.ok).count();
                 format!(
@@ -462,11 +464,11 @@ fn verify_triton(args: &VerifyArgs) -> anyhow::Result<u8> {
         },
     };
     write_output(args.output.as_deref(), &text)?;
-    if r.skipped.is_some() && super::strict(args.strict) {
+    if r.skip.is_some() && super::strict(args.strict) {
         eprintln!("error: the check was skipped and --strict (or KPLAN_STRICT=1) is set");
         return Ok(1);
     }
-    Ok((r.skipped.is_none() && !r.ok()) as u8)
+    Ok((r.skip.is_none() && !r.ok()) as u8)
 }
 
 pub fn bench(ctx: &Ctx, args: BenchArgs) -> anyhow::Result<u8> {
