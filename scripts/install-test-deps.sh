@@ -4,8 +4,9 @@
 #     libamdhip64-dev and rocm-device-libs (HIP headers + device libraries for gfx targets)
 #   - PyPI, into .venv/: nvidia-cuda-nvcc / -runtime / -crt (nvcc without a GPU), triton
 #     (cross-compiles Triton kernels to cubin and hsaco, and runs its interpreter), and
-#     check-jsonschema (validates `kplan ci` workflows against the GitHub workflow schema it
-#     vendors; 0.23.3 is the newest release that accepts the jsonschema pinned here)
+#     check-jsonschema (validates `kplan ci` workflows and action.yml against the GitHub schemas
+#     it vendors; 0.23.3 is the newest release that accepts the jsonschema pinned here)
+#   - PyPI, into .venv-tools/: the MCP Python SDK, maturin and pre-commit (integration tests)
 # Prints the environment to source afterwards on stdout's last lines (see scripts/test-env.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,5 +52,29 @@ PY
 then
   echo "install-test-deps: pip install ${want[*]}" >&2
   "$venv/bin/python" -m pip install -q --no-cache-dir --disable-pip-version-check "${want[@]}"
+fi
+# The tools the integration tests drive kplan with: the MCP Python SDK (the `kplan mcp` client),
+# maturin (the pip wheel), pre-commit (the hook). They get a virtual environment of their own,
+# .venv-tools/, because the MCP SDK needs a newer jsonschema than the one pinned above.
+tools_venv="$root/.venv-tools"
+tools=("mcp==1.30.0" "maturin==1.16.0" "pre-commit==4.7.0")
+if [ ! -x "$tools_venv/bin/python" ]; then
+  echo "install-test-deps: creating $tools_venv" >&2
+  python3 -m venv "$tools_venv"
+fi
+if ! "$tools_venv/bin/python" - "${tools[@]}" <<'PY' 2>/dev/null
+import sys
+from importlib.metadata import version, PackageNotFoundError
+for req in sys.argv[1:]:
+    name, _, ver = req.partition("==")
+    try:
+        if version(name) != ver:
+            sys.exit(1)
+    except PackageNotFoundError:
+        sys.exit(1)
+PY
+then
+  echo "install-test-deps: pip install ${tools[*]} (into $tools_venv)" >&2
+  "$tools_venv/bin/python" -m pip install -q --no-cache-dir --disable-pip-version-check "${tools[@]}"
 fi
 echo "install-test-deps: done" >&2

@@ -15,49 +15,13 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-/// Where libnvrtc may live besides the loader's search path: `KPLAN_NVRTC` (the library file),
-/// next to `KPLAN_NVCC`'s toolkit, `CUDA_HOME`/`CUDA_PATH`, /usr/local/cuda, and the
-/// nvidia-cuda-nvrtc wheel in a `.venv` of the working directory or of kplan's source tree.
+/// Where libnvrtc may live besides the loader's search path: the discovery `kplan build` and
+/// `kplan doctor` use ([`kplan_build::toolchain::nvrtc_candidates`]).
 fn nvrtc_candidates() -> Vec<PathBuf> {
-    let mut c = Vec::new();
-    if let Some(p) = std::env::var_os("KPLAN_NVRTC") {
-        c.push(PathBuf::from(p));
-    }
-    let mut lib_dirs: Vec<PathBuf> = Vec::new();
-    if let Some(nvcc) = std::env::var_os("KPLAN_NVCC") {
-        if let Some(root) = Path::new(&nvcc).parent().and_then(|b| b.parent()) {
-            lib_dirs.push(root.join("lib"));
-            lib_dirs.push(root.join("lib64"));
-        }
-    }
-    for var in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Some(h) = std::env::var_os(var) {
-            lib_dirs.push(Path::new(&h).join("lib64"));
-            lib_dirs.push(Path::new(&h).join("lib"));
-        }
-    }
-    lib_dirs.push(PathBuf::from("/usr/local/cuda/lib64"));
-    let mut venvs: Vec<PathBuf> = Vec::new();
-    if let Ok(cwd) = std::env::current_dir() {
-        venvs.push(cwd.join(".venv"));
-    }
-    venvs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv"));
-    for v in venvs {
-        if let Ok(rd) = std::fs::read_dir(v.join("lib")) {
-            for py in rd.flatten() {
-                for cu in ["cu13", "cu12"] {
-                    lib_dirs.push(py.path().join("site-packages/nvidia").join(cu).join("lib"));
-                }
-                lib_dirs.push(py.path().join("site-packages/nvidia/cuda_nvrtc/lib"));
-            }
-        }
-    }
-    for d in lib_dirs {
-        for name in ["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"] {
-            c.push(d.join(name));
-        }
-    }
-    c
+    kplan_build::toolchain::nvrtc_candidates()
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect()
 }
 
 /// Loads libnvrtc (once); Err is the reason it cannot be used.

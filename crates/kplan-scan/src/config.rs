@@ -248,6 +248,19 @@ impl Config {
         Ok(cfg)
     }
 
+    /// Applies the command line's rule selection the way ruff does: a non-empty `select`
+    /// replaces the configuration's `select` and `ignore` (only the command line's `ignore` then
+    /// applies); without one, `ignore` is added to the configuration's. `per-file-ignores` always
+    /// apply. Ids are checked by the caller.
+    pub fn apply_rule_selection(&mut self, select: &[String], ignore: &[String]) {
+        if !select.is_empty() {
+            self.select = select.to_vec();
+            self.ignore = ignore.to_vec();
+        } else {
+            self.ignore.extend(ignore.iter().cloned());
+        }
+    }
+
     pub fn rule_enabled(&self, id: &str, path: &Path) -> bool {
         let listed = |v: &[String]| v.iter().any(|s| s == id || s == "all" || s == "*");
         if !self.select.is_empty() && !listed(&self.select) {

@@ -23,7 +23,7 @@ pub use diag::{display_path, Finding, Label, LineIndex, Severity};
 pub use error::ScanError;
 pub use inventory::{inventory, inventory_with, Inventory, InventoryItem, Location};
 pub use rule::{Lang, RuleMeta, Scope};
-pub use walk::{scan_paths, scan_text, scan_tree, FileKind, FileNote, ScanResult};
+pub use walk::{scan_paths, scan_text, scan_tree, scan_tree_with, FileKind, FileNote, ScanResult};
 
 /// Every rule: CUDA/HIP rules, then Triton rules. Ids are unique (a test checks).
 pub fn all_rules() -> Vec<&'static RuleMeta> {

@@ -7,7 +7,10 @@ use crate::inventory::Inventory;
 use crate::rule::RuleMeta;
 use crate::walk::ScanResult;
 use codespan_reporting::diagnostic::{Diagnostic, Label as CsLabel};
-use codespan_reporting::term::{self, termcolor::NoColor};
+use codespan_reporting::term::{
+    self,
+    termcolor::{Ansi, NoColor},
+};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -35,6 +38,16 @@ pub fn human(res: &ScanResult) -> String {
 /// lines. Files are read again for their text; a file that cannot be read is rendered without
 /// source.
 pub fn human_to(res: &ScanResult, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    human_styled_to(res, w, false, true)
+}
+
+/// [`human_to`] with ANSI colour when `color`, and without the summary line unless `summary`.
+pub fn human_styled_to(
+    res: &ScanResult,
+    w: &mut dyn std::io::Write,
+    color: bool,
+    summary_line: bool,
+) -> std::io::Result<()> {
     let config = term::Config::default();
     // findings are sorted by path: each file is read and indexed once, for its run of findings
     for run in res.findings.chunk_by(|a, b| a.path == b.path) {
@@ -43,18 +56,138 @@ pub fn human_to(res: &ScanResult, w: &mut dyn std::io::Write) -> std::io::Result
             .map(|b| String::from_utf8_lossy(&b).into_owned());
         let index = text.as_deref().map(LineIndex::new);
         for f in run {
-            let mut buf = NoColor::new(Vec::new());
-            let ok = index
-                .as_ref()
-                .is_some_and(|ix| render_one(&mut buf, &config, f, ix).is_ok());
-            if ok {
-                w.write_all(&buf.into_inner())?;
-            } else {
-                plain(w, f)?;
+            let rendered = index.as_ref().and_then(|ix| {
+                if color {
+                    let mut buf = Ansi::new(Vec::new());
+                    render_one(&mut buf, &config, f, ix)
+                        .ok()
+                        .map(|()| buf.into_inner())
+                } else {
+                    let mut buf = NoColor::new(Vec::new());
+                    render_one(&mut buf, &config, f, ix)
+                        .ok()
+                        .map(|()| buf.into_inner())
+                }
+            });
+            match rendered {
+                Some(b) => w.write_all(&b)?,
+                None => plain(w, f)?,
             }
         }
     }
-    w.write_all(summary(res).as_bytes())
+    if summary_line {
+        w.write_all(summary(res).as_bytes())?;
+    }
+    Ok(())
+}
+
+const BOLD: &str = "\x1b[1m";
+const RESET: &str = "\x1b[0m";
+
+fn severity_style(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "\x1b[1;31m",
+        Severity::Warning => "\x1b[1;33m",
+        Severity::Note => "\x1b[1;36m",
+    }
+}
+
+/// One line a finding, `path:line:col: severity[rule] message`, then the summary line unless
+/// `summary_line` is false; ANSI colour when `color`.
+pub fn concise_to(
+    res: &ScanResult,
+    w: &mut dyn std::io::Write,
+    color: bool,
+    summary_line: bool,
+) -> std::io::Result<()> {
+    for f in &res.findings {
+        let (b, r, sev) = if color {
+            (BOLD, RESET, severity_style(f.severity))
+        } else {
+            ("", "", "")
+        };
+        // a message is one line: a line break inside one would break the format
+        let message = f.message.replace(['\n', '\r'], " ");
+        writeln!(
+            w,
+            "{b}{}:{}:{}:{r} {sev}{}[{}]{r} {message}",
+            display_path(&f.path),
+            f.line,
+            f.column,
+            f.severity.as_str(),
+            f.rule,
+        )?;
+    }
+    if summary_line {
+        w.write_all(summary(res).as_bytes())?;
+    }
+    Ok(())
+}
+
+/// How many findings one rule produced (`kplan scan --statistics`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RuleCount {
+    pub rule: &'static str,
+    pub severity: Severity,
+    pub count: usize,
+}
+
+/// Findings counted per rule, most frequent first (ties by rule id).
+pub fn statistics(res: &ScanResult) -> Vec<RuleCount> {
+    let mut by: BTreeMap<&'static str, RuleCount> = BTreeMap::new();
+    for f in &res.findings {
+        by.entry(f.rule)
+            .or_insert(RuleCount {
+                rule: f.rule,
+                severity: f.severity,
+                count: 0,
+            })
+            .count += 1;
+    }
+    let mut v: Vec<RuleCount> = by.into_values().collect();
+    v.sort_by(|a, b| b.count.cmp(&a.count).then(a.rule.cmp(b.rule)));
+    v
+}
+
+/// [`statistics`] as a table: count, rule, severity, the rule's summary; then the summary line
+/// unless `summary_line` is false.
+pub fn statistics_human(res: &ScanResult, rules: &[&RuleMeta], summary_line: bool) -> String {
+    let stats = statistics(res);
+    let cw = stats
+        .iter()
+        .map(|s| s.count.to_string().len())
+        .max()
+        .unwrap_or(1);
+    let rw = stats.iter().map(|s| s.rule.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for s in &stats {
+        let about = rules
+            .iter()
+            .find(|r| r.id == s.rule)
+            .map(|r| r.summary)
+            .unwrap_or("");
+        out.push_str(&format!(
+            "{:>cw$}  {:<rw$}  {:<7}  {about}\n",
+            s.count,
+            s.rule,
+            s.severity.as_str()
+        ));
+    }
+    if summary_line {
+        out.push_str(&summary(res));
+    }
+    out
+}
+
+/// [`statistics`] as JSON: `[{"rule", "severity", "count"}]`, most frequent first.
+pub fn statistics_json(res: &ScanResult) -> String {
+    let v: Vec<Value> = statistics(res)
+        .iter()
+        .map(|s| json!({"rule": s.rule, "severity": s.severity.as_str(), "count": s.count}))
+        .collect();
+    let mut out = serde_json::to_string_pretty(&Value::Array(v)).unwrap_or_default();
+    out.push('\n');
+    out
 }
 
 fn diagnostic(f: &Finding) -> Diagnostic<()> {
@@ -78,7 +211,7 @@ fn diagnostic(f: &Finding) -> Diagnostic<()> {
 }
 
 fn render_one(
-    out: &mut NoColor<Vec<u8>>,
+    out: &mut dyn term::termcolor::WriteColor,
     config: &term::Config,
     f: &Finding,
     index: &LineIndex,

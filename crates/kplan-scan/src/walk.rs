@@ -299,12 +299,28 @@ pub fn scan_tree(
     config: Option<Config>,
     paths: &[PathBuf],
 ) -> Result<ScanResult, ScanError> {
+    scan_tree_with(kb, targets, config, paths, &|_| {})
+}
+
+/// [`scan_tree`] with `adjust` applied to every configuration before it is used (the command
+/// line's `--select` / `--ignore`, see [`Config::apply_rule_selection`]).
+pub fn scan_tree_with(
+    kb: &kplan_kb::Kb,
+    targets: &[String],
+    config: Option<Config>,
+    paths: &[PathBuf],
+    adjust: &dyn Fn(&mut Config),
+) -> Result<ScanResult, ScanError> {
+    let checked = |mut cfg: Config| {
+        adjust(&mut cfg);
+        checked_ctx(kb, targets, cfg)
+    };
     let (files, skipped) = collect_files(paths)?;
     let mut ctxs: Vec<ScanCtx> = Vec::new();
     let mut assigned = Vec::with_capacity(files.len());
     match config {
         Some(c) => {
-            ctxs.push(checked_ctx(kb, targets, c)?);
+            ctxs.push(checked(c)?);
             assigned.extend(files.into_iter().map(|(p, k)| (p, k, 0)));
         }
         None => {
@@ -319,7 +335,7 @@ pub fn scan_tree(
                             Some(c) => crate::load_config(c)?,
                             None => Config::default(),
                         };
-                        ctxs.push(checked_ctx(kb, targets, cfg)?);
+                        ctxs.push(checked(cfg)?);
                         by_config.insert(cfg_path, ctxs.len() - 1);
                         ctxs.len() - 1
                     }
@@ -332,7 +348,7 @@ pub fn scan_tree(
                     Some(c) => crate::load_config(&c)?,
                     None => Config::default(),
                 };
-                ctxs.push(checked_ctx(kb, targets, cfg)?);
+                ctxs.push(checked(cfg)?);
             }
         }
     }

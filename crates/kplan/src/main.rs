@@ -16,6 +16,13 @@ struct Cli {
     /// features.toml, and optionally measurements.toml) instead of the built-in one.
     #[arg(long, global = true, value_name = "DIR")]
     kb: Option<PathBuf>,
+    /// When to colour the output: auto (when writing to a terminal and NO_COLOR is unset),
+    /// always, never.
+    #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
+    color: cmd::ColorWhen,
+    /// Print results only: no warnings, summaries or progress.
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -46,13 +53,21 @@ enum Command {
     Features(cmd::kb::FeaturesArgs),
     /// List the operation knowledge base's op classes, or show one (libraries, algorithms, risks).
     Ops(cmd::kb::OpsArgs),
+    /// Show the compilers and libraries found for each backend, and how to install what is missing.
+    Doctor(cmd::doctor::Args),
+    /// Serve kplan's verbs as Model Context Protocol tools over stdio, for coding agents.
+    Mcp(cmd::mcp::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let ctx = match cmd::Ctx::new(cli.kb.as_deref()) {
+    let out = cmd::Output {
+        color: cli.color,
+        quiet: cli.quiet,
+    };
+    let ctx = match cmd::Ctx::new(cli.kb.as_deref(), out) {
         Ok(c) => c,
-        Err(e) => return cmd::report(e),
+        Err(e) => return cmd::report(e, out),
     };
     let result = match cli.command {
         Command::Plan(a) => cmd::plan::run(&ctx, a),
@@ -67,9 +82,11 @@ fn main() -> ExitCode {
         Command::Targets(a) => cmd::kb::targets(&ctx, a),
         Command::Features(a) => cmd::kb::features(&ctx, a),
         Command::Ops(a) => cmd::kb::ops(&ctx, a),
+        Command::Doctor(a) => cmd::doctor::run(&ctx, a),
+        Command::Mcp(a) => cmd::mcp::run(&ctx, cli.kb.clone(), a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
-        Err(e) => cmd::report(e),
+        Err(e) => cmd::report(e, out),
     }
 }

@@ -353,6 +353,10 @@ fn missing_compiler_is_skipped_with_install_hint() {
         .env("PATH", "/nonexistent")
         .env("CUDA_PATH", "/nonexistent")
         .env("CUDA_HOME", "/nonexistent")
+        // nor the CUDA wheels of a Python environment
+        .env_remove("KPLAN_PYTHON")
+        .env_remove("VIRTUAL_ENV")
+        .env_remove("CONDA_PREFIX")
         .arg("build")
         .arg(kernel())
         .args(["--targets", "sm_80", "--format", "json"])

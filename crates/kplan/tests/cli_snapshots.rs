@@ -7,7 +7,7 @@ use std::process::Command;
 
 const VERBS: &[&str] = &[
     "plan", "scan", "rules", "explain", "ci", "header", "build", "verify", "bench", "targets",
-    "features", "ops",
+    "features", "ops", "doctor", "mcp",
 ];
 
 fn root() -> PathBuf {

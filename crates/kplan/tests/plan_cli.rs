@@ -370,7 +370,7 @@ fn help_names_every_option() {
     for s in [
         "<SPEC>",
         "--format <FORMAT>",
-        "md:",
+        "human:",
         "json:",
         "-o, --output <FILE>",
         "--source <DIR>",

@@ -205,7 +205,12 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
     if let Some(d) = &opts.out_dir {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
     }
+    let progress = ctx.out.progress(
+        format!("building for {} targets", opts.targets.len()),
+        args.format == Format::Json,
+    );
     let results = kplan_build::build(&args.file, &opts, ctx.kb())?;
+    drop(progress);
     // a kernel file that cannot even be loaded (a Python syntax error) is bad input, the same for
     // every target: one error, exit 2, not one failure per target
     if let Some(first) = results.first() {

@@ -9,8 +9,10 @@ use std::process::ExitCode;
 
 pub mod build;
 pub mod ci;
+pub mod doctor;
 pub mod header;
 pub mod kb;
+pub mod mcp;
 pub mod plan;
 pub mod run;
 pub mod scan;
@@ -18,9 +20,84 @@ pub mod scan;
 /// Exit code for usage, input and configuration errors.
 pub const EXIT_USAGE: u8 = 2;
 
-/// What every verb gets: the knowledge base in use.
+/// `--color`: when output is coloured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorWhen {
+    /// When the stream is a terminal and `NO_COLOR` is unset or empty.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// Output settings every verb honours: `--color`, `--quiet`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Output {
+    pub color: ColorWhen,
+    /// `--quiet`: results only; no warnings, summaries or progress.
+    pub quiet: bool,
+}
+
+impl Output {
+    /// Whether to colour a stream that is (`tty`) or is not a terminal.
+    pub fn color_for(&self, tty: bool) -> bool {
+        match self.color {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto => tty && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty()),
+        }
+    }
+    /// Whether standard output gets colour (never when writing to a file).
+    pub fn stdout_color(&self, to_file: bool) -> bool {
+        use std::io::IsTerminal;
+        !to_file && self.color_for(std::io::stdout().is_terminal())
+    }
+    pub fn stderr_color(&self) -> bool {
+        use std::io::IsTerminal;
+        self.color_for(std::io::stderr().is_terminal())
+    }
+    /// A spinner with `message` and the elapsed time on standard error while long work runs:
+    /// only when standard error is a terminal, `--quiet` is not given and `machine_output` (JSON,
+    /// SARIF) is false. Finished (cleared) when dropped.
+    pub fn progress(&self, message: String, machine_output: bool) -> Progress {
+        use std::io::IsTerminal;
+        if self.quiet || machine_output || !std::io::stderr().is_terminal() {
+            return Progress(None);
+        }
+        let pb = indicatif::ProgressBar::new_spinner();
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+            pb.set_style(style);
+        }
+        pb.set_message(message);
+        pb.enable_steady_tick(std::time::Duration::from_millis(120));
+        Progress(Some(pb))
+    }
+}
+
+/// See [`Output::progress`].
+pub struct Progress(Option<indicatif::ProgressBar>);
+
+impl Progress {
+    /// Replaces the message shown beside the spinner.
+    pub fn set_message(&self, message: String) {
+        if let Some(pb) = &self.0 {
+            pb.set_message(message);
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(pb) = self.0.take() {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+/// What every verb gets: the knowledge base in use and the output settings.
 pub struct Ctx {
     kb: KbHandle,
+    pub out: Output,
 }
 
 enum KbHandle {
@@ -29,7 +106,7 @@ enum KbHandle {
 }
 
 impl Ctx {
-    pub fn new(kb_dir: Option<&Path>) -> anyhow::Result<Ctx> {
+    pub fn new(kb_dir: Option<&Path>, out: Output) -> anyhow::Result<Ctx> {
         let kb =
             match kb_dir {
                 None => KbHandle::Builtin(Kb::builtin()),
@@ -37,7 +114,7 @@ impl Ctx {
                     format!("cannot load knowledge base from {}", d.display())
                 })?)),
             };
-        Ok(Ctx { kb })
+        Ok(Ctx { kb, out })
     }
     pub fn kb(&self) -> &Kb {
         match &self.kb {
@@ -52,13 +129,17 @@ pub fn strict(flag: bool) -> bool {
     flag || std::env::var("KPLAN_STRICT").is_ok_and(|v| v == "1")
 }
 
-pub fn report(e: anyhow::Error) -> ExitCode {
+pub fn report(e: anyhow::Error, out: Output) -> ExitCode {
     if is_broken_pipe(&e) {
         // the reader went away (`kplan scan | head -1`): nothing more to say, as `head` users
         // expect of any filter
         return ExitCode::SUCCESS;
     }
-    eprintln!("error: {e:#}");
+    if out.stderr_color() {
+        eprintln!("\x1b[1;31merror\x1b[0m: {e:#}");
+    } else {
+        eprintln!("error: {e:#}");
+    }
     ExitCode::from(EXIT_USAGE)
 }
 

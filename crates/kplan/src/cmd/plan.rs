@@ -1,4 +1,4 @@
-//! `kplan plan SPEC.toml [--format md|json] [-o FILE] [--source DIR]`
+//! `kplan plan SPEC.toml [--format human|json] [-o FILE] [--source DIR]`
 
 use super::{write_output, Ctx, EXIT_USAGE};
 use anyhow::Context;
@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum Format {
-    /// Markdown, for design reviews.
-    #[value(alias = "markdown")]
-    Md,
+    /// Markdown, for design reviews (also accepted as `md` and `markdown`).
+    #[value(alias = "md", alias = "markdown")]
+    Human,
     /// JSON (schema: docs/plan.schema.json).
     Json,
 }
@@ -19,7 +19,7 @@ pub struct Args {
     #[arg(value_name = "SPEC")]
     pub spec: PathBuf,
     /// Output format.
-    #[arg(long, value_enum, default_value = "md")]
+    #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
     /// Write the plan to FILE (atomically) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
@@ -96,9 +96,28 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
     }
     let plan = kplan_plan::build_plan(&spec, kb, &inputs);
     let out = match args.format {
-        Format::Md => kplan_plan::render::markdown(&plan),
+        Format::Human => kplan_plan::render::markdown(&plan),
         Format::Json => kplan_plan::render::json(&plan),
     };
     write_output(args.output.as_deref(), &out)?;
+    if let (Some(o), false) = (&args.output, ctx.out.quiet) {
+        // the plan went to a file: say what is in it
+        let targets: Vec<&str> = plan
+            .backend_matrix
+            .iter()
+            .map(|b| b.target.as_str())
+            .collect();
+        let high = plan.risks.iter().filter(|r| r.severity == "high").count();
+        eprintln!(
+            "wrote {}: {} ({}), verdict {}, {} targets ({}), {} risks ({high} high)",
+            o.display(),
+            plan.kernel.name,
+            plan.kernel.op,
+            plan.verdict.decision.as_str(),
+            targets.len(),
+            targets.join(", "),
+            plan.risks.len(),
+        );
+    }
     Ok(0)
 }

@@ -235,7 +235,7 @@ fn human_verify(r: &VerifyReport) -> String {
     s
 }
 
-pub fn verify(_ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
+pub fn verify(ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
     if args.kernel.ends_with(".toml") {
         return verify_harness_file(&args);
     }
@@ -278,7 +278,15 @@ pub fn verify(_ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
                     seed: args.seed,
                     eps: 1e-6,
                 };
-                run_verify(e.as_mut(), &tiles, op.as_str(), &plan, &mut |_| {})
+                let progress = ctx.out.progress(
+                    format!("verifying {}", op.as_str()),
+                    args.format == Format::Json,
+                );
+                let mut done = 0usize;
+                run_verify(e.as_mut(), &tiles, op.as_str(), &plan, &mut |_| {
+                    done += 1;
+                    progress.set_message(format!("verifying {}: {done} cases", op.as_str()));
+                })
             }
         };
         reports.push(r);

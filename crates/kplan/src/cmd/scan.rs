@@ -7,7 +7,10 @@ use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    /// rustc-style: each finding with its source line and a caret.
     Human,
+    /// One line a finding: `path:line:col: severity[rule] message`.
+    Concise,
     Json,
     Sarif,
     Github,
@@ -33,6 +36,16 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+    /// Print the number of findings per rule instead of the findings (human, concise or json).
+    #[arg(long)]
+    pub statistics: bool,
+    /// Run only these rules, comma-separated (`all` for every rule); replaces `select` and
+    /// `ignore` of kplan.toml, as in ruff.
+    #[arg(long, value_delimiter = ',', value_name = "RULES")]
+    pub select: Vec<String>,
+    /// Do not run these rules, comma-separated; added to `ignore` of kplan.toml.
+    #[arg(long, value_delimiter = ',', value_name = "RULES")]
+    pub ignore: Vec<String>,
     /// Exit with code 1 when a finding at or above this severity is reported.
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
@@ -72,19 +85,45 @@ pub struct ExplainArgs {
     pub rule: String,
 }
 
+/// Checks `--select` / `--ignore` ids against the registry (`all` and `*` stand for every rule).
+fn check_rule_ids(flag: &str, ids: &[String]) -> anyhow::Result<Vec<String>> {
+    let mut out = Vec::new();
+    for id in ids.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        if id != "all" && id != "*" {
+            if let Some(sugg) = kplan_scan::check_rule_id(id) {
+                let hint = sugg
+                    .map(|x| format!(" (did you mean `{x}`?)"))
+                    .unwrap_or_default();
+                anyhow::bail!("{flag}: unknown rule `{id}`{hint}; `kplan rules` lists them");
+            }
+        }
+        out.push(id.to_string());
+    }
+    Ok(out)
+}
+
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
+    let select = check_rule_ids("--select", &args.select)?;
+    let ignore = check_rule_ids("--ignore", &args.ignore)?;
+    if args.statistics && matches!(args.format, Format::Sarif | Format::Github) {
+        anyhow::bail!(
+            "--statistics prints counts per rule: use it with --format human, concise or json"
+        );
+    }
+    let adjust = |c: &mut kplan_scan::Config| c.apply_rule_selection(&select, &ignore);
     let given = match args.config.as_deref() {
         Some(p) => Some(kplan_scan::load_config(p)?),
         None => None,
     };
     if args.inventory {
-        let config = match given {
+        let mut config = match given {
             Some(c) => c,
             None => match kplan_scan::find_config(&args.paths) {
                 Some(p) => kplan_scan::load_config(&p)?,
                 None => kplan_scan::Config::default(),
             },
         };
+        adjust(&mut config);
         let sctx = kplan_scan::ScanCtx::new(ctx.kb(), &args.targets, config)?;
         if sctx.targets.is_empty() {
             anyhow::bail!("no targets in scope: give --targets (e.g. --targets sm_90a,gfx942)");
@@ -92,25 +131,37 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
         let inv = kplan_scan::inventory_with(&sctx, &args.paths)?;
         let text = match args.format {
             Format::Json | Format::Sarif | Format::Github => render::inventory_json(&inv),
-            Format::Human => render::inventory_human(&inv),
+            Format::Human | Format::Concise => render::inventory_human(&inv),
         };
         write_output(args.output.as_deref(), &text)?;
         return Ok(0);
     }
-    let res = kplan_scan::scan_tree(ctx.kb(), &args.targets, given, &args.paths)?;
-    for n in &res.skipped {
-        eprintln!(
-            "warning: {}: {}",
-            kplan_scan::display_path(&n.path),
-            n.message
-        );
+    let machine = matches!(args.format, Format::Json | Format::Sarif);
+    let progress = ctx.out.progress("scanning".into(), machine);
+    let res = kplan_scan::scan_tree_with(ctx.kb(), &args.targets, given, &args.paths, &adjust)?;
+    drop(progress);
+    let quiet = ctx.out.quiet;
+    if !quiet {
+        for n in &res.skipped {
+            eprintln!(
+                "warning: {}: {}",
+                kplan_scan::display_path(&n.path),
+                n.message
+            );
+        }
     }
     let skips = skip_summary(&res.skipped);
-    if let Some(line) = &skips {
+    if let (Some(line), false) = (&skips, quiet) {
         eprintln!("warning: {line}");
     }
+    let color = ctx.out.stdout_color(args.output.is_some());
     with_output(args.output.as_deref(), |w| match args.format {
-        Format::Human => render::human_to(&res, w),
+        Format::Human | Format::Concise if args.statistics => {
+            w.write_all(render::statistics_human(&res, &kplan_scan::all_rules(), !quiet).as_bytes())
+        }
+        Format::Json if args.statistics => w.write_all(render::statistics_json(&res).as_bytes()),
+        Format::Human => render::human_styled_to(&res, w, color, !quiet),
+        Format::Concise => render::concise_to(&res, w, color, !quiet),
         Format::Json => w.write_all(render::json(&res).as_bytes()),
         Format::Sarif => w.write_all(
             render::sarif(&res, &kplan_scan::all_rules(), env!("CARGO_PKG_VERSION")).as_bytes(),
