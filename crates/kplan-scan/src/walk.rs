@@ -299,6 +299,24 @@ pub fn scan_tree(
     config: Option<Config>,
     paths: &[PathBuf],
 ) -> Result<ScanResult, ScanError> {
+    let (ctxs, assigned, skipped) = files_with_configs(kb, targets, config, paths)?;
+    Ok(scan_files(&ctxs, assigned, skipped))
+}
+
+/// A file to scan, its kind and the index of its context in the list that comes with it.
+pub(crate) type Assigned = (PathBuf, FileKind, usize);
+
+/// The files under `paths` (as [`collect_files`]), each with the context of the configuration
+/// that applies to it: `config` when given, else the nearest `kplan.toml` (its directory, then
+/// each parent), else the defaults; `targets` overrides the configurations' targets. Every
+/// configuration met is loaded and checked (an error in any of them is returned). The list of
+/// contexts is never empty.
+pub(crate) fn files_with_configs<'kb>(
+    kb: &'kb kplan_kb::Kb,
+    targets: &[String],
+    config: Option<Config>,
+    paths: &[PathBuf],
+) -> Result<(Vec<ScanCtx<'kb>>, Vec<Assigned>, Notes), ScanError> {
     let (files, skipped) = collect_files(paths)?;
     let mut ctxs: Vec<ScanCtx> = Vec::new();
     let mut assigned = Vec::with_capacity(files.len());
@@ -336,7 +354,7 @@ pub fn scan_tree(
             }
         }
     }
-    Ok(scan_files(&ctxs, assigned, skipped))
+    Ok((ctxs, assigned, skipped))
 }
 
 fn checked_ctx<'kb>(

@@ -78,23 +78,12 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
         None => None,
     };
     if args.inventory {
-        let config = match given {
-            Some(c) => c,
-            None => match kplan_scan::find_config(&args.paths) {
-                Some(p) => kplan_scan::load_config(&p)?,
-                None => kplan_scan::Config::default(),
-            },
-        };
-        let sctx = kplan_scan::ScanCtx::new(ctx.kb(), &args.targets, config)?;
-        if sctx.targets.is_empty() {
-            anyhow::bail!("no targets in scope: give --targets (e.g. --targets sm_90a,gfx942)");
-        }
-        let inv = kplan_scan::inventory_with(&sctx, &args.paths)?;
-        let text = match args.format {
-            Format::Json | Format::Sarif | Format::Github => render::inventory_json(&inv),
-            Format::Human => render::inventory_human(&inv),
-        };
-        write_output(args.output.as_deref(), &text)?;
+        let inv = kplan_scan::inventory_tree(ctx.kb(), &args.targets, given, &args.paths)?;
+        with_output(args.output.as_deref(), |w| match args.format {
+            Format::Json | Format::Sarif | Format::Github => render::inventory_json_to(&inv, w),
+            Format::Human => w.write_all(render::inventory_human(&inv).as_bytes()),
+        })
+        .context("cannot write the report")?;
         return Ok(0);
     }
     let res = kplan_scan::scan_tree(ctx.kb(), &args.targets, given, &args.paths)?;
@@ -111,11 +100,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
     }
     with_output(args.output.as_deref(), |w| match args.format {
         Format::Human => render::human_to(&res, w),
-        Format::Json => w.write_all(render::json(&res).as_bytes()),
-        Format::Sarif => w.write_all(
-            render::sarif(&res, &kplan_scan::all_rules(), env!("CARGO_PKG_VERSION")).as_bytes(),
-        ),
-        Format::Github => w.write_all(render::github(&res).as_bytes()),
+        Format::Json => render::json_to(&res, w),
+        Format::Sarif => {
+            render::sarif_to(&res, &kplan_scan::all_rules(), env!("CARGO_PKG_VERSION"), w)
+        }
+        Format::Github => render::github_to(&res, w),
     })
     .context("cannot write the report")?;
     let threshold = match args.fail_on {
