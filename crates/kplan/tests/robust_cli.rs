@@ -709,3 +709,34 @@ fn bench_without_a_gpu_is_a_visible_skip_and_strict_fails() {
     let o = kplan_env(&args, &d, &[("KPLAN_STRICT", "1")]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 }
+
+#[test]
+fn per_file_ignores_of_a_nested_kplan_toml_apply_when_scanning_from_above() {
+    let d = tmpdir("nestedignores");
+    std::fs::create_dir_all(d.join("a/vendor")).unwrap();
+    std::fs::write(
+        d.join("a/kplan.toml"),
+        "[per-file-ignores]\n\"vendor/**\" = [\"all\"]\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("a/vendor/v.cu"), KERNEL).unwrap();
+    std::fs::write(d.join("a/own.cu"), KERNEL).unwrap();
+    for (cwd, path) in [(d.clone(), "a"), (d.join("a"), ".")] {
+        let o = kplan(&["scan", path, "--format", "json"], &cwd);
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let paths: Vec<&str> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap())
+            .collect();
+        assert!(
+            paths.iter().all(|p| !p.contains("vendor")),
+            "{path}: {paths:?}"
+        );
+        assert!(
+            paths.iter().any(|p| p.ends_with("own.cu")),
+            "{path}: {paths:?}"
+        );
+    }
+}
