@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Time `kplan scan` against input size: one huge device function with many hits, one huge
-single line, and a big tree, each at a small and a 10x larger size. Prints the times and the
-ratio large/small: ~10 is linear, ~100 quadratic.
+single line, and a big tree, each at a small and a 10x larger size, in the human, JSON and
+SARIF formats. Prints the times (median of RUNS), the peak resident memory of a run, and the
+time ratio large/small: ~10 is linear, ~100 quadratic.
 
 Usage: bench/scan/scaling.py KPLAN_BINARY [RUNS]   (bench/scan/scaling.sh builds and calls it)
 """
@@ -41,18 +42,24 @@ def tree_of(dst, copies):
 
 
 def timed(kplan, args, runs):
+    """Median wall time (s) over `runs` and the largest peak resident memory (MB) of a run."""
     best = []
+    rss = 0
     for _ in range(runs):
         t = time.perf_counter()
-        r = subprocess.run(
+        p = subprocess.Popen(
             [kplan, "scan", "--fail-on", "never", "--targets", "sm_90a,gfx942", *args],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
+        err = p.stderr.read()
+        _, status, usage = os.wait4(p.pid, 0)
         best.append(time.perf_counter() - t)
-        if r.returncode != 0:
-            sys.exit(f"kplan scan {args} exited {r.returncode}: {r.stderr.decode()[-500:]}")
-    return statistics.median(best)
+        rss = max(rss, usage.ru_maxrss / 1024)
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            sys.exit(f"kplan scan {args} exited {code}: {err.decode()[-500:]}")
+    return statistics.median(best), rss
 
 
 def main():
@@ -84,19 +91,27 @@ def main():
             )
             tree_sizes.append((n, d, size))
         cases.append(("tree (fixture copies)", tree_sizes))
-        print(f"{'input':<24} {'size':>8} {'bytes':>11} {'human s':>9} {'json s':>8}")
+        formats = ["human", "json", "sarif"]
+        print(
+            f"{'input':<24} {'size':>8} {'bytes':>11}"
+            + "".join(f" {f + ' s':>9}" for f in formats)
+            + "".join(f" {f + ' MB':>9}" for f in formats)
+        )
         for name, sizes in cases:
             rows = []
             for n, p, b in sizes:
-                th = timed(kplan, [p], runs)
-                tj = timed(kplan, [p, "--format", "json"], runs)
-                rows.append((th, tj))
-                print(f"{name:<24} {n:>8} {b:>11} {th:>9.3f} {tj:>8.3f}")
-            (h0, j0), (h1, j1) = rows
+                runs_of = [timed(kplan, [p, "--format", f], runs) for f in formats]
+                rows.append([t for t, _ in runs_of])
+                print(
+                    f"{name:<24} {n:>8} {b:>11}"
+                    + "".join(f" {t:>9.3f}" for t, _ in runs_of)
+                    + "".join(f" {m:>9.0f}" for _, m in runs_of)
+                )
             bytes_ratio = sizes[1][2] / sizes[0][2]
-            print(
-                f"{'':<24} ratio: input {bytes_ratio:.1f}x, human {h1 / h0:.1f}x, json {j1 / j0:.1f}x"
+            ratios = ", ".join(
+                f"{f} {rows[1][i] / rows[0][i]:.1f}x" for i, f in enumerate(formats)
             )
+            print(f"{'':<24} ratio: input {bytes_ratio:.1f}x, time {ratios}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -26,6 +26,21 @@ pub use occupancy::{occupancy, Occupancy, OccupancyError};
 pub use resolve::{closest, ResolveError, Resolved, ResolvedVia};
 pub use text::{line_col, LineIndex};
 
+/// Every variant of a `strum::VariantArray` enum as an array, in declaration order: the
+/// `ALL: [Self; N]` constant of an enum whose names come from strum derives
+/// (`pub const ALL: [Op; 5] = kplan_kb::all_variants();`). A wrong `N` fails to compile.
+pub const fn all_variants<T: strum::VariantArray + Copy, const N: usize>() -> [T; N] {
+    let v = T::VARIANTS;
+    assert!(v.len() == N, "N is not the number of variants");
+    let mut out = [v[0]; N];
+    let mut i = 1;
+    while i < N {
+        out[i] = v[i];
+        i += 1;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

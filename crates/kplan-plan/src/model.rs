@@ -50,6 +50,10 @@ pub struct KernelSummary {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(
+    strum::EnumIter, strum::AsRefStr, strum::IntoStaticStr, strum::EnumString, strum::VariantArray,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Decision {
     CustomKernel,
     UseFramework,
@@ -59,12 +63,7 @@ pub enum Decision {
 
 impl Decision {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::CustomKernel => "custom-kernel",
-            Decision::UseFramework => "use-framework",
-            Decision::UseVendorLibrary => "use-vendor-library",
-            Decision::NvidiaOnly => "nvidia-only",
-        }
+        self.into()
     }
 }
 
@@ -345,6 +344,10 @@ pub struct Measured {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(
+    strum::EnumIter, strum::AsRefStr, strum::IntoStaticStr, strum::EnumString, strum::VariantArray,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Status {
     Pass,
     Fail,
@@ -353,11 +356,7 @@ pub enum Status {
 
 impl Status {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Pass => "pass",
-            Status::Fail => "fail",
-            Status::NeedsHuman => "needs-human",
-        }
+        self.into()
     }
 }
 

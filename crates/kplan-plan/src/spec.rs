@@ -124,6 +124,10 @@ struct RawAbstraction {
 /// each class's problem keys; `kplan ops` shows what the knowledge base knows about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(
+    strum::EnumIter, strum::AsRefStr, strum::IntoStaticStr, strum::EnumString, strum::VariantArray,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Op {
     Elementwise,
     Reduction,
@@ -150,58 +154,12 @@ pub enum Op {
 }
 
 impl Op {
-    pub const ALL: [Op; 22] = [
-        Op::Elementwise,
-        Op::Reduction,
-        Op::Softmax,
-        Op::Norm,
-        Op::Gemm,
-        Op::GroupedGemm,
-        Op::Attention,
-        Op::Scan,
-        Op::Topk,
-        Op::Histogram,
-        Op::Spmv,
-        Op::Spmm,
-        Op::Stencil,
-        Op::Conv,
-        Op::Moe,
-        Op::Embedding,
-        Op::Gather,
-        Op::Scatter,
-        Op::Quantize,
-        Op::Dequantize,
-        Op::Sort,
-        Op::Custom,
-    ];
+    pub const ALL: [Op; 22] = kplan_kb::all_variants();
     pub fn as_str(self) -> &'static str {
-        match self {
-            Op::Elementwise => "elementwise",
-            Op::Reduction => "reduction",
-            Op::Softmax => "softmax",
-            Op::Norm => "norm",
-            Op::Gemm => "gemm",
-            Op::GroupedGemm => "grouped-gemm",
-            Op::Attention => "attention",
-            Op::Scan => "scan",
-            Op::Topk => "topk",
-            Op::Histogram => "histogram",
-            Op::Spmv => "spmv",
-            Op::Spmm => "spmm",
-            Op::Stencil => "stencil",
-            Op::Conv => "conv",
-            Op::Moe => "moe",
-            Op::Embedding => "embedding",
-            Op::Gather => "gather",
-            Op::Scatter => "scatter",
-            Op::Quantize => "quantize",
-            Op::Dequantize => "dequantize",
-            Op::Sort => "sort",
-            Op::Custom => "custom",
-        }
+        self.into()
     }
     pub fn parse(name: &str) -> Option<Op> {
-        Op::ALL.into_iter().find(|o| o.as_str() == name)
+        name.parse().ok()
     }
     /// Other names for an op class, with the `kind` they imply.
     pub const ALIASES: [(&'static str, Op, Option<&'static str>); 32] = [
@@ -362,6 +320,10 @@ impl Op {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(
+    strum::EnumIter, strum::AsRefStr, strum::IntoStaticStr, strum::EnumString, strum::VariantArray,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum PerfReq {
     NearPeak,
     Reasonable,
@@ -369,16 +331,17 @@ pub enum PerfReq {
 
 impl PerfReq {
     pub fn as_str(self) -> &'static str {
-        match self {
-            PerfReq::NearPeak => "near-peak",
-            PerfReq::Reasonable => "reasonable",
-        }
+        self.into()
     }
 }
 
 /// Forward (inference) or backward (gradient) pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(
+    strum::EnumIter, strum::AsRefStr, strum::IntoStaticStr, strum::EnumString, strum::VariantArray,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Direction {
     Forward,
     Backward,
@@ -386,16 +349,17 @@ pub enum Direction {
 
 impl Direction {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::Forward => "forward",
-            Direction::Backward => "backward",
-        }
+        self.into()
     }
 }
 
 /// Abstraction levels a team may allow, highest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(
+    strum::EnumIter, strum::AsRefStr, strum::IntoStaticStr, strum::EnumString, strum::VariantArray,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Abstraction {
     Framework,
     VendorBlas,
@@ -410,18 +374,7 @@ pub enum Abstraction {
 }
 
 impl Abstraction {
-    pub const ALL: [Abstraction; 10] = [
-        Abstraction::Framework,
-        Abstraction::VendorBlas,
-        Abstraction::Triton,
-        Abstraction::HipSingleSource,
-        Abstraction::Cutlass,
-        Abstraction::ComposableKernel,
-        Abstraction::PerBackend,
-        Abstraction::Sycl,
-        Abstraction::Opencl,
-        Abstraction::Metal,
-    ];
+    pub const ALL: [Abstraction; 10] = kplan_kb::all_variants();
     /// What a spec without `[abstraction] allowed` allows: the six standard levels.
     pub const DEFAULT_ALLOWED: [Abstraction; 6] = [
         Abstraction::Framework,
@@ -451,23 +404,16 @@ impl Abstraction {
         ("cuda", Abstraction::PerBackend),
     ];
     pub fn as_str(self) -> &'static str {
-        match self {
-            Abstraction::Framework => "framework",
-            Abstraction::VendorBlas => "vendor-blas",
-            Abstraction::Triton => "triton",
-            Abstraction::HipSingleSource => "hip-single-source",
-            Abstraction::Cutlass => "cutlass",
-            Abstraction::ComposableKernel => "composable-kernel",
-            Abstraction::PerBackend => "per-backend",
-            Abstraction::Sycl => "sycl",
-            Abstraction::Opencl => "opencl",
-            Abstraction::Metal => "metal",
-        }
+        self.into()
     }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(
+    strum::EnumIter, strum::AsRefStr, strum::IntoStaticStr, strum::EnumString, strum::VariantArray,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Expertise {
     Cuda,
     Hip,
@@ -481,17 +427,7 @@ pub enum Expertise {
 }
 
 impl Expertise {
-    pub const ALL: [Expertise; 9] = [
-        Expertise::Cuda,
-        Expertise::Hip,
-        Expertise::Triton,
-        Expertise::Cpu,
-        Expertise::Sycl,
-        Expertise::Metal,
-        Expertise::Opencl,
-        Expertise::Cutlass,
-        Expertise::Ck,
-    ];
+    pub const ALL: [Expertise; 9] = kplan_kb::all_variants();
     /// Other names: `rocm` is HIP; `composable-kernel` is CK; `cute` is CUTLASS.
     pub const ALIASES: [(&'static str, Expertise); 7] = [
         ("rocm", Expertise::Hip),
@@ -503,17 +439,7 @@ impl Expertise {
         ("oneapi", Expertise::Sycl),
     ];
     pub fn as_str(self) -> &'static str {
-        match self {
-            Expertise::Cuda => "cuda",
-            Expertise::Hip => "hip",
-            Expertise::Triton => "triton",
-            Expertise::Cpu => "cpu",
-            Expertise::Sycl => "sycl",
-            Expertise::Metal => "metal",
-            Expertise::Opencl => "opencl",
-            Expertise::Cutlass => "cutlass",
-            Expertise::Ck => "ck",
-        }
+        self.into()
     }
 }
 

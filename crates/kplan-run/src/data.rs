@@ -30,6 +30,10 @@ impl Rng {
 /// The kinds of input data verify runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(
+    strum::EnumIter, strum::AsRefStr, strum::IntoStaticStr, strum::EnumString, strum::VariantArray,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum DataKind {
     /// Normal values, unit scale (softmax: scale 4 so rows are peaked).
     Random,
@@ -48,13 +52,7 @@ pub enum DataKind {
 
 impl DataKind {
     pub fn as_str(self) -> &'static str {
-        match self {
-            DataKind::Random => "random",
-            DataKind::Large => "large",
-            DataKind::Equal => "equal",
-            DataKind::NegInf => "neg-inf",
-            DataKind::Wide => "wide",
-        }
+        self.into()
     }
     /// The kinds that apply to `op`.
     pub fn for_op(op: Op) -> &'static [DataKind] {

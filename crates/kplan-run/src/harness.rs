@@ -52,6 +52,10 @@ pub struct HarnessError {
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize,
 )]
 #[serde(rename_all = "lowercase")]
+#[derive(
+    strum::EnumIter, strum::AsRefStr, strum::IntoStaticStr, strum::EnumString, strum::VariantArray,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum Dtype {
     Fp64,
     Fp32,
@@ -65,32 +69,12 @@ pub enum Dtype {
 }
 
 impl Dtype {
-    pub const ALL: [Dtype; 9] = [
-        Dtype::Fp64,
-        Dtype::Fp32,
-        Dtype::Fp16,
-        Dtype::Bf16,
-        Dtype::Int64,
-        Dtype::Int32,
-        Dtype::Uint32,
-        Dtype::Int8,
-        Dtype::Uint8,
-    ];
+    pub const ALL: [Dtype; 9] = kplan_kb::all_variants();
     pub fn as_str(self) -> &'static str {
-        match self {
-            Dtype::Fp64 => "fp64",
-            Dtype::Fp32 => "fp32",
-            Dtype::Fp16 => "fp16",
-            Dtype::Bf16 => "bf16",
-            Dtype::Int64 => "int64",
-            Dtype::Int32 => "int32",
-            Dtype::Uint32 => "uint32",
-            Dtype::Int8 => "int8",
-            Dtype::Uint8 => "uint8",
-        }
+        self.into()
     }
     pub fn parse(s: &str) -> Option<Dtype> {
-        Dtype::ALL.into_iter().find(|d| d.as_str() == s)
+        s.parse().ok()
     }
     pub fn bytes(self) -> usize {
         match self {
@@ -150,6 +134,10 @@ impl ArgKind {
 /// Input data kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(
+    strum::EnumIter, strum::AsRefStr, strum::IntoStaticStr, strum::EnumString, strum::VariantArray,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum DataKind {
     /// Seeded random values (floats: about unit normal; integers: small signed/unsigned).
     Random,
@@ -165,14 +153,7 @@ pub enum DataKind {
 
 impl DataKind {
     pub fn as_str(self) -> &'static str {
-        match self {
-            DataKind::Random => "random",
-            DataKind::Ones => "ones",
-            DataKind::Zeros => "zeros",
-            DataKind::Ramp => "ramp",
-            DataKind::Large => "large",
-            DataKind::MixedInf => "mixed-inf",
-        }
+        self.into()
     }
 }
 

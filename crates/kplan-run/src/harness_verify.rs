@@ -18,6 +18,10 @@ pub use crate::skip::Skip;
 /// Where the harness's kernel runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[derive(
+    strum::EnumIter, strum::AsRefStr, strum::IntoStaticStr, strum::EnumString, strum::VariantArray,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum HarnessBackend {
     /// The SIMT runtime with W-lane warps (W from `--warp`).
     CpuSimt,
@@ -29,11 +33,7 @@ pub enum HarnessBackend {
 
 impl HarnessBackend {
     pub fn as_str(self) -> &'static str {
-        match self {
-            HarnessBackend::CpuSimt => "cpu-simt",
-            HarnessBackend::Cpu => "cpu",
-            HarnessBackend::Cuda => "cuda",
-        }
+        self.into()
     }
 }
 

@@ -61,6 +61,10 @@ pub fn is_rows(op: Op) -> bool {
 /// Which backend's defaults apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(
+    strum::EnumIter, strum::AsRefStr, strum::IntoStaticStr, strum::EnumString, strum::VariantArray,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum Backend {
     Host,
     Cuda,
@@ -69,11 +73,7 @@ pub enum Backend {
 
 impl Backend {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Backend::Host => "host",
-            Backend::Cuda => "cuda",
-            Backend::Hip => "hip",
-        }
+        self.into()
     }
 }
 

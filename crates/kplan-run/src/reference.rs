@@ -13,26 +13,42 @@
 //! - rmsnorm of an all-zero row is zeros (`eps` keeps the denominator positive).
 
 /// Storage type of a kernel's inputs and outputs (accumulation is always at least `f32`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    strum::EnumIter,
+    strum::AsRefStr,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantArray,
+)]
 pub enum DType {
+    #[strum(
+        to_string = "fp32",
+        serialize = "f32",
+        serialize = "float32",
+        serialize = "float"
+    )]
     F32,
+    #[strum(to_string = "bf16", serialize = "bfloat16")]
     Bf16,
 }
 
 impl DType {
-    pub const ALL: [DType; 2] = [DType::F32, DType::Bf16];
+    pub const ALL: [DType; 2] = kplan_kb::all_variants();
     pub fn as_str(self) -> &'static str {
-        match self {
-            DType::F32 => "fp32",
-            DType::Bf16 => "bf16",
-        }
+        self.into()
     }
+    /// The name (`fp32`, `bf16`) or another spelling of it (`f32`, `float32`, `float`,
+    /// `bfloat16`).
     pub fn parse(s: &str) -> Option<DType> {
-        match s {
-            "fp32" | "f32" | "float32" | "float" => Some(DType::F32),
-            "bf16" | "bfloat16" => Some(DType::Bf16),
-            _ => None,
-        }
+        s.parse().ok()
     }
     /// Bytes per stored element.
     pub fn bytes(self) -> usize {
@@ -44,7 +60,22 @@ impl DType {
 }
 
 /// The operations the reference implements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    strum::EnumIter,
+    strum::AsRefStr,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum Op {
     ReduceSum,
     Softmax,
@@ -55,24 +86,12 @@ pub enum Op {
 }
 
 impl Op {
-    pub const ALL: [Op; 5] = [
-        Op::ReduceSum,
-        Op::Softmax,
-        Op::Rmsnorm,
-        Op::Add,
-        Op::QuantizeFp8,
-    ];
+    pub const ALL: [Op; 5] = kplan_kb::all_variants();
     pub fn as_str(self) -> &'static str {
-        match self {
-            Op::ReduceSum => "reduce_sum",
-            Op::Softmax => "softmax",
-            Op::Rmsnorm => "rmsnorm",
-            Op::Add => "add",
-            Op::QuantizeFp8 => "quantize_fp8",
-        }
+        self.into()
     }
     pub fn parse(s: &str) -> Option<Op> {
-        Op::ALL.into_iter().find(|o| o.as_str() == s)
+        s.parse().ok()
     }
 }
 
@@ -503,7 +522,22 @@ mod tests {
 }
 
 /// An fp8 e4m3 encoding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    strum::EnumIter,
+    strum::AsRefStr,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum Fp8Encoding {
     /// OCP e4m3fn: bias 7, max 448, NaN 0x7f/0xff, signed zero (NVIDIA sm_89+, gfx950, gfx12).
     E4m3fn,
@@ -513,10 +547,7 @@ pub enum Fp8Encoding {
 
 impl Fp8Encoding {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Fp8Encoding::E4m3fn => "e4m3fn",
-            Fp8Encoding::E4m3fnuz => "e4m3fnuz",
-        }
+        self.into()
     }
     /// Largest finite value.
     pub fn max(self) -> f32 {

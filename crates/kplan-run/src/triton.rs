@@ -29,6 +29,10 @@ pub const DRIVER: &str = include_str!("../python/triton_verify.py");
 /// Where the Triton kernel runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(
+    strum::EnumIter, strum::AsRefStr, strum::IntoStaticStr, strum::EnumString, strum::VariantArray,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum TritonBackend {
     /// Triton's interpreter (numpy on the host); needs no GPU.
     Cpu,
@@ -38,10 +42,7 @@ pub enum TritonBackend {
 
 impl TritonBackend {
     pub fn as_str(self) -> &'static str {
-        match self {
-            TritonBackend::Cpu => "cpu",
-            TritonBackend::Cuda => "cuda",
-        }
+        self.into()
     }
 }
 

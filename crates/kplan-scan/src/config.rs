@@ -286,6 +286,14 @@ impl Config {
             .as_deref()
             .and_then(Path::parent)
             .unwrap_or(Path::new(""));
+        // a configuration found up the tree has an absolute path: compare absolute paths
+        let abs;
+        let path = if base.is_absolute() && path.is_relative() {
+            abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+            &abs
+        } else {
+            path
+        };
         let p = path.strip_prefix("./").unwrap_or(path);
         let b = base.strip_prefix("./").unwrap_or(base);
         if b.as_os_str().is_empty() || b == Path::new(".") {

@@ -50,26 +50,51 @@ pub struct FeatureUse {
     pub column: u32,
 }
 
-/// Inventory of NVIDIA-specific features used under `paths` (files or directories).
-/// `targets` may be empty (the default scope); unknown targets are errors.
+/// Inventory of NVIDIA-specific features used under `paths` (files or directories), each file
+/// under the `kplan.toml` nearest to it (see [`inventory_tree`]). `targets` may be empty (the
+/// configurations' targets, else the default scope); unknown targets are errors.
 pub fn inventory(paths: &[PathBuf], targets: &[String], kb: &Kb) -> Result<Inventory, ScanError> {
-    let ctx = ScanCtx::new(kb, targets, crate::config::Config::default())?;
-    inventory_with(&ctx, paths)
+    inventory_tree(kb, targets, None, paths, &|_| {})
 }
 
-/// [`inventory`] with an existing context.
+/// Inventory of `paths`, each file under the configuration that applies to it: `config` when
+/// given (`--config`), else the `kplan.toml` nearest to the file, else the defaults, as
+/// [`crate::scan_tree`] does. A use is listed when the rule that reports it is enabled for the
+/// file (`select`, `ignore`, `per-file-ignores`; `adjust` applies the command line's
+/// `--select` / `--ignore` to every configuration). Configuration errors stop the inventory.
+pub fn inventory_tree(
+    kb: &Kb,
+    targets: &[String],
+    config: Option<crate::config::Config>,
+    paths: &[PathBuf],
+    adjust: &dyn Fn(&mut crate::config::Config),
+) -> Result<Inventory, ScanError> {
+    let (ctxs, files, _notes) =
+        crate::walk::files_with_configs(kb, targets, config, paths, adjust)?;
+    Ok(inventory_of(&ctxs, &files))
+}
+
+/// [`inventory`] of `paths`, every file under `ctx`.
 pub fn inventory_with(ctx: &ScanCtx, paths: &[PathBuf]) -> Result<Inventory, ScanError> {
     let (files, _notes) = collect_files(paths)?;
+    let files: Vec<_> = files.into_iter().map(|(p, k)| (p, k, 0)).collect();
+    Ok(inventory_of(std::slice::from_ref(ctx), &files))
+}
+
+fn inventory_of(ctxs: &[ScanCtx], files: &[crate::walk::Assigned]) -> Inventory {
     let per_file: Vec<(PathBuf, Vec<FeatureUse>)> = files
         .par_iter()
-        .filter(|(_, k)| *k == FileKind::Cuda)
-        .filter_map(|(p, _)| {
+        .filter(|(_, k, _)| *k == FileKind::Cuda)
+        .filter_map(|(p, _, i)| {
+            let ctx = &ctxs[*i];
             let bytes = std::fs::read(p).ok()?;
             if crate::walk::is_binary(&bytes) {
                 return None;
             }
             let text = String::from_utf8_lossy(&bytes);
-            Some((p.clone(), crate::cuda::feature_uses(ctx, p, &text)))
+            let mut uses = crate::cuda::feature_uses(ctx, p, &text);
+            uses.retain(|u| ctx.rule_enabled(u.rule, p));
+            Some((p.clone(), uses))
         })
         .collect();
     let files_scanned = per_file.len();
@@ -95,8 +120,8 @@ pub fn inventory_with(ctx: &ScanCtx, paths: &[PathBuf]) -> Result<Inventory, Sca
             }
         })
         .collect();
-    Ok(Inventory {
+    Inventory {
         files_scanned,
         items,
-    })
+    }
 }

@@ -21,7 +21,9 @@ pub use config::{Config, CONFIG_FILE};
 pub use ctx::{ScanCtx, Target, DEFAULT_TARGETS};
 pub use diag::{display_path, Finding, Label, LineIndex, Severity};
 pub use error::ScanError;
-pub use inventory::{inventory, inventory_with, Inventory, InventoryItem, Location};
+pub use inventory::{
+    inventory, inventory_tree, inventory_with, Inventory, InventoryItem, Location,
+};
 pub use rule::{Lang, RuleMeta, Scope};
 pub use walk::{scan_paths, scan_text, scan_tree, scan_tree_with, FileKind, FileNote, ScanResult};
 

@@ -11,8 +11,10 @@ use codespan_reporting::term::{
     self,
     termcolor::{Ansi, NoColor},
 };
+use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::io::Write;
 
 /// Where `kplan explain` documents each rule.
 pub const DOCS_BASE: &str = "docs/rules";
@@ -427,7 +429,7 @@ impl<'a> codespan_reporting::files::Files<'a> for Excerpt<'_, '_> {
     }
 }
 
-fn plain(out: &mut dyn std::io::Write, f: &Finding) -> std::io::Result<()> {
+fn plain(out: &mut dyn Write, f: &Finding) -> std::io::Result<()> {
     writeln!(
         out,
         "{}[{}]: {}\n  --> {}:{}:{}\n",
@@ -460,32 +462,83 @@ pub fn summary(res: &ScanResult) -> String {
     )
 }
 
-fn finding_json(f: &Finding) -> Value {
-    json!({
-        "rule": f.rule,
-        "severity": f.severity.as_str(),
-        "path": display_path(&f.path),
-        "line": f.line,
-        "column": f.column,
-        "end_line": f.end_line,
-        "end_column": f.end_column,
-        "message": f.message,
-        "help": f.help,
-        "targets": f.targets,
-    })
+/// One finding as the JSON report writes it: keys in the order `serde_json` sorts them, so the
+/// streamed text is the same as that of a sorted JSON object.
+#[derive(Serialize)]
+struct FindingJson<'a> {
+    column: u32,
+    end_column: u32,
+    end_line: u32,
+    help: &'a str,
+    line: u32,
+    message: &'a str,
+    path: String,
+    rule: &'a str,
+    severity: &'static str,
+    targets: &'a [String],
+}
+
+impl<'a> From<&'a Finding> for FindingJson<'a> {
+    fn from(f: &'a Finding) -> Self {
+        FindingJson {
+            column: f.column,
+            end_column: f.end_column,
+            end_line: f.end_line,
+            help: &f.help,
+            line: f.line,
+            message: &f.message,
+            path: display_path(&f.path),
+            rule: f.rule,
+            severity: f.severity.as_str(),
+            targets: &f.targets,
+        }
+    }
+}
+
+/// The findings array, serialised one finding at a time.
+struct FindingsJson<'a>(&'a [Finding]);
+
+impl Serialize for FindingsJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(FindingJson::from))
+    }
+}
+
+#[derive(Serialize)]
+struct ReportJson<'a> {
+    files_scanned: usize,
+    findings: FindingsJson<'a>,
+    lines_scanned: usize,
+}
+
+/// Pretty JSON of `v` and a final newline, streamed to `w` (buffered here: serde writes in
+/// small pieces).
+fn pretty_to(w: &mut dyn Write, v: &impl Serialize) -> std::io::Result<()> {
+    let mut b = std::io::BufWriter::with_capacity(1 << 16, w);
+    serde_json::to_writer_pretty(&mut b, v)?;
+    b.write_all(b"\n")?;
+    b.flush()
 }
 
 /// `{"files_scanned", "lines_scanned", "findings": [{rule, severity, path, line, column,
-/// end_line, end_column, message, help, targets}]}`.
+/// end_line, end_column, message, help, targets}]}` (keys written sorted). Collected in memory;
+/// [`json_to`] streams the same text to a writer.
 pub fn json(res: &ScanResult) -> String {
-    let v = json!({
-        "files_scanned": res.files_scanned,
-        "lines_scanned": res.lines_scanned,
-        "findings": res.findings.iter().map(finding_json).collect::<Vec<_>>(),
-    });
-    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
-    s.push('\n');
-    s
+    let mut out = Vec::new();
+    let _ = json_to(res, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`json`] written to `w` finding by finding: no copy of the report is held in memory.
+pub fn json_to(res: &ScanResult, w: &mut dyn Write) -> std::io::Result<()> {
+    pretty_to(
+        w,
+        &ReportJson {
+            files_scanned: res.files_scanned,
+            findings: FindingsJson(&res.findings),
+            lines_scanned: res.lines_scanned,
+        },
+    )
 }
 
 fn sarif_level(s: Severity) -> &'static str {
@@ -496,8 +549,80 @@ fn sarif_level(s: Severity) -> &'static str {
     }
 }
 
-/// SARIF 2.1.0 with the registry's rules as `tool.driver.rules`.
+fn sarif_result(f: &Finding, rule_index: &BTreeMap<&str, usize>) -> Value {
+    let region = json!({"startLine": f.line, "startColumn": f.column, "endLine": f.end_line, "endColumn": f.end_column.max(if f.end_line == f.line { f.column } else { 1 })});
+    let mut r = json!({
+        "ruleId": f.rule,
+        "level": sarif_level(f.severity),
+        "message": {"text": if f.help.is_empty() { f.message.clone() } else { format!("{} (help: {})", f.message, f.help) }},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri(&display_path(&f.path))}, "region": region}}],
+        "properties": {"targets": f.targets},
+    });
+    if let Some(i) = rule_index.get(f.rule) {
+        r["ruleIndex"] = json!(i);
+    }
+    if !f.labels.is_empty() {
+        r["relatedLocations"] = Value::Array(
+            f.labels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| {
+                    json!({"id": i, "message": {"text": l.message}, "physicalLocation": {"artifactLocation": {"uri": uri(&display_path(&f.path))},
+                      "region": {"startLine": l.line, "startColumn": l.column, "endLine": l.end_line, "endColumn": l.end_column.max(1)}}})
+                })
+                .collect(),
+        );
+    }
+    r
+}
+
+/// The results array, serialised one result at a time.
+struct SarifResults<'a> {
+    findings: &'a [Finding],
+    rule_index: &'a BTreeMap<&'a str, usize>,
+}
+
+impl Serialize for SarifResults<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(
+            self.findings
+                .iter()
+                .map(|f| sarif_result(f, self.rule_index)),
+        )
+    }
+}
+
+#[derive(Serialize)]
+struct SarifRun<'a> {
+    #[serde(rename = "columnKind")]
+    column_kind: &'static str,
+    results: SarifResults<'a>,
+    tool: Value,
+}
+
+#[derive(Serialize)]
+struct SarifLog<'a> {
+    #[serde(rename = "$schema")]
+    schema: &'static str,
+    runs: [SarifRun<'a>; 1],
+    version: &'static str,
+}
+
+/// SARIF 2.1.0 with the registry's rules as `tool.driver.rules`. Collected in memory;
+/// [`sarif_to`] streams the same text to a writer.
 pub fn sarif(res: &ScanResult, rules: &[&RuleMeta], version: &str) -> String {
+    let mut out = Vec::new();
+    let _ = sarif_to(res, rules, version, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`sarif`] written to `w` result by result: no copy of the report is held in memory.
+pub fn sarif_to(
+    res: &ScanResult,
+    rules: &[&RuleMeta],
+    version: &str,
+    w: &mut dyn Write,
+) -> std::io::Result<()> {
     let rule_index: BTreeMap<&str, usize> =
         rules.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
     let rules_json: Vec<Value> = rules
@@ -515,48 +640,19 @@ pub fn sarif(res: &ScanResult, rules: &[&RuleMeta], version: &str) -> String {
             })
         })
         .collect();
-    let results: Vec<Value> = res
-        .findings
-        .iter()
-        .map(|f| {
-            let region = json!({"startLine": f.line, "startColumn": f.column, "endLine": f.end_line, "endColumn": f.end_column.max(if f.end_line == f.line { f.column } else { 1 })});
-            let mut r = json!({
-                "ruleId": f.rule,
-                "level": sarif_level(f.severity),
-                "message": {"text": if f.help.is_empty() { f.message.clone() } else { format!("{} (help: {})", f.message, f.help) }},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri(&display_path(&f.path))}, "region": region}}],
-                "properties": {"targets": f.targets},
-            });
-            if let Some(i) = rule_index.get(f.rule) {
-                r["ruleIndex"] = json!(i);
-            }
-            if !f.labels.is_empty() {
-                r["relatedLocations"] = Value::Array(
-                    f.labels
-                        .iter()
-                        .enumerate()
-                        .map(|(i, l)| {
-                            json!({"id": i, "message": {"text": l.message}, "physicalLocation": {"artifactLocation": {"uri": uri(&display_path(&f.path))},
-                              "region": {"startLine": l.line, "startColumn": l.column, "endLine": l.end_line, "endColumn": l.end_column.max(1)}}})
-                        })
-                        .collect(),
-                );
-            }
-            r
-        })
-        .collect();
-    let v = json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "kplan", "semanticVersion": version, "version": version, "rules": rules_json}},
-            "columnKind": "unicodeCodePoints",
-            "results": results,
+    let log = SarifLog {
+        schema: "https://json.schemastore.org/sarif-2.1.0.json",
+        runs: [SarifRun {
+            column_kind: "unicodeCodePoints",
+            results: SarifResults {
+                findings: &res.findings,
+                rule_index: &rule_index,
+            },
+            tool: json!({"driver": {"name": "kplan", "semanticVersion": version, "version": version, "rules": rules_json}}),
         }],
-    });
-    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
-    s.push('\n');
-    s
+        version: "2.1.0",
+    };
+    pretty_to(w, &log)
 }
 
 fn pascal(id: &str) -> String {
@@ -595,7 +691,13 @@ fn gh_escape_prop(s: &str) -> String {
 
 /// GitHub Actions workflow commands: `::error file=..,line=..,col=..,title=..::message`.
 pub fn github(res: &ScanResult) -> String {
-    let mut s = String::new();
+    let mut out = Vec::new();
+    let _ = github_to(res, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`github`] written to `w` one command at a time.
+pub fn github_to(res: &ScanResult, w: &mut dyn Write) -> std::io::Result<()> {
     for f in &res.findings {
         let cmd = match f.severity {
             Severity::Error => "error",
@@ -609,8 +711,9 @@ pub fn github(res: &ScanResult) -> String {
         if !f.targets.is_empty() {
             msg.push_str(&format!("\ntargets: {}", f.targets.join(", ")));
         }
-        s.push_str(&format!(
-            "::{cmd} file={},line={},col={},endLine={},endColumn={},title={}::{}\n",
+        writeln!(
+            w,
+            "::{cmd} file={},line={},col={},endLine={},endColumn={},title={}::{}",
             gh_escape_prop(&display_path(&f.path)),
             f.line,
             f.column,
@@ -618,9 +721,9 @@ pub fn github(res: &ScanResult) -> String {
             f.end_column,
             gh_escape_prop(&format!("kplan {}", f.rule)),
             gh_escape_data(&msg)
-        ));
+        )?;
     }
-    s
+    Ok(())
 }
 
 /// Inventory as a human table.
@@ -650,7 +753,12 @@ pub fn inventory_human(inv: &Inventory) -> String {
 }
 
 pub fn inventory_json(inv: &Inventory) -> String {
-    let mut s = serde_json::to_string_pretty(inv).unwrap_or_default();
-    s.push('\n');
-    s
+    let mut out = Vec::new();
+    let _ = inventory_json_to(inv, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`inventory_json`] streamed to `w`.
+pub fn inventory_json_to(inv: &Inventory, w: &mut dyn Write) -> std::io::Result<()> {
+    pretty_to(w, inv)
 }

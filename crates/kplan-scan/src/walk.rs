@@ -311,6 +311,26 @@ pub fn scan_tree_with(
     paths: &[PathBuf],
     adjust: &dyn Fn(&mut Config),
 ) -> Result<ScanResult, ScanError> {
+    let (ctxs, assigned, skipped) = files_with_configs(kb, targets, config, paths, adjust)?;
+    Ok(scan_files(&ctxs, assigned, skipped))
+}
+
+/// A file to scan, its kind and the index of its context in the list that comes with it.
+pub(crate) type Assigned = (PathBuf, FileKind, usize);
+
+/// The files under `paths` (as [`collect_files`]), each with the context of the configuration
+/// that applies to it: `config` when given, else the nearest `kplan.toml` (its directory, then
+/// each parent), else the defaults; `targets` overrides the configurations' targets, and
+/// `adjust` is applied to every configuration before it is used. Every configuration met is
+/// loaded and checked (an error in any of them is returned). The list of contexts is never
+/// empty.
+pub(crate) fn files_with_configs<'kb>(
+    kb: &'kb kplan_kb::Kb,
+    targets: &[String],
+    config: Option<Config>,
+    paths: &[PathBuf],
+    adjust: &dyn Fn(&mut Config),
+) -> Result<(Vec<ScanCtx<'kb>>, Vec<Assigned>, Notes), ScanError> {
     let checked = |mut cfg: Config| {
         adjust(&mut cfg);
         checked_ctx(kb, targets, cfg)
@@ -352,7 +372,7 @@ pub fn scan_tree_with(
             }
         }
     }
-    Ok(scan_files(&ctxs, assigned, skipped))
+    Ok((ctxs, assigned, skipped))
 }
 
 fn checked_ctx<'kb>(

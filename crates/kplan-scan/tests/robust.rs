@@ -440,3 +440,116 @@ fn non_ascii_in_a_python_name_after_mi() {
         "import torch\nFP8_MAX = 448\ndef is_miéé1(): pass\nx = on_mi\u{3b1}\u{3b2}\n".as_bytes(),
     );
 }
+
+/// A writer that keeps what it is given and the largest single write.
+#[derive(Default)]
+struct Recorder {
+    bytes: Vec<u8>,
+    largest_write: usize,
+}
+
+impl std::io::Write for Recorder {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.largest_write = self.largest_write.max(b.len());
+        self.bytes.extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A scan result of many findings, some with secondary labels.
+fn many_findings() -> kplan_scan::ScanResult {
+    let c = ctx();
+    let unit = "__global__ void k(float* acc, int lane) {\n    unsigned b = __ballot_sync(0xffffffff, acc[lane] > 0);\n    int w = b; acc[threadIdx.x % 32] = __shfl_xor_sync(0xffffffff, acc[lane], 16);\n}\n";
+    let text = unit.repeat(400);
+    let path = Path::new("tests/many.cu");
+    let mut findings = scan_text(&c, path, FileKind::Cuda, &text);
+    assert!(findings.len() > 1000, "{} findings", findings.len());
+    // secondary labels (SARIF relatedLocations) on some of them
+    for f in findings.iter_mut().step_by(7) {
+        f.labels.push(kplan_scan::Label {
+            start: f.start,
+            end: f.end,
+            line: f.line,
+            column: f.column,
+            end_line: f.end_line,
+            end_column: f.end_column,
+            message: "related \"place\" é".into(),
+        });
+    }
+    kplan_scan::ScanResult {
+        files_scanned: 1,
+        lines_scanned: text.lines().count(),
+        bytes_scanned: text.len() as u64,
+        findings,
+        skipped: Vec::new(),
+    }
+}
+
+#[test]
+fn json_and_sarif_stream_the_text_of_a_sorted_json_document() {
+    use kplan_scan::render;
+    let res = many_findings();
+    let rules = kplan_scan::all_rules();
+    let mut json = Recorder::default();
+    render::json_to(&res, &mut json).unwrap();
+    let mut sarif = Recorder::default();
+    render::sarif_to(&res, &rules, "0.0.0-test", &mut sarif).unwrap();
+    for (name, out) in [("json", &json), ("sarif", &sarif)] {
+        let text = std::str::from_utf8(&out.bytes).unwrap();
+        // byte for byte what a JSON value with sorted keys prints (the format before streaming)
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        let canonical = serde_json::to_string_pretty(&v).unwrap() + "\n";
+        assert!(
+            text == canonical,
+            "{name} output is not the sorted pretty form"
+        );
+        // written in pieces as it is produced, never as one report-sized buffer
+        assert!(
+            out.bytes.len() > 8 << 16,
+            "{name}: {} bytes",
+            out.bytes.len()
+        );
+        assert!(
+            out.largest_write <= 1 << 16,
+            "{name}: one write of {} bytes",
+            out.largest_write
+        );
+    }
+    // the String forms are the same text
+    assert_eq!(render::json(&res).as_bytes(), &json.bytes[..]);
+    assert_eq!(
+        render::sarif(&res, &rules, "0.0.0-test").as_bytes(),
+        &sarif.bytes[..]
+    );
+    let mut gh = Recorder::default();
+    render::github_to(&res, &mut gh).unwrap();
+    assert_eq!(render::github(&res).as_bytes(), &gh.bytes[..]);
+}
+
+#[test]
+fn a_failing_writer_stops_the_json_report_with_its_error() {
+    struct Full(usize);
+    impl std::io::Write for Full {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            if self.0 == 0 {
+                return Err(std::io::ErrorKind::BrokenPipe.into());
+            }
+            let n = b.len().min(self.0);
+            self.0 -= n;
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let res = many_findings();
+    let e = kplan_scan::render::json_to(&res, &mut Full(100_000)).unwrap_err();
+    // the kind survives serde's wrapping: a closed pipe still ends the CLI quietly
+    assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe);
+    let e = kplan_scan::render::sarif_to(&res, &kplan_scan::all_rules(), "0", &mut Full(100_000))
+        .unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe);
+}

@@ -455,3 +455,288 @@ fn verify_compile_errors_name_the_users_file() {
         "{out}"
     );
 }
+
+/// A kernel with inline PTX and a shuffle (inventory features `inline-ptx` and
+/// `warp-shuffle-sync`).
+const PTX_KERNEL: &str = "__global__ void k(float* x) {\n  float v = x[threadIdx.x];\n  v += __shfl_down_sync(0xffffffff, v, 1);\n  asm volatile(\"membar.gl;\");\n  x[0] = v;\n}\n";
+
+/// Two trees with different `kplan.toml`: `a/` ignores the inline-assembly rule, `b/` has none.
+fn two_configured_trees(name: &str) -> PathBuf {
+    let d = tmpdir(name);
+    for sub in ["a", "b"] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+        std::fs::write(d.join(sub).join("k.cu"), PTX_KERNEL).unwrap();
+    }
+    std::fs::write(
+        d.join("a/kplan.toml"),
+        "ignore = [\"inline-asm-unguarded\"]\n",
+    )
+    .unwrap();
+    d
+}
+
+/// `feature -> [path:line:col]` of an inventory in JSON.
+fn inventory_locations(o: &Output) -> Vec<(String, Vec<String>)> {
+    let v: serde_json::Value = serde_json::from_str(&stdout(o))
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(o), stderr(o)));
+    v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let locs = i["locations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| {
+                    format!(
+                        "{}:{}:{}",
+                        l["path"].as_str().unwrap(),
+                        l["line"],
+                        l["column"]
+                    )
+                })
+                .collect();
+            (i["feature"].as_str().unwrap().to_string(), locs)
+        })
+        .collect()
+}
+
+#[test]
+fn inventory_reads_the_nearest_kplan_toml_of_each_file() {
+    let d = two_configured_trees("inventory-nearest");
+    for order in [["a", "b"], ["b", "a"]] {
+        let o = kplan(
+            &[
+                "scan",
+                "--inventory",
+                order[0],
+                order[1],
+                "--format",
+                "json",
+            ],
+            &d,
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let inv = inventory_locations(&o);
+        let ptx = inv.iter().find(|(f, _)| f == "inline-ptx");
+        // a/ ignores the rule that reports inline PTX; b/ does not
+        assert_eq!(
+            ptx.map(|(_, l)| l.clone()),
+            Some(vec!["b/k.cu:4:3".to_string()]),
+            "{order:?}: {inv:?}"
+        );
+        let shfl = inv.iter().find(|(f, _)| f == "warp-shuffle-sync").unwrap();
+        assert_eq!(shfl.1, ["a/k.cu:3:8", "b/k.cu:3:8"], "{order:?}");
+    }
+    // --config applies one file to both trees
+    std::fs::write(d.join("none.toml"), "").unwrap();
+    let o = kplan(
+        &[
+            "scan",
+            "--inventory",
+            "a",
+            "b",
+            "--config",
+            "none.toml",
+            "--format",
+            "json",
+        ],
+        &d,
+    );
+    let inv = inventory_locations(&o);
+    let ptx = inv.iter().find(|(f, _)| f == "inline-ptx").unwrap();
+    assert_eq!(ptx.1, ["a/k.cu:4:3", "b/k.cu:4:3"]);
+    // an error in the second tree's configuration is reported, not passed over
+    std::fs::write(d.join("b/kplan.toml"), "targets = [\"sm_9O\"]\n").unwrap();
+    let o = kplan(&["scan", "--inventory", "a", "b"], &d);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("kplan.toml:1:12: unknown target `sm_9O`"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn plan_source_reads_the_nearest_kplan_toml_of_each_file() {
+    let d = two_configured_trees("plan-nearest");
+    std::fs::write(
+        d.join("spec.toml"),
+        "[kernel]\nname = \"n\"\nop = \"norm\"\ndtypes = [\"bf16\"]\nproblem = { rows = 1024, cols = 4096 }\n\n[backends]\ntargets = [\"sm_90a\", \"gfx942\"]\n",
+    )
+    .unwrap();
+    for order in [["a", "b"], ["b", "a"]] {
+        let o = kplan(
+            &[
+                "plan",
+                "spec.toml",
+                "--format",
+                "json",
+                "--source",
+                order[0],
+                "--source",
+                order[1],
+            ],
+            &d,
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let ptx = v["risks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == "source-inline-ptx")
+            .expect("inline PTX of b/ in the risk register");
+        let ev: Vec<&str> = ptx["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|e| e.as_str())
+            .collect();
+        assert!(
+            ev.iter().any(|e| e.ends_with("b/k.cu:4:3")),
+            "{order:?}: {ev:?}"
+        );
+        assert!(
+            !ev.iter().any(|e| e.contains("a/k.cu")),
+            "{order:?}: {ev:?}"
+        );
+    }
+}
+
+/// Whether this machine runs CUDA (then a CUDA run is no skip and the strict checks below do not
+/// apply).
+fn cuda_skips(o: &Output) -> bool {
+    let s = stdout(o);
+    if s.contains("skipped") {
+        return true;
+    }
+    eprintln!("skipped: a CUDA device ran the check here, so there is no skip to make strict");
+    false
+}
+
+#[test]
+fn verify_without_a_gpu_is_a_visible_skip_and_strict_fails() {
+    let d = tmpdir("verifystrict");
+    let args = [
+        "verify",
+        "reduce_sum",
+        "--backend",
+        "cuda",
+        "--sizes",
+        "1000",
+    ];
+    let o = kplan(&args, &d);
+    if !cuda_skips(&o) {
+        return;
+    }
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).starts_with("reduce_sum on cuda: skipped: "),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains("warning: 1 of 1 checks skipped"),
+        "{}",
+        stderr(&o)
+    );
+    let strict: Vec<&str> = args.iter().copied().chain(["--strict"]).collect();
+    let o = kplan(&strict, &d);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--strict"), "{}", stderr(&o));
+    let o = kplan_env(&args, &d, &[("KPLAN_STRICT", "1")]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // KPLAN_STRICT other than 1 is not strict
+    let o = kplan_env(&args, &d, &[("KPLAN_STRICT", "0")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // the JSON report says it too, and --strict still fails
+    let json: Vec<&str> = strict.iter().copied().chain(["--format", "json"]).collect();
+    let o = kplan(&json, &d);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["status"], "skipped", "{v}");
+}
+
+#[test]
+fn verify_of_a_harness_without_a_gpu_is_a_visible_skip_and_strict_fails() {
+    let d = tmpdir("harnessstrict");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let harness = root.join("kernels/reduce_sum.toml");
+    let h = harness.to_str().unwrap();
+    let o = kplan(&["verify", h, "--backend", "cuda"], &d);
+    if !cuda_skips(&o) {
+        return;
+    }
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("on cuda: skipped: "), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("1 of 1 checks skipped"),
+        "{}",
+        stderr(&o)
+    );
+    let o = kplan(&["verify", h, "--backend", "cuda", "--strict"], &d);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = kplan_env(
+        &["verify", h, "--backend", "cuda"],
+        &d,
+        &[("KPLAN_STRICT", "1")],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
+#[test]
+fn bench_without_a_gpu_is_a_visible_skip_and_strict_fails() {
+    let d = tmpdir("benchstrict");
+    let args = [
+        "bench", "add", "--sizes", "4096", "--reps", "1", "--warmup", "0",
+    ];
+    let o = kplan(&args, &d);
+    if !cuda_skips(&o) {
+        return;
+    }
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).starts_with("bench skipped: "), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("warning: 1 of 1 benchmarks skipped"),
+        "{}",
+        stderr(&o)
+    );
+    let strict: Vec<&str> = args.iter().copied().chain(["--strict"]).collect();
+    let o = kplan(&strict, &d);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = kplan_env(&args, &d, &[("KPLAN_STRICT", "1")]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
+#[test]
+fn per_file_ignores_of_a_nested_kplan_toml_apply_when_scanning_from_above() {
+    let d = tmpdir("nestedignores");
+    std::fs::create_dir_all(d.join("a/vendor")).unwrap();
+    std::fs::write(
+        d.join("a/kplan.toml"),
+        "[per-file-ignores]\n\"vendor/**\" = [\"all\"]\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("a/vendor/v.cu"), KERNEL).unwrap();
+    std::fs::write(d.join("a/own.cu"), KERNEL).unwrap();
+    for (cwd, path) in [(d.clone(), "a"), (d.join("a"), ".")] {
+        let o = kplan(&["scan", path, "--format", "json"], &cwd);
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let paths: Vec<&str> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap())
+            .collect();
+        assert!(
+            paths.iter().all(|p| !p.contains("vendor")),
+            "{path}: {paths:?}"
+        );
+        assert!(
+            paths.iter().any(|p| p.ends_with("own.cu")),
+            "{path}: {paths:?}"
+        );
+    }
+}

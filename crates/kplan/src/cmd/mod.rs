@@ -180,12 +180,13 @@ pub fn with_output(
     match std::fs::metadata(&target) {
         Ok(m) if m.is_dir() => anyhow::bail!("cannot write {}: is a directory", p.display()),
         Ok(m) if !m.is_file() => {
-            let mut f = std::fs::OpenOptions::new()
+            let f = std::fs::OpenOptions::new()
                 .write(true)
                 .open(&target)
                 .with_context(|| format!("cannot open {}", p.display()))?;
-            write(&mut f)
-                .and_then(|()| f.flush())
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+            write(&mut w)
+                .and_then(|()| w.flush())
                 .with_context(|| format!("cannot write {}", p.display()))?;
             Ok(())
         }

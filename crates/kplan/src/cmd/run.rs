@@ -321,14 +321,27 @@ pub fn verify(ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
         .iter()
         .filter(|r| r.status == Status::Skipped)
         .count();
+    Ok(exit_code(
+        failed,
+        skipped,
+        reports.len(),
+        "checks",
+        args.strict,
+    ))
+}
+
+/// The exit code of a run of `total` checks (or benchmarks) of which `skipped` could not run
+/// here: 1 when one failed, or when one was skipped under `--strict` / `KPLAN_STRICT=1`, else 0.
+/// Any skip is said on stderr, so that it is visible whatever the output format and `-o`.
+fn exit_code(failed: bool, skipped: usize, total: usize, what: &str, strict_flag: bool) -> u8 {
     if skipped > 0 {
-        eprintln!("warning: {skipped} of {} checks skipped", reports.len());
-        if !failed && super::strict(args.strict) {
-            eprintln!("error: checks were skipped and --strict (or KPLAN_STRICT=1) is set");
-            return Ok(1);
+        eprintln!("warning: {skipped} of {total} {what} skipped");
+        if !failed && super::strict(strict_flag) {
+            eprintln!("error: {what} were skipped and --strict (or KPLAN_STRICT=1) is set");
+            return 1;
         }
     }
-    Ok(failed as u8)
+    u8::from(failed)
 }
 
 /// Parses `--warp`: comma-separated powers of two from 1 to 64.
@@ -394,7 +407,13 @@ fn verify_harness_file(args: &VerifyArgs) -> anyhow::Result<u8> {
         Format::Human => r.render_human(),
     };
     write_output(args.output.as_deref(), &text)?;
-    Ok((r.status == HarnessStatus::Failed) as u8)
+    Ok(exit_code(
+        r.status == HarnessStatus::Failed,
+        usize::from(r.status == HarnessStatus::Skipped),
+        1,
+        "checks",
+        args.strict,
+    ))
 }
 
 /// `text` with every path to `name` inside the temporary directory replaced by `user`.
@@ -472,11 +491,13 @@ fn verify_triton(args: &VerifyArgs) -> anyhow::Result<u8> {
         },
     };
     write_output(args.output.as_deref(), &text)?;
-    if r.skip.is_some() && super::strict(args.strict) {
-        eprintln!("error: the check was skipped and --strict (or KPLAN_STRICT=1) is set");
-        return Ok(1);
-    }
-    Ok((r.skip.is_none() && !r.ok()) as u8)
+    Ok(exit_code(
+        r.skip.is_none() && !r.ok(),
+        usize::from(r.skip.is_some()),
+        1,
+        "checks",
+        args.strict,
+    ))
 }
 
 pub fn bench(ctx: &Ctx, args: BenchArgs) -> anyhow::Result<u8> {
@@ -503,5 +524,12 @@ pub fn bench(ctx: &Ctx, args: BenchArgs) -> anyhow::Result<u8> {
         Format::Human => outcome.render_human(),
     };
     write_output(args.output.as_deref(), &text)?;
-    Ok(outcome.failed() as u8)
+    let skipped = matches!(outcome, kplan_run::bench_run::BenchOutcome::Skipped(_));
+    Ok(exit_code(
+        outcome.failed(),
+        usize::from(skipped),
+        1,
+        "benchmarks",
+        args.strict,
+    ))
 }

@@ -116,24 +116,14 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
         None => None,
     };
     if args.inventory {
-        let mut config = match given {
-            Some(c) => c,
-            None => match kplan_scan::find_config(&args.paths) {
-                Some(p) => kplan_scan::load_config(&p)?,
-                None => kplan_scan::Config::default(),
-            },
-        };
-        adjust(&mut config);
-        let sctx = kplan_scan::ScanCtx::new(ctx.kb(), &args.targets, config)?;
-        if sctx.targets.is_empty() {
-            anyhow::bail!("no targets in scope: give --targets (e.g. --targets sm_90a,gfx942)");
-        }
-        let inv = kplan_scan::inventory_with(&sctx, &args.paths)?;
-        let text = match args.format {
-            Format::Json | Format::Sarif | Format::Github => render::inventory_json(&inv),
-            Format::Human | Format::Concise => render::inventory_human(&inv),
-        };
-        write_output(args.output.as_deref(), &text)?;
+        let inv = kplan_scan::inventory_tree(ctx.kb(), &args.targets, given, &args.paths, &adjust)?;
+        with_output(args.output.as_deref(), |w| match args.format {
+            Format::Json | Format::Sarif | Format::Github => render::inventory_json_to(&inv, w),
+            Format::Human | Format::Concise => {
+                w.write_all(render::inventory_human(&inv).as_bytes())
+            }
+        })
+        .context("cannot write the report")?;
         return Ok(0);
     }
     let machine = matches!(args.format, Format::Json | Format::Sarif);
@@ -162,11 +152,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
         Format::Json if args.statistics => w.write_all(render::statistics_json(&res).as_bytes()),
         Format::Human => render::human_styled_to(&res, w, color, !quiet),
         Format::Concise => render::concise_to(&res, w, color, !quiet),
-        Format::Json => w.write_all(render::json(&res).as_bytes()),
-        Format::Sarif => w.write_all(
-            render::sarif(&res, &kplan_scan::all_rules(), env!("CARGO_PKG_VERSION")).as_bytes(),
-        ),
-        Format::Github => w.write_all(render::github(&res).as_bytes()),
+        Format::Json => render::json_to(&res, w),
+        Format::Sarif => {
+            render::sarif_to(&res, &kplan_scan::all_rules(), env!("CARGO_PKG_VERSION"), w)
+        }
+        Format::Github => render::github_to(&res, w),
     })
     .context("cannot write the report")?;
     let threshold = match args.fail_on {
