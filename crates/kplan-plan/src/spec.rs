@@ -685,7 +685,7 @@ pub fn parse_dtype(name: &str) -> Option<ParsedDtype> {
         "nvfp4" => Some((Dtype::Fp4, None, Some(BlockScale::Nvfp4))),
         "mxfp4" => Some((Dtype::Fp4, None, Some(BlockScale::Mx))),
         "int8" | "i8" | "s8" => plain(Dtype::Int8),
-        "uint8" | "u8" => plain(Dtype::Uint8),
+        "uint8" | "u8" | "bool" => plain(Dtype::Uint8),
         "int4" | "i4" | "s4" | "uint4" | "u4" => plain(Dtype::Int4),
         "int16" | "i16" | "s16" => plain(Dtype::Int16),
         "int32" | "i32" | "s32" | "int" => plain(Dtype::Int32),
@@ -820,27 +820,33 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     let compute = parsed.get(1).copied().unwrap_or(storage);
     let output = parsed.get(2).copied().unwrap_or(storage);
 
-    // Modifiers, each checked against the ops it applies to.
-    let applies = |key: &str, span: std::ops::Range<usize>, ops: &[Op]| -> Result<(), SpecError> {
+    // Modifiers, each checked against the ops it applies to. One that does not apply to this op
+    // describes the kernel in words kplan does not use here: a note, and the plan ignores it.
+    let late_notes = std::cell::RefCell::new(Vec::<SpecNote>::new());
+    let applies = |key: &str,
+                   span: std::ops::Range<usize>,
+                   ops: &[Op]|
+     -> Result<bool, SpecError> {
         if ops.contains(&op) {
-            Ok(())
+            Ok(true)
         } else {
-            Err(SpecError::at(
+            late_notes.borrow_mut().push(SpecNote::at(
                 span,
                 format!(
-                    "`{key}` does not apply to op `{}`, expected it only for {}",
+                    "key `{key}` not used by kplan: it applies to {}, not to op `{}`; the plan does not depend on it",
+                    list_expected(ops.iter().map(|o| o.as_str())),
                     op.as_str(),
-                    list_expected(ops.iter().map(|o| o.as_str()))
                 ),
-            ))
+            ));
+            Ok(false)
         }
     };
     let flag = |v: &Option<Spanned<bool>>, key: &str, ops: &[Op]| -> Result<bool, SpecError> {
         match v {
             None => Ok(false),
             Some(b) => {
-                if !ops.is_empty() {
-                    applies(key, span_of(b), ops)?;
+                if !ops.is_empty() && !applies(key, span_of(b), ops)? {
+                    return Ok(false);
                 }
                 Ok(*b.get_ref())
             }
@@ -851,8 +857,8 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
             match v {
                 None => Ok(None),
                 Some(s) => {
-                    if !ops.is_empty() {
-                        applies(key, span_of(s), ops)?;
+                    if !ops.is_empty() && !applies(key, span_of(s), ops)? {
+                        return Ok(None);
                     }
                     let t = norm_name(s.get_ref());
                     if t.is_empty() {
@@ -870,6 +876,19 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         Some(d) => match norm_name(d.get_ref()).as_str() {
             "forward" | "fwd" | "inference" => Direction::Forward,
             "backward" | "bwd" | "grad" | "gradient" => Direction::Backward,
+            // both passes: the plan is for the backward pass, the larger and harder one
+            "forward-backward" | "fwd-bwd" | "forward+backward" | "both" | "training"
+                if op.has_backward() =>
+            {
+                late_notes.borrow_mut().push(SpecNote::at(
+                    span_of(d),
+                    format!(
+                        "direction `{}` read as `backward`: this plan is for the backward pass; plan the forward kernel with `direction = \"forward\"`",
+                        d.get_ref()
+                    ),
+                ));
+                Direction::Backward
+            }
             other => {
                 return Err(SpecError::at(
                     span_of(d),
@@ -905,6 +924,19 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
             // `reduce` on a scatter/embedding names the combine op; on a reduction it is the kind.
             if key == "reduce" && matches!(op, Op::Scatter | Op::Embedding | Op::Histogram) {
                 continue;
+            }
+            let mut t = t;
+            if !known.is_empty() && !known.contains(&t.as_str()) {
+                // a known kind with qualifiers (`l2-norm`, `max-abs`): the one known word in it
+                let words: Vec<&str> = t.split(['-', '_']).filter(|w| known.contains(w)).collect();
+                if let [w] = words[..] {
+                    let w = w.to_string();
+                    late_notes.borrow_mut().push(SpecNote::at(
+                        span_of(s),
+                        format!("{key} `{}` read as `{w}`", s.get_ref()),
+                    ));
+                    t = w;
+                }
             }
             if !known.is_empty() && !known.contains(&t.as_str()) {
                 return Err(SpecError::at(
@@ -965,16 +997,16 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
             &[Gemm, GroupedGemm, Conv, Attention],
         )?,
         kv_dtype: {
-            if let Some(s) = &k.kv_dtype {
-                applies("kv_dtype", span_of(s), &[Attention, Scatter])?;
+            match &k.kv_dtype {
+                Some(s) if !applies("kv_dtype", span_of(s), &[Attention, Scatter])? => None,
+                _ => kv_dtype,
             }
-            kv_dtype
         },
         weight_dtype: {
-            if let Some(s) = &k.weight_dtype {
-                applies("weight_dtype", span_of(s), &[Gemm, GroupedGemm, Moe])?;
+            match &k.weight_dtype {
+                Some(s) if !applies("weight_dtype", span_of(s), &[Gemm, GroupedGemm, Moe])? => None,
+                _ => weight_dtype,
             }
-            weight_dtype
         },
     };
 
@@ -1070,29 +1102,34 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         }
     };
 
+    // Expertise only informs the strategy: a skill kplan does not know (a framework, a
+    // language) is a note, not an error.
     let mut expertise = Vec::new();
     for e in &raw.team.expertise {
         let n = norm_name(e.get_ref());
-        let x = Expertise::ALL
+        let found = Expertise::ALL
             .into_iter()
             .find(|x| x.as_str() == n)
-            .or_else(|| Expertise::ALIASES.iter().find(|a| a.0 == n).map(|a| a.1))
-            .ok_or_else(|| {
-                let names: Vec<&str> = Expertise::ALL
-                    .iter()
-                    .map(|x| x.as_str())
-                    .chain(Expertise::ALIASES.iter().map(|a| a.0))
-                    .collect();
-                SpecError::at(
-                    span_of(e),
-                    format!(
-                        "unknown expertise `{}`, expected one of {}",
-                        e.get_ref(),
-                        list_expected(names.iter().copied())
-                    ),
-                )
-                .suggest(closest_name(&n, names))
-            })?;
+            .or_else(|| Expertise::ALIASES.iter().find(|a| a.0 == n).map(|a| a.1));
+        let Some(x) = found else {
+            let names: Vec<&str> = Expertise::ALL
+                .iter()
+                .map(|x| x.as_str())
+                .chain(Expertise::ALIASES.iter().map(|a| a.0))
+                .collect();
+            let hint = closest_name(&n, names.iter().copied())
+                .map(|c| format!(" (if `{c}` was meant, write `{c}`)"))
+                .unwrap_or_default();
+            late_notes.borrow_mut().push(SpecNote::at(
+                span_of(e),
+                format!(
+                    "expertise `{}` not used by kplan{hint}: the strategy weighs {}",
+                    e.get_ref(),
+                    list_expected(Expertise::ALL.map(Expertise::as_str))
+                ),
+            ));
+            continue;
+        };
         if !expertise.contains(&x) {
             expertise.push(x);
         }
@@ -1175,6 +1212,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         allowed,
         named_libraries,
         notes: {
+            notes.extend(late_notes.into_inner());
             notes.sort_by_key(|n| n.span.start);
             notes
         },

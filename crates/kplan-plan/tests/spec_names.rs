@@ -111,22 +111,81 @@ fn op_aliases_modifiers_and_team_names() {
         work(&s).bytes,
         2.0 * 16.0 * 2.0 + 8.0 * 2.0 + 2.0 * 4.0 + 16.0 * 2.0 + 8.0 * 2.0
     );
-    // A modifier on an op it does not apply to is an error that says where it applies.
-    let e = spec(
+    // A modifier on an op it does not apply to is ignored, with a note that says where it
+    // applies; the plan is the one without it.
+    let s = spec(
         "op = 'softmax'\ndtypes = ['fp32']\nproblem = { rows = 2, cols = 8 }\nragged = true",
         "'sm_80'",
     )
-    .unwrap_err();
+    .unwrap();
+    assert!(!s.modifiers.ragged);
     assert!(
-        e.message.contains("does not apply to op `softmax`"),
-        "{}",
-        e.message
+        s.notes
+            .iter()
+            .any(|n| n.message.contains("not to op `softmax`")),
+        "{:?}",
+        s.notes
     );
+    let s = spec(
+        "op = 'norm'\ndtypes = ['bf16']\nproblem = { rows = 2, cols = 8 }\nweight_dtype = 'fp8'",
+        "'sm_80'",
+    )
+    .unwrap();
+    assert_eq!(s.modifiers.weight_dtype, None);
+    // Both passes: planned as the backward pass, with a note; an op without a backward model
+    // still says so.
+    let s = spec(
+        "op = 'softmax'\ndirection = 'forward-backward'\ndtypes = ['fp32']\nproblem = { rows = 2, cols = 8 }",
+        "'sm_80'",
+    )
+    .unwrap();
+    assert_eq!(s.direction, Direction::Backward);
+    assert!(s
+        .notes
+        .iter()
+        .any(|n| n.message.contains("read as `backward`")));
+    assert!(spec("op = 'topk'\ndirection = 'both'\ndtypes = ['fp32']\nproblem = { rows = 2, cols = 8, k = 2 }", "'sm_80'").is_err());
+    // A known kind with qualifiers is read as that kind; two known words stay an error.
+    let s = spec(
+        "op = 'reduction'\nreduce = 'l2-norm'\ndtypes = ['fp32']\nproblem = { n = 1024 }",
+        "'sm_80'",
+    )
+    .unwrap();
+    assert_eq!(s.kind(), Some("l2"));
+    assert!(spec(
+        "op = 'reduction'\nreduce = 'max-min'\ndtypes = ['fp32']\nproblem = { n = 1024 }",
+        "'sm_80'",
+    )
+    .is_err());
+    // `bool` storage is one byte.
+    let s = spec(
+        "op = 'elementwise'\ndtypes = ['bool']\nproblem = { n = 1024 }",
+        "'sm_80'",
+    )
+    .unwrap();
+    assert_eq!(s.storage.bytes(), 1);
     let e = spec("op = 'topk'\ndirection = 'backward'\ndtypes = ['fp32']\nproblem = { rows = 2, cols = 8, k = 2 }", "'sm_80'").unwrap_err();
     assert!(
         e.message.contains("no backward work model"),
         "{}",
         e.message
+    );
+}
+
+#[test]
+fn an_unknown_expertise_is_a_note_with_the_closest_known_one() {
+    let t = "[kernel]\nname = 'x'\nop = 'softmax'\ndtypes = ['fp32']\nproblem = { rows = 2, cols = 8 }\n[backends]\ntargets = ['sm_80']\n[team]\nexpertise = ['cuda', 'kokkos', 'tritn']\n";
+    let s = parse_spec(t, Kb::builtin()).unwrap();
+    assert_eq!(s.expertise, [Expertise::Cuda]);
+    let msgs: Vec<&str> = s.notes.iter().map(|n| n.message.as_str()).collect();
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("expertise `kokkos` not used")),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs.iter().any(|m| m.contains("if `triton` was meant")),
+        "{msgs:?}"
     );
 }
 
