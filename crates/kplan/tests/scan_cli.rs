@@ -39,12 +39,16 @@ fn json_contract_sorted_and_exit_code() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let top: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(top, ["files_scanned", "findings", "lines_scanned"]);
-    // every fixture file the scanner reads (`.cu` and `.py`, one rule directory each)
+    // every fixture file the scanner reads (`.cu`, `.hip` and `.py`, one rule directory each)
     let on_disk = std::fs::read_dir(&f)
         .unwrap()
         .flatten()
         .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
-        .filter(|e| e.path().extension().is_some_and(|x| x == "cu" || x == "py"))
+        .filter(|e| {
+            e.path()
+                .extension()
+                .is_some_and(|x| x == "cu" || x == "hip" || x == "py")
+        })
         .count() as u64;
     assert_eq!(v["files_scanned"].as_u64(), Some(on_disk));
     assert!(v["lines_scanned"].as_u64().unwrap() > 200);
