@@ -190,3 +190,29 @@ fn bad_runner_and_bad_spec_exit_2_without_output() {
     assert!(!out.exists());
     assert!(String::from_utf8_lossy(&o.stderr).contains("bad.toml:"));
 }
+
+/// A HIP kernel for an architecture the compile container's clang-19 does not know (gfx950)
+/// gets no compile job that could never pass: the workflow says why, its run leg does not wait
+/// for a missing job, and every job has a time limit.
+#[test]
+fn an_architecture_clang19_lacks_gets_no_compile_job() {
+    let dir = kplan_test_support::tempdir("ci-gfx950");
+    let spec = dir.path().join("rms.toml");
+    std::fs::write(
+        &spec,
+        "[kernel]\nname = \"rmsnorm\"\nop = \"norm\"\ndtypes = [\"bf16\", \"fp32\"]\nproblem = { rows = 16384, cols = 8192 }\n[backends]\ntargets = [\"mi355x\", \"h100\"]\n[requirements]\nperformance = \"near-peak\"\nframework_expressible = false\n[abstraction]\nallowed = [\"hip-single-source\"]\n",
+    )
+    .unwrap();
+    let o = kplan(&["ci", spec.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let y = String::from_utf8_lossy(&o.stdout);
+    assert!(!y.contains("\n  compile-gfx950:"), "{y}");
+    assert!(y.contains("Debian's clang-19 does not know gfx950"), "{y}");
+    assert!(
+        y.contains("\n  compile-sm_90a:") || y.contains("compile-sm90"),
+        "{y}"
+    );
+    assert!(!y.contains("- compile-gfx950"), "{y}");
+    let jobs = y.matches("\n    runs-on:").count();
+    assert_eq!(y.matches("\n    timeout-minutes:").count(), jobs, "{y}");
+}

@@ -87,6 +87,8 @@ fn vendor_of(plan: &Plan, l: &CiLeg) -> String {
 #[derive(Debug, Clone)]
 enum Y {
     S(String),
+    /// A number (`timeout-minutes`).
+    N(u32),
     M(Vec<(String, Y)>),
     L(Vec<Y>),
 }
@@ -151,6 +153,9 @@ fn emit_value(o: &mut String, v: &Y, indent: usize) {
         }
         Y::S(t) => {
             let _ = writeln!(o, " {}", scalar(t));
+        }
+        Y::N(n) => {
+            let _ = writeln!(o, " {n}");
         }
         Y::M(e) if e.is_empty() => o.push_str(" {}\n"),
         Y::L(e) if e.is_empty() => o.push_str(" []\n"),
@@ -322,6 +327,16 @@ fn runs_on(l: &CiLeg, vendor: &str, runners: &BTreeMap<String, String>) -> Y {
 }
 
 /// The workflow for the plan's CI matrix, as YAML.
+/// AMD architectures the compile container's clang-19 rejects (`invalid target ID`): LLVM 20
+/// added gfx950.
+const CLANG19_LACKS: &[&str] = &["gfx950"];
+
+/// A HIP compile leg (not Triton, which brings its own LLVM) for such an architecture.
+fn clang19_lacks(l: &CiLeg) -> bool {
+    let triton = l.command.as_deref().is_some_and(|c| c.contains(".py "));
+    !triton && CLANG19_LACKS.contains(&l.arch.as_str())
+}
+
 pub fn workflow(plan: &Plan, opts: &WorkflowOptions) -> String {
     let k = &plan.kernel;
     let stem = file_stem(&k.name);
@@ -334,6 +349,7 @@ pub fn workflow(plan: &Plan, opts: &WorkflowOptions) -> String {
         m(vec![
             ("name", s("build kplan")),
             ("runs-on", s(KPLAN_BUILD_RUNNER)),
+            ("timeout-minutes", Y::N(30)),
             (
                 "steps",
                 Y::L(vec![
@@ -375,7 +391,11 @@ pub fn workflow(plan: &Plan, opts: &WorkflowOptions) -> String {
     ));
     scan_steps.push(m(vec![
         ("name", s("Upload the findings to code scanning")),
-        ("if", s("always() && hashFiles('kplan.sarif') != ''")),
+        // a pull request from a fork gets a read-only token: the upload would fail the gate
+        (
+            "if",
+            s("always() && hashFiles('kplan.sarif') != '' && (github.event_name != 'pull_request' || github.event.pull_request.head.repo.full_name == github.repository)"),
+        ),
         ("uses", s("github/codeql-action/upload-sarif@v3")),
         (
             "with",
@@ -391,9 +411,11 @@ pub fn workflow(plan: &Plan, opts: &WorkflowOptions) -> String {
             ("name", s("kplan scan (portability gate)")),
             ("needs", s("kplan")),
             ("runs-on", s(HOSTED)),
+            ("timeout-minutes", Y::N(30)),
             (
                 "permissions",
                 m(vec![
+                    ("actions", s("read")),
                     ("contents", s("read")),
                     ("security-events", s("write")),
                 ]),
@@ -406,6 +428,12 @@ pub fn workflow(plan: &Plan, opts: &WorkflowOptions) -> String {
         let id = job_id(&l.name);
         let title = format!("{} ({}, {})", l.name, l.target, l.kind);
         match (l.kind.as_str(), &l.command) {
+            // Debian's clang-19, which the compile container installs, does not know every
+            // architecture (`kplan build` with it says so and skips the target)
+            ("compile", Some(_)) if clang19_lacks(l) => by_hand.push(format!(
+                "{} ({}: Debian's clang-19 does not know {}; compile it in a ROCm container whose amdclang++ does)",
+                l.name, l.toolchain, l.arch
+            )),
             ("compile", Some(cmd)) => {
                 let mut steps = fetch_kplan();
                 steps.extend(toolchain_steps(l));
@@ -416,19 +444,28 @@ pub fn workflow(plan: &Plan, opts: &WorkflowOptions) -> String {
                         ("name", s(title)),
                         ("needs", s("kplan")),
                         ("runs-on", s(HOSTED)),
+                        ("timeout-minutes", Y::N(30)),
                         ("container", s(CONTAINER)),
                         ("steps", Y::L(steps)),
                     ]),
                 ));
             }
-            ("compile", None) => by_hand.push(format!("{} ({})", l.name, l.toolchain)),
+            ("compile", None) => by_hand.push(format!(
+                "{} ({}; no kplan command compiles it)",
+                l.name, l.toolchain
+            )),
             _ => {
                 let vendor = vendor_of(plan, l);
                 let mut steps = fetch_kplan();
                 let mut job: Vec<(&str, Y)> = vec![("name", s(title))];
                 let compile_dep = legs
                     .iter()
-                    .find(|c| c.kind == "compile" && c.arch == l.arch && c.command.is_some())
+                    .find(|c| {
+                        c.kind == "compile"
+                            && c.arch == l.arch
+                            && c.command.is_some()
+                            && !clang19_lacks(c)
+                    })
                     .map(|c| job_id(&c.name));
                 let needs = match compile_dep {
                     Some(c) => Y::L(vec![s("kplan"), s(c)]),
@@ -438,8 +475,11 @@ pub fn workflow(plan: &Plan, opts: &WorkflowOptions) -> String {
                 if needs_self_hosted(l) {
                     job.push(("if", s("github.event_name != 'pull_request'")));
                     job.push(("runs-on", runs_on(l, &vendor, &opts.runners)));
+                    // a hung kernel must not hold a GPU runner for the 6-hour default
+                    job.push(("timeout-minutes", Y::N(60)));
                 } else {
                     job.push(("runs-on", s(HOSTED)));
+                    job.push(("timeout-minutes", Y::N(30)));
                     job.push(("container", s(CONTAINER)));
                     steps.extend(toolchain_steps(l));
                 }
@@ -483,6 +523,14 @@ pub fn workflow(plan: &Plan, opts: &WorkflowOptions) -> String {
             ]),
         ),
         ("permissions", m(vec![("contents", s("read"))])),
+        // one run per ref at a time: a push and the nightly run do not share a GPU runner
+        (
+            "concurrency",
+            m(vec![(
+                "group",
+                s("kplan-${{ github.workflow }}-${{ github.ref }}"),
+            )]),
+        ),
         ("jobs", Y::M(jobs)),
     ]);
     let mut o = String::new();
@@ -516,10 +564,7 @@ pub fn workflow(plan: &Plan, opts: &WorkflowOptions) -> String {
         o.push_str("# The CPU fallback runs on the hosted runner.\n");
     }
     for b in &by_hand {
-        let _ = writeln!(
-            o,
-            "# Not in this workflow (no kplan command compiles it): {b}"
-        );
+        let _ = writeln!(o, "# Not in this workflow: {b}");
     }
     emit_block(&mut o, &doc, 0);
     o

@@ -12,8 +12,10 @@ pub static META: RuleMeta = RuleMeta {
     id: "amd-isa-generation",
     summary: "instruction or DPP control that an AMD target in scope lacks, compiled for that target",
     what: "Finds GCN inline assembly whose instructions exist only on some AMD generations \
-(`buffer_wbinvl1_vol`, `buffer_gl0_inv`, `buffer_inv`, `s_memtime`, `s_memrealtime`, gfx12's `s_wait_*` \
-counters, gfx8/9 DPP `row_bcast` and `wave_*` shifts, and `s_waitcnt`, which gfx12 replaced), and DPP control \
+(`buffer_wbinvl1_vol`, `buffer_invl2`, `buffer_gl0_inv`, `buffer_inv`, `global_inv`, `s_memtime`, \
+`s_memrealtime`, gfx10/gfx11's `s_waitcnt_vscnt` / `s_waitcnt_lgkmcnt`, gfx12's `s_wait_*` counters, gfx8/9 \
+DPP `row_bcast` and `wave_*` shifts; mnemonics are matched whole, as clang-19's assembler accepts them per \
+target), and DPP control \
 words that only gfx8/gfx9 have (`0x142` row_bcast:15, `0x143` row_bcast:31, `0x130`/`0x134`/`0x138`/`0x13c` \
 wave shifts and rotates) passed to `__builtin_amdgcn_update_dpp` / `__builtin_amdgcn_mov_dpp` or to a \
 project function or template named `*dpp*`. It evaluates the preprocessor branches around the use for the \
@@ -22,9 +24,11 @@ the targets that compile it although they lack it. A branch on a project macro k
 feature switch such as `HAS_DPP_BROADCAST`) is trusted.",
     why: "AMD's instruction set changes between generations: gfx940-gfx950 (MI300, MI350) dropped \
 `buffer_wbinvl1_vol` for `buffer_inv sc1`, RDNA (gfx10+) has `buffer_gl0_inv`/`buffer_gl1_inv` and no \
-row-broadcast or wave-shift DPP, gfx11 has no `s_memtime`, gfx12 split `s_waitcnt` into separate counters. \
-`__GFX9__` covers gfx900 to gfx950, so a guard on the family does not exclude MI300. The assembler rejects the \
-instruction for that target, or, for a DPP control the hardware ignores, the lanes read the wrong values.",
+row-broadcast or wave-shift DPP, gfx11 has no `s_memtime`, gfx12 added separate `s_wait_*` counters and \
+dropped gfx10/gfx11's `s_waitcnt_vscnt`. `__GFX9__` covers gfx900 to gfx950, so a guard on the family does not \
+exclude MI300. The assembler rejects the instruction for that target; where it still accepts it \
+(`buffer_wbinvl1_vol` on gfx94x) the instruction no longer does the cache maintenance the code relies on; for \
+a DPP control the hardware ignores, the lanes read the wrong values.",
     example: "__device__ void release() {\n#if defined(__GFX9__)\n    __asm__ volatile(\"buffer_wbinvl1_vol\" ::: \"memory\");\n#else\n    __threadfence();\n#endif\n}",
     use_instead: "__device__ void release() {\n    // the compiler emits the right cache maintenance for each target\n    __threadfence();\n}",
     severity: Severity::Error,
@@ -37,13 +41,39 @@ fn arch_in(p: &AmdPass, prefixes: &[&str]) -> bool {
     prefixes.iter().any(|x| p.arch.starts_with(x))
 }
 
-/// (mnemonic prefix, whether a pass has it, what to write instead).
+/// (mnemonic or DPP control, matched as a whole word; whether a pass has it; what to write
+/// instead). Availability as clang-19's assembler (`llvm-mc -mcpu=...`) accepts each.
 type Avail = fn(&AmdPass) -> bool;
 const INSNS: &[(&str, Avail, &str)] = &[
     (
         "buffer_wbinvl1",
         |p| p.family().is_some_and(|f| (6..=9).contains(&f)) && !arch_in(p, &["gfx94", "gfx95"]),
         "`__threadfence()` / `__atomic_thread_fence`, or per generation `buffer_inv sc1` (gfx94x/gfx950) and `buffer_gl1_inv; buffer_gl0_inv` (gfx10/gfx11)",
+    ),
+    (
+        "buffer_wbinvl1_vol",
+        |p| p.family().is_some_and(|f| (6..=9).contains(&f)) && !arch_in(p, &["gfx94", "gfx95"]),
+        "`__threadfence()` / `__atomic_thread_fence`, or per generation `buffer_inv sc1` (gfx94x/gfx950) and `buffer_gl1_inv; buffer_gl0_inv` (gfx10/gfx11)",
+    ),
+    (
+        "buffer_invl2",
+        |p| arch_in(p, &["gfx90a"]),
+        "`__threadfence()`, or `buffer_inv sc1` on gfx94x, under an architecture guard",
+    ),
+    (
+        "global_inv",
+        |p| p.family().is_some_and(|f| f >= 12),
+        "`__threadfence()`, or a branch per generation",
+    ),
+    (
+        "s_waitcnt_vscnt",
+        |p| p.family().is_some_and(|f| f == 10 || f == 11),
+        "`s_waitcnt vmcnt(0)` on gfx9, `s_wait_storecnt` on gfx12, under an architecture guard, or `__builtin_amdgcn_s_waitcnt`",
+    ),
+    (
+        "s_waitcnt_lgkmcnt",
+        |p| p.family().is_some_and(|f| f == 10 || f == 11),
+        "`s_waitcnt lgkmcnt(0)` on gfx9, `s_wait_dscnt` / `s_wait_kmcnt` on gfx12, under an architecture guard",
     ),
     (
         "buffer_gl0_inv",
@@ -99,11 +129,6 @@ const INSNS: &[(&str, Avail, &str)] = &[
         "s_barrier_wait",
         |p| p.family().is_some_and(|f| f >= 12),
         "`__syncthreads()` / `__builtin_amdgcn_s_barrier()`",
-    ),
-    (
-        "s_waitcnt",
-        |p| p.family().is_some_and(|f| f <= 11),
-        "`__builtin_amdgcn_s_waitcnt` under an architecture guard, or gfx12's `s_wait_loadcnt` / `s_wait_dscnt`",
     ),
     (
         "row_bcast",
@@ -186,13 +211,7 @@ pub fn check(cx: &mut Cx) {
             }
             // the first instruction of the template the table knows, with the targets lacking it
             let hit = words(&tpl).find_map(|w| {
-                let (name, has, instead) = INSNS.iter().find(|(m, _, _)| {
-                    if *m == "s_waitcnt" {
-                        w == *m
-                    } else {
-                        w.starts_with(m)
-                    }
-                })?;
+                let (name, has, instead) = INSNS.iter().find(|(m, _, _)| w == *m)?;
                 let lack = lacking_at(cx, &passes, i, *has);
                 (!lack.is_empty()).then(|| (w.to_string(), *name, lack, *instead))
             });
