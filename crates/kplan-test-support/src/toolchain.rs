@@ -43,3 +43,38 @@ pub fn require<T, E: std::fmt::Display>(found: Result<T, E>) -> Option<T> {
         }
     }
 }
+
+/// The first Python that runs `probe` successfully: `.venv-tools/` (where
+/// scripts/install-test-deps.sh puts the integration tools), `KPLAN_PYTHON`, the repository's
+/// `.venv`, then `fallback` (the one kplan finds); `Err` names `what` was looked for and every
+/// Python tried.
+pub fn python_that_runs(
+    probe: &[&str],
+    fallback: Option<std::path::PathBuf>,
+    what: &str,
+) -> Result<std::path::PathBuf, String> {
+    let root = crate::workspace_root();
+    let mut cands = vec![root.join(".venv-tools/bin/python")];
+    if let Some(p) = std::env::var_os("KPLAN_PYTHON") {
+        cands.push(p.into());
+    }
+    cands.push(root.join(".venv/bin/python"));
+    cands.extend(fallback);
+    for p in &cands {
+        let ok = std::process::Command::new(p)
+            .args(probe)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            return Ok(p.clone());
+        }
+    }
+    Err(format!(
+        "no Python with {what} (scripts/install-test-deps.sh installs it), tried {}",
+        cands
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}

@@ -18,32 +18,11 @@ use std::sync::{Mutex, OnceLock};
 /// A Python that can run `-m module` (`KPLAN_PYTHON`, the repository's `.venv`, or the one
 /// kplan finds), or why there is none.
 fn python_with(module: &str) -> Result<PathBuf, String> {
-    // .venv-tools/: where scripts/install-test-deps.sh puts the integration tools
-    let mut cands: Vec<PathBuf> = vec![workspace_root().join(".venv-tools/bin/python")];
-    if let Some(p) = std::env::var_os("KPLAN_PYTHON") {
-        cands.push(p.into());
-    }
-    cands.push(workspace_root().join(".venv/bin/python"));
-    if let Ok(p) = kplan_build::toolchain::find_python() {
-        cands.push(p);
-    }
-    for p in &cands {
-        let ok = Command::new(p)
-            .args(["-m", module, "--version"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if ok {
-            return Ok(p.clone());
-        }
-    }
-    Err(format!(
-        "no Python with `{module}` (scripts/install-test-deps.sh installs it), tried {}",
-        cands
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))
+    kplan_test_support::toolchain::python_that_runs(
+        &["-m", module, "--version"],
+        kplan_build::toolchain::find_python().ok(),
+        &format!("`{module}`"),
+    )
 }
 
 fn text(b: &[u8]) -> String {

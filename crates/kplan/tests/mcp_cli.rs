@@ -10,32 +10,11 @@ use std::process::Command;
 /// A Python with the `mcp` package: `.venv-tools`, `KPLAN_PYTHON`, the repository's `.venv`, or the one kplan
 /// finds; `Err` says why there is none.
 fn python_with_mcp() -> Result<PathBuf, String> {
-    // .venv-tools/: where scripts/install-test-deps.sh puts the integration tools
-    let mut cands: Vec<PathBuf> = vec![workspace_root().join(".venv-tools/bin/python")];
-    if let Some(p) = std::env::var_os("KPLAN_PYTHON") {
-        cands.push(p.into());
-    }
-    cands.push(workspace_root().join(".venv/bin/python"));
-    if let Ok(p) = kplan_build::toolchain::find_python() {
-        cands.push(p);
-    }
-    for p in &cands {
-        let ok = Command::new(p)
-            .args(["-c", "import mcp.client.stdio"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if ok {
-            return Ok(p.clone());
-        }
-    }
-    Err(format!(
-        "no Python with the MCP SDK (`pip install mcp`; scripts/install-test-deps.sh installs it), tried {}",
-        cands
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))
+    kplan_test_support::toolchain::python_that_runs(
+        &["-c", "import mcp.client.stdio"],
+        kplan_build::toolchain::find_python().ok(),
+        "the MCP SDK (`pip install mcp`)",
+    )
 }
 
 fn kplan(args: &[&str]) -> std::process::Output {
