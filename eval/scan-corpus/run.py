@@ -62,8 +62,9 @@ SCANNED_EXT = {
 MAX_RECURSIVE_FILES = 600
 MAX_RECURSIVE_BYTES = 24 * 1024 * 1024
 MAX_FILE_BYTES = 4 * 1024 * 1024
-SPLITS = ("dev", "holdout", "holdout2")
-# The splits that the hash rule in cases.toml assigns; holdout2 is a fixed set, never re-derived.
+SPLITS = ("dev", "holdout", "holdout2", "holdout3")
+# The splits that the hash rule in cases.toml assigns; holdout2 and holdout3 are fixed sets,
+# never re-derived.
 RULE_SPLITS = ("dev", "holdout")
 
 
@@ -120,7 +121,7 @@ def load_cases(path: Path) -> list[dict]:
             raise InputError(f"{path}: duplicate case id `{c['id']}`")
         seen.add(c["id"])
         if c["split"] not in SPLITS:
-            raise InputError(f"{path}: case `{c['id']}`: split must be dev, holdout or holdout2")
+            raise InputError(f"{path}: case `{c['id']}`: split must be one of {', '.join(SPLITS)}")
         if not c["lines"] or not all(isinstance(n, int) and n > 0 for n in c["lines"]):
             raise InputError(f"{path}: case `{c['id']}`: lines must be positive integers")
         if "/" not in c["repo"]:
@@ -138,7 +139,8 @@ def load_trees(path: Path) -> list[dict]:
 def expected_split(cases: list[dict]) -> dict[str, str]:
     """The split rule stated in cases.toml: per class with >= 4 cases, the round(n/4) cases
     with the smallest sha256(id) are holdout; smaller classes are all dev. Only the dev and
-    holdout cases take part (and are returned): holdout2 is a fixed set outside the rule."""
+    holdout cases take part (and are returned): holdout2 and holdout3 are fixed sets outside
+    the rule."""
     by_class = collections.defaultdict(list)
     for c in cases:
         if c["split"] in RULE_SPLITS:
@@ -556,7 +558,7 @@ def write_summary(
             + (
                 ""
                 if reveal_holdout
-                else " (dev split; holdout and holdout2 cases are counted above only)"
+                else " (dev split; the holdout cases are counted above only)"
             )
         )
         L.append("")
@@ -666,7 +668,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument(
         "--reveal-holdout",
         action="store_true",
-        help="list holdout and holdout2 cases one by one in summary.md (default: counts only)",
+        help="list holdout, holdout2 and holdout3 cases one by one in summary.md "
+        "(default: counts only)",
     )
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument(
@@ -678,7 +681,7 @@ def main(argv: list[str]) -> int:
         "--check-split",
         action="store_true",
         help="check that every dev/holdout case's split follows the rule in cases.toml "
-        "(holdout2 is a fixed set and is left alone), and exit",
+        "(holdout2 and holdout3 are fixed sets and are left alone), and exit",
     )
     ap.add_argument(
         "--extract-only",
@@ -707,7 +710,7 @@ def main(argv: list[str]) -> int:
         n = collections.Counter(c["split"] for c in cases)
         print(
             f"{len(cases)} cases: {n['dev']} dev, {n['holdout']} holdout, "
-            f"{n['holdout2']} holdout2 (fixed, not checked); "
+            f"{n['holdout2']} holdout2 and {n['holdout3']} holdout3 (fixed, not checked); "
             f"{'split follows the rule' if not bad else f'{len(bad)} do not follow the rule'}"
         )
         return 1 if bad else 0
