@@ -103,7 +103,12 @@ pub fn check(cx: &mut Cx) {
             }
             let lane = (a == b && is_lane_ident(src.s(a)))
                 || (b == a + 2 && src.is(a, "threadIdx") && src.is(a + 1, ".") && src.is(b, "x"));
-            if lane && !assigned && !src.is(close + 1, "[") && !guarded(cx, k, src.s(a)) {
+            if lane
+                && !assigned
+                && !src.is(close + 1, "[")
+                && !cx.guarded(k)
+                && !guarded(cx, k, src.s(a))
+            {
                 reads.push(k);
             }
         }
