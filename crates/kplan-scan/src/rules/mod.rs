@@ -10,11 +10,15 @@ pub mod launch;
 pub mod target_cond;
 
 pub mod amd_isa_generation;
+pub mod arch_list_partial_family;
+pub mod arch_macro_misspelled;
 pub mod ballot_narrowing;
+pub mod block_over_limit_wave64;
 pub mod capability_order_on_amd;
 pub mod cuda_arch_gate_no_amd_path;
 pub mod device_warp_size_in_host;
 pub mod full_mask_literal;
+pub mod grid_uncapped_64bit;
 pub mod hardcoded_tile;
 pub mod implicit_warp_sync;
 pub mod inline_asm_unguarded;
@@ -24,12 +28,16 @@ pub mod launch_bounds_warp;
 pub mod mask_as_shuffle_value;
 pub mod nvidia_only_feature;
 pub mod platform_ifdef_in_kernel;
+pub mod shared_memory_optin_on_amd;
 pub mod shared_memory_over_limit;
 pub mod shuffle_logical_warp_width;
 pub mod shuffle_offset_literal;
+pub mod static_device_symbol;
 pub mod sync_mask_param_32;
 pub mod unbalanced_conditional;
+pub mod warp_algorithm_small_block;
 pub mod warp_count_divisor;
+pub mod warp_partials_read_by_lane;
 pub mod warp_size_constant;
 pub mod warp_size_constexpr;
 pub mod warp_size_literal;
@@ -66,6 +74,14 @@ pub static RULES: &[&RuleMeta] = &[
     &capability_order_on_amd::META,
     &warp_count_divisor::META,
     &shuffle_logical_warp_width::META,
+    &grid_uncapped_64bit::META,
+    &block_over_limit_wave64::META,
+    &warp_partials_read_by_lane::META,
+    &shared_memory_optin_on_amd::META,
+    &arch_macro_misspelled::META,
+    &arch_list_partial_family::META,
+    &static_device_symbol::META,
+    &warp_algorithm_small_block::META,
 ];
 
 /// Runs every enabled rule over one file (or, for the inventory, only the feature pass).
@@ -107,6 +123,14 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         amd_isa_generation,
         capability_order_on_amd,
         warp_count_divisor,
-        shuffle_logical_warp_width
+        shuffle_logical_warp_width,
+        grid_uncapped_64bit,
+        block_over_limit_wave64,
+        warp_partials_read_by_lane,
+        shared_memory_optin_on_amd,
+        arch_macro_misspelled,
+        arch_list_partial_family,
+        static_device_symbol,
+        warp_algorithm_small_block
     );
 }

@@ -12,7 +12,11 @@ pub static META: RuleMeta = RuleMeta {
     what: "Finds shuffles (`__shfl`, `__shfl_up`/`_down`/`_xor`, their `_sync` forms, and project wrappers named \
 `*shuffle*` or `*shfl*`) whose lane or offset argument uses a warp-width template parameter of the file \
 (`template <unsigned int WarpSize>`) and that pass no width argument. Methods of tiled groups \
-(`tile.shfl(v, lane)`) shuffle within the tile and are left alone.",
+(`tile.shfl(v, lane)`) shuffle within the tile and are left alone. An indexed shuffle is reported when its \
+lane is numbered inside the logical warp (`x % WarpSize`, `x & (WarpSize - 1)`, `WarpSize - 1`) with no \
+segment base added (`(lane & ~(WarpSize - 1)) + k` addresses the hardware warp and needs no width); an xor \
+shuffle whose mask is made smaller than the width (`WarpSize / 2`, `WarpSize >> k`) stays in its segment and \
+is left alone.",
     why: "Without a width a shuffle addresses the hardware warp: 64 lanes on CDNA, 32 on RDNA and NVIDIA. A \
 primitive written for a logical warp of `WarpSize` lanes (16 or 32 inside a 64-lane wavefront) computes lane \
 numbers from 0 to `WarpSize - 1`, so every logical warp but the first reads its values from the first one: \
@@ -24,6 +28,30 @@ wrong results, or a hang when the values steer a loop.",
     lang: Lang::Cuda,
     features: &[],
 };
+
+/// The lane `a..=b` is numbered inside a logical warp of `p` lanes (`x % p`, `x & (p - 1)`,
+/// `p - k`) with no segment base (`lane & ~(p - 1)`, `lane / p * p`) added to it.
+fn segment_relative(cx: &Cx, a: usize, b: usize, p: &str) -> bool {
+    let src = cx.src;
+    let is_p = |j: usize| src.is(j, p);
+    let base = (a..=b).any(|j| {
+        src.is(j, "~") || (is_p(j) && (src.is(j + 1, "*") || (j > a && src.is(j - 1, "*"))))
+    });
+    if base {
+        return false;
+    }
+    let mut k = a;
+    while k < b && src.is(k, "(") && src.mate(k) == Some(b) {
+        k += 1;
+    }
+    if is_p(k) && src.is(k + 1, "-") {
+        return true;
+    }
+    (a..b).any(|j| {
+        let next = if src.is(j + 1, "(") { j + 2 } else { j + 1 };
+        (src.is(j, "%") && is_p(next)) || (src.is(j, "&") && is_p(next) && src.is(next + 1, "-"))
+    })
+}
 
 fn warp_width_name(s: &str) -> bool {
     let l = s.to_ascii_lowercase().replace("wave", "warp");
@@ -122,6 +150,18 @@ pub fn check(cx: &mut Cx) {
         else {
             continue;
         };
+        let name = src.s(i).to_ascii_lowercase();
+        if name.contains("xor") {
+            // `lane ^ m` stays in the aligned segment of `p` lanes whenever `m < p`: a mask
+            // made from the width by `/`, `>>`, `%`, `&` or `-` is smaller than it
+            if (a..=b).any(|j| matches!(src.s(j), "/" | ">>" | "%" | "&" | "-")) {
+                continue;
+            }
+        } else if !name.contains("up") && !name.contains("down") && !segment_relative(cx, a, b, p) {
+            // an indexed shuffle whose lane is absolute in the hardware warp (a segment base
+            // such as `lane & ~(p - 1)` added) needs no width
+            continue;
+        }
         let close = src.mate(i + 1).unwrap_or(b);
         let msg = format!(
             "`{}` computes its lane for a logical warp of `{p}` lanes but passes no width: it shuffles across the whole hardware warp (64 lanes on wave64 AMD targets)",

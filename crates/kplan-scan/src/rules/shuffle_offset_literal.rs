@@ -4,12 +4,13 @@ use crate::cuda::Cx;
 use crate::diag::Severity;
 use crate::lex::Tk;
 use crate::rule::{Lang, RuleMeta, Scope};
+use crate::rules::consts::Consts;
 
 pub static META: RuleMeta = RuleMeta {
     id: "shuffle-offset-literal",
     summary: "shuffle reduction whose offsets are fixed for a 32-lane warp",
     what: "Finds warp reductions whose shuffle offsets are written for 32 lanes: a loop `for (int o = 16; o > 0; \
-o /= 2)` (or `o = 1; o < 32; o *= 2`) around `__shfl_xor_sync`/`__shfl_down_sync`, and unrolled shuffles with a \
+o /= 2)` (or `o = 1; o < 32; o *= 2`; the start may be a constant expression such as `32 / 2`) around `__shfl_xor_sync`/`__shfl_down_sync`, and unrolled shuffles with a \
 literal offset of 16, when the shuffle has no explicit `width` argument.",
     why: "On a 64-lane wavefront the reduction never crosses lanes 0-31 and 32-63: lane 0 ends up with the sum of \
 half the wavefront and the other half is silently dropped.",
@@ -40,6 +41,7 @@ pub fn check(cx: &mut Cx) {
     }
     let src = cx.src;
     let n = src.toks.len();
+    let mut consts: Option<Consts> = None;
     let help = "start at `warpSize / 2` (stop at `warpSize`), or pass an explicit `width` when a 32-lane sub-group is intended";
     for i in 0..n {
         if src.kind(i) != Some(Tk::Ident) {
@@ -63,7 +65,21 @@ pub fn check(cx: &mut Cx) {
                 continue;
             }
             let var = src.s(eq - 1);
-            let start = if eq + 2 == s1 { src.int(eq + 1) } else { None };
+            // `o = 16`, or a constant expression (`32 / 2`, `HALF_WARP`) of names that have one
+            // value in every branch of the project
+            let start = if eq + 2 == s1 && src.kind(eq + 1) == Some(Tk::Number) {
+                src.int(eq + 1)
+            } else if eq + 1 < s1
+                && (eq + 1..s1).all(|k| {
+                    src.kind(k) != Some(Tk::Ident) || cx.index.const_value(src.s(k)).is_some()
+                })
+            {
+                consts
+                    .get_or_insert_with(|| Consts::collect(src))
+                    .eval(src, eq + 1, s1 - 1)
+            } else {
+                None
+            };
             let cond_limit = (s1 + 1..s2).find_map(|k| {
                 if src.is(k, var) && matches!(src.s(k + 1), "<" | "<=") && k + 3 == s2 {
                     src.int(k + 2).map(|v| (v, k + 2, src.s(k + 1) == "<="))

@@ -11,7 +11,10 @@ pub static META: RuleMeta = RuleMeta {
     summary: "`block_size / warp_size` used as a divisor: zero for blocks smaller than a wavefront",
     what: "Finds an integer quotient of a block size (`block_size`, `blockDim.x`, `num_threads`, ...) by a warp \
 width (`warpSize`, `WarpSize`, `WARP_SIZE`, `warp_size()`, ...) that is itself the divisor of another \
-division or modulo, directly or as a factor of one: `regs / (per_wave * (block_size / WarpSize))`.",
+division or modulo, directly, as a factor of one (`regs / (per_wave * (block_size / WarpSize))`) or through one local variable \
+(`int warps = blockDim.x / warpSize; ... n / warps`). A comparison of the same block size with the same warp \
+width earlier in the function (`if (block_size < warp_size) return 0;`, `assert(block_size >= warp_size)`) is \
+a guard and keeps the rule silent.",
     why: "The quotient rounds down. A block of 32 threads, a full warp on NVIDIA and RDNA, is 0 wavefronts on \
 wave64 AMD hardware (CDNA, GCN), so the outer division divides by zero: a crash in host code, an undefined \
 result in device code. Occupancy and work-split helpers meet such blocks whenever a caller picks a small one.",
@@ -94,8 +97,37 @@ pub fn check(cx: &mut Cx) {
                 _ => continue,
             }
         }
+        // a block size that is a constant of the function (`constexpr int threads = 128;`)
+        if !src.is(l, "blockDim") {
+            match local_const(cx, src.s(b), l) {
+                Some(Some(v)) if v < u64::from(cx.ctx.max_warp_size()) => {}
+                Some(_) => continue,
+                None => {}
+            }
+        }
         // a ceil-div `(block + w - 1) / w` never gives 0
         if src.is(l.saturating_sub(1), "+") || src.is(k - 1, ")") {
+            continue;
+        }
+        // a dominating check that the block holds a whole wavefront (`if (block < w) return`,
+        // `assert(block >= w)`) before the quotient
+        let block = if src.is(l, "blockDim") {
+            "blockDim"
+        } else {
+            src.s(b)
+        };
+        if checked_before(cx, l, block, src.s(w)) {
+            continue;
+        }
+        // `nw = block / w;` then `x / nw`: the quotient reaches the divisor through a local
+        if let Some(name) = assigned_local(cx, l, r) {
+            if let Some(u) = divided_by_local(cx, r, name) {
+                let msg = format!(
+                    "`{name}` = `{}` is 0 for a block smaller than a wavefront (64 lanes on wave64 AMD targets) and is used as a divisor",
+                    cx.snippet(l, r)
+                );
+                cx.report(&META, u, u, msg, "round up (`(block + w - 1) / w`) or check `block >= w` before dividing by the warp count");
+            }
             continue;
         }
         // climb out through groups that are pure products, to a `/` or `%` before one
@@ -218,4 +250,100 @@ fn pure_product(cx: &Cx, a: usize, e: usize) -> bool {
         j += 1;
     }
     true
+}
+
+/// How far back a guard or a local's definition is looked for (tokens).
+const REACH: usize = 3000;
+
+/// First token of the function-like region around `k`: the previous top-level `}` (or the
+/// start of the file), at most [`REACH`] tokens back.
+fn region_start(cx: &Cx, k: usize) -> usize {
+    let src = cx.src;
+    let lo = k.saturating_sub(REACH);
+    (lo..k)
+        .rev()
+        .find(|&j| src.is(j, "}") && src.toks[j].depth <= 1)
+        .map_or(lo, |j| j + 1)
+}
+
+/// Whether a comparison of `block` with `warp` (`block < warp`, `warp <= block`, `block % warp`)
+/// precedes token `k` in its function: a guard or an assertion that the block holds a wavefront.
+fn checked_before(cx: &Cx, k: usize, block: &str, warp: &str) -> bool {
+    let src = cx.src;
+    let start = region_start(cx, k);
+    let cmp = |j: usize| matches!(src.s(j), "<" | "<=" | ">" | ">=" | "%");
+    // the operand names around a comparison, skipping member and call tails
+    // an operand's name: `blockDim` for `blockDim.x`, else its last identifier
+    let name_of = |l: usize, r: usize| -> Option<&str> {
+        if src.is(l, "blockDim") {
+            return Some("blockDim");
+        }
+        (l..=r)
+            .rev()
+            .find(|&t| src.kind(t) == Some(Tk::Ident))
+            .map(|t| src.s(t))
+    };
+    let name_before = |j: usize| -> Option<&str> { name_of(cx.left_operand(j)?, j - 1) };
+    let name_after = |j: usize| -> Option<&str> { name_of(j + 1, cx.right_operand(j)?) };
+    (start..k).any(|j| {
+        if !cmp(j) || src.kind(j) != Some(Tk::Punct) {
+            return false;
+        }
+        let (Some(x), Some(y)) = (name_before(j), name_after(j)) else {
+            return false;
+        };
+        (x == block && y == warp) || (x == warp && y == block)
+    })
+}
+
+/// `name = <l..=r>;` (a declaration or an assignment whose whole right side is the quotient).
+fn assigned_local<'a>(cx: &Cx<'_, 'a, '_>, l: usize, r: usize) -> Option<&'a str> {
+    let src = cx.src;
+    if l < 2 || !src.is(l - 1, "=") || !src.is(r + 1, ";") || src.kind(l - 2) != Some(Tk::Ident) {
+        return None;
+    }
+    Some(src.s(l - 2))
+}
+
+/// The first later `x / name` or `x % name` in the same function (a division by the local).
+fn divided_by_local(cx: &Cx, from: usize, name: &str) -> Option<usize> {
+    let src = cx.src;
+    // the local lives until the end of the innermost block around its definition
+    let lo = from.saturating_sub(REACH);
+    let scope_end = (lo..from)
+        .rev()
+        .find(|&j| src.is(j, "{") && src.mate(j).is_some_and(|m| m > from))
+        .and_then(|j| src.mate(j))
+        .unwrap_or(src.toks.len());
+    let end = scope_end.min(from + REACH);
+    let mut j = from + 1;
+    while j + 1 < end {
+        // reassigned: its value is no longer the quotient
+        if src.is(j, name) && src.is(j + 1, "=") {
+            return None;
+        }
+        if matches!(src.s(j), "/" | "%" | "/=" | "%=")
+            && src.kind(j) == Some(Tk::Punct)
+            && src.is(j + 1, name)
+            && !matches!(src.s(j + 2), "(" | "[" | "." | "->" | "::")
+        {
+            return Some(j + 1);
+        }
+        j += 1;
+    }
+    None
+}
+
+/// The nearest `const`/`constexpr` definition of `name` before token `at` in its function:
+/// `Some(value)` (`None` inside when the value is not a literal), `None` when there is none.
+fn local_const(cx: &Cx, name: &str, at: usize) -> Option<Option<u64>> {
+    let src = cx.src;
+    let start = region_start(cx, at);
+    let j = (start..at).rev().find(|&j| {
+        src.is(j, name)
+            && src.is(j + 1, "=")
+            && (j.saturating_sub(4)..j).any(|k| matches!(src.s(k), "constexpr" | "const"))
+    })?;
+    let e = (j + 2..at).find(|&k| src.is(k, ";"))?;
+    Some(if e == j + 3 { src.int(j + 2) } else { None })
 }

@@ -8,8 +8,10 @@ use crate::rule::{Lang, RuleMeta, Scope};
 pub const META: RuleMeta = RuleMeta {
     id: "triton-capability-check",
     summary: "`get_device_capability()` compared as if only NVIDIA existed (it is also true on ROCm)",
-    what: "Finds comparisons of `torch.cuda.get_device_capability()` (directly, or through the variables it is \
-assigned to, such as `major, minor = ...` or `cap = ...`) with no backend check in the same function.",
+    what: "Finds comparisons of `torch.cuda.get_device_capability()` or a helper named like it \
+(`get_device_compute_capability(gpu)`, `get_compute_capability()`), directly or through the variables it is \
+assigned to (`major, minor = ...`, `cap = ...`), with no backend check in the same function; a comparison \
+inside another assignment (`needs_sm80 = pytest.mark.skipif(cap < (8, 0))`) counts.",
     why: "On ROCm, PyTorch's `torch.cuda.get_device_capability()` returns the GCN architecture as a version: \
 gfx942 reports (9, 4), gfx950 (9, 5). `>= (9, 0)` meant to select Hopper (TMA, wgmma, `fp8e4nv`) is then true on \
 MI300/MI350 too, and NVIDIA-only code paths run on AMD, where they fail to compile or run slowly.",
@@ -20,6 +22,16 @@ MI300/MI350 too, and NVIDIA-only code paths run on AMD, where they fail to compi
     lang: Lang::Python,
     features: &[],
 };
+
+/// A function that returns the compute capability: `get_device_capability`,
+/// `get_device_compute_capability`, `get_compute_capability`, `device_capability`.
+fn capability_call(name: &str) -> bool {
+    let l = name.trim_end_matches('_').to_ascii_lowercase();
+    l == "get_device_capability"
+        || l.ends_with("_compute_capability")
+        || l == "compute_capability"
+        || l == "device_capability"
+}
 
 /// Comparisons that can turn an NVIDIA-only path on. `<` and `<=` are the negation of `>=`/`>`:
 /// `if cap < (9, 0): return fallback()` is false on ROCm (gfx942 reports (9, 4)), so AMD runs the
@@ -61,8 +73,10 @@ pub fn check(cx: &mut Cx) {
             .find(|&i| src.s(i) == "=" && src.toks[i].depth == src.toks[line.first].depth)
     };
     for k in 0..n {
+        // `torch.cuda.get_device_capability()` and project helpers of the same meaning
+        // (`get_device_compute_capability(gpu)`, `get_compute_capability()`), called
         let capability =
-            src.is_name(k, "get_device_capability") || src.is_name(k, "get_device_capability_");
+            src.kind(k) == Some(Kind::Name) && src.s(k + 1) == "(" && capability_call(src.s(k));
         let properties = src.is_name(k, "get_device_properties");
         if !capability && !properties {
             continue;
@@ -137,8 +151,12 @@ pub fn check(cx: &mut Cx) {
         } else {
             continue;
         }
-        let in_assignment = src.line_of(k).is_some_and(|l| assigned(l, k).is_some());
-        if CMP.contains(&src.s(j)) && risky(src, j) && !in_assignment {
+        // `flag = cap < (8, 0)` and `mark = skipif(cap < (8, 0))` compare too; only the
+        // assignment's own target (`cap = ...`) is not a comparison
+        let target = src.line_of(k).is_some_and(|l| {
+            assigned(l, k).is_none() && assigned(l, l.end).is_some_and(|eq| k < eq)
+        });
+        if CMP.contains(&src.s(j)) && risky(src, j) && !target {
             sites.push((k, j));
         }
     }
