@@ -264,15 +264,8 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
             sources: Vec::new(),
         };
     }
-    let amd_only = !gpu.is_empty() && gpu.iter().all(|t| t.vendor() == Vendor::Amd);
-    let mut reason = if amd_only {
-        format!(
-            "every GPU target is AMD ({}): plan HIP or Triton for AMD alone (no CUDA build); no \"do not write a kernel\" condition holds: ",
-            join_names(&gpu.iter().map(|t| t.name.as_str()).collect::<Vec<_>>())
-        )
-    } else {
-        String::from("no \"do not write a portable kernel\" condition holds: ")
-    };
+    // One GPU vendor in scope returned above (nvidia-only / amd-only): a mixed or CPU-only scope.
+    let mut reason = String::from("no \"do not write a portable kernel\" condition holds: ");
     let mut why = Vec::new();
     if !spec.framework_expressible {
         why.push("the framework cannot express it".to_string());
