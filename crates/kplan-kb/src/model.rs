@@ -322,6 +322,14 @@ pub struct OpInfo {
     pub latency_bound: String,
     /// The tile heuristic the plan's tile section follows.
     pub tile_hint: String,
+    /// An operation that is no op class of the spec (kplan has no work model for it) but whose
+    /// libraries, algorithms and risks the knowledge base knows: a spec naming it is planned as
+    /// a custom op with this entry's knowledge.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub knowledge_only: bool,
+    /// Other names of a `knowledge_only` operation (`top-p-sampling` for `sampling`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
     #[serde(default)]
     pub library: Vec<OpLibrary>,
     #[serde(default)]
@@ -368,6 +376,14 @@ pub struct OpLibrary {
     /// called as a library (allowed with `vendor-library`). Either allowance admits it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub abstraction: Option<String>,
+    /// Where one call of the library covers the spec (a condition in the grammar of the
+    /// risks' `when`: dtypes, layout, fusion, page size, group size, latency budget); none: every
+    /// spec of the op. Where it does not hold, the library is the baseline, not the reuse.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<String>,
+    /// What the library lacks where `when` does not hold, said in the plan (same source).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
 }
 
 /// What a library is, for labelling a plan's reuse (never "BLAS" for a non-BLAS library).

@@ -13,6 +13,10 @@ pub struct Work {
     pub intensity: Option<f64>,
     pub flops_formula: String,
     pub bytes_formula: String,
+    /// Why the work is unknown (no work model for the op, an incomplete problem): then `flops`
+    /// and `bytes` are 0 and no roofline is computed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown: Option<String>,
 }
 
 /// Default FLOPs per element for the memory-bound classes (counted as in the docs: one
@@ -34,6 +38,16 @@ pub fn default_flops_per_element(op: Op) -> f64 {
 /// output written once, in the storage dtype (outputs in the output dtype, the third entry of
 /// `dtypes`, when the spec gives one).
 pub fn work(spec: &Spec) -> Work {
+    if let Some(why) = &spec.work_unknown {
+        return Work {
+            flops: 0.0,
+            bytes: 0.0,
+            intensity: None,
+            flops_formula: "unknown".into(),
+            bytes_formula: "unknown".into(),
+            unknown: Some(why.clone()),
+        };
+    }
     if let Some((flops, bytes, ff, bf)) = op_work(spec) {
         return Work {
             flops,
@@ -41,9 +55,10 @@ pub fn work(spec: &Spec) -> Work {
             intensity: (bytes > 0.0).then(|| flops / bytes),
             flops_formula: ff,
             bytes_formula: bf,
+            unknown: None,
         };
     }
-    let s = spec.storage.size();
+    let s = spec.storage_size();
     let fpe = spec
         .knobs
         .flops_per_element
@@ -109,12 +124,29 @@ pub fn work(spec: &Spec) -> Work {
         }
         (Problem::Gemm { batch, m, n, k }, _) => {
             let (b, m, n, k) = (*batch as f64, *m as f64, *n as f64, *k as f64);
-            (
-                2.0 * b * m * n * k,
-                b * (m * k + k * n + m * n) * s,
-                "2 x batch x m x n x k".to_string(),
-                format!("batch x (m x k + k x n + m x n) x {s} B"),
-            )
+            match spec.weight_size().filter(|w| *w != s) {
+                // Weight-only quantisation: B (k x n) in the weight dtype, scales included.
+                Some(w) => (
+                    2.0 * b * m * n * k,
+                    b * ((m * k + m * n) * s + k * n * w),
+                    "2 x batch x m x n x k".to_string(),
+                    format!(
+                        "batch x ((m x k + m x n) x {s} B + weights k x n x {} B{})",
+                        tidy(w),
+                        if spec.weight_quant.is_some() {
+                            ", block scales included"
+                        } else {
+                            ""
+                        }
+                    ),
+                ),
+                None => (
+                    2.0 * b * m * n * k,
+                    b * (m * k + k * n + m * n) * s,
+                    "2 x batch x m x n x k".to_string(),
+                    format!("batch x (m x k + k x n + m x n) x {s} B"),
+                ),
+            }
         }
         (
             Problem::Attention {
@@ -146,10 +178,18 @@ pub fn work(spec: &Spec) -> Work {
             )
         }
         (Problem::Custom { flops, bytes }, _) => (
-            *flops,
-            *bytes,
-            "given by the spec".into(),
-            "given by the spec".into(),
+            flops.unwrap_or(0.0),
+            bytes.unwrap_or(0.0),
+            if flops.is_some() {
+                "given by the spec".into()
+            } else {
+                "unknown (not given; the roofline counts the bytes only)".into()
+            },
+            spec.notes
+                .iter()
+                .find(|n| n.message.starts_with("bytes of op"))
+                .map(|n| n.message.clone())
+                .unwrap_or_else(|| "given by the spec".into()),
         ),
     };
     // Outputs written in a dtype other than the storage dtype (the spec's third dtype).
@@ -174,6 +214,7 @@ pub fn work(spec: &Spec) -> Work {
         },
         flops_formula: ff,
         bytes_formula: bf,
+        unknown: None,
     }
 }
 
@@ -182,7 +223,7 @@ pub fn work(spec: &Spec) -> Work {
 /// forward model of the first classes below applies (kept as it was, formulas included).
 fn op_work(spec: &Spec) -> Option<(f64, f64, String, String)> {
     use crate::spec::Direction::Backward;
-    let s = spec.storage.size();
+    let s = spec.storage_size();
     let c = spec.compute.size();
     let o = spec.output.size();
     let d = |k: &str| spec.dim(k).unwrap_or(0) as f64;
@@ -259,7 +300,7 @@ fn op_work(spec: &Spec) -> Option<(f64, f64, String, String)> {
         }
         Op::GroupedGemm => {
             let (g, m, n, k) = (d("groups"), d("total_m"), d("n"), d("k"));
-            let w = spec.modifiers.weight_dtype.map(|x| x.size()).unwrap_or(s);
+            let w = spec.weight_size().unwrap_or(s);
             let f = 2.0 * m * n * k;
             if bwd {
                 (
@@ -337,9 +378,16 @@ fn op_work(spec: &Spec) -> Option<(f64, f64, String, String)> {
         }
         Op::Quantize | Op::Dequantize => {
             let n = elems;
+            // A block-quantized input: its values at their own width, its scales counted below.
+            let q = spec
+                .storage_quant
+                .as_ref()
+                .filter(|_| spec.op == Op::Dequantize);
+            let s = q.map(|q| q.value_bits / 8.0).unwrap_or(s);
             let block = spec
                 .dim("block")
                 .or(spec.dim("group_size"))
+                .or(q.map(|q| q.block))
                 .or(spec.block_scale.map(|b| b.block()));
             let per_row = matches!(
                 spec.modifiers.granularity.as_deref(),
@@ -351,6 +399,7 @@ fn op_work(spec: &Spec) -> Option<(f64, f64, String, String)> {
                 (None, false) => (1.0, "one scale per tensor".to_string()),
             };
             let scale_b = match spec.block_scale {
+                _ if q.is_some() => q.map(|q| q.scale_bytes_per_block).unwrap_or(2.0),
                 Some(_) => 1.0,
                 None if spec.op == Op::Dequantize => 2.0,
                 None => 4.0,
@@ -606,6 +655,7 @@ mod tests {
             intensity: Some(flops / bytes),
             flops_formula: String::new(),
             bytes_formula: String::new(),
+            unknown: None,
         }
     }
 

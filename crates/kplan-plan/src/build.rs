@@ -57,6 +57,8 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
 
     let operation = Operation {
         class: spec.op.as_str().into(),
+        custom_op: spec.custom_op.clone(),
+        work_unknown: w.unknown.clone(),
         problem: serde_json::to_value(&spec.problem).unwrap_or(serde_json::Value::Null),
         flops: w.flops,
         bytes: w.bytes,
@@ -72,7 +74,7 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
     };
     let kernel = KernelSummary {
         name: spec.name.clone(),
-        op: spec.op.as_str().into(),
+        op: spec.op_name().into(),
         description: spec.description.clone(),
         dtypes: spec.dtypes.clone(),
         storage_dtype: spec.storage.as_str().into(),
@@ -109,11 +111,101 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
         performance_notes,
         checklist: Vec::new(),
         sources: Vec::new(),
+        blocking: Vec::new(),
     };
+    latency_feasibility(spec, &mut plan);
+    near_peak_unproven(spec, &mut plan);
     plan.checklist =
         decide::checklist::review(spec, kb, &targets, &plan, inputs.findings.is_some());
     plan.sources = sources(&plan, kb);
     plan
+}
+
+/// A latency budget below the roofline time on every GPU target cannot be met by any kernel:
+/// a blocking requirement at the top of the plan, and the latency risk asks for a re-spec.
+fn latency_feasibility(spec: &Spec, plan: &mut Plan) {
+    let Some(budget) = spec.latency_us else {
+        return;
+    };
+    let gpu: Vec<&Performance> = plan
+        .performance
+        .iter()
+        .filter(|p| {
+            plan.backend_matrix
+                .iter()
+                .any(|b| b.target == p.target && matches!(b.vendor.as_str(), "nvidia" | "amd"))
+        })
+        .collect();
+    let times: Vec<(&str, f64)> = gpu
+        .iter()
+        .filter_map(|p| p.roofline_time_us.map(|t| (p.target.as_str(), t)))
+        .collect();
+    if times.is_empty() || times.len() < gpu.len() {
+        return;
+    }
+    let Some(&(best, t)) = times.iter().min_by(|a, b| a.1.total_cmp(&b.1)) else {
+        return;
+    };
+    if t <= budget {
+        return;
+    }
+    let bw = plan
+        .operation
+        .per_target
+        .iter()
+        .find(|o| o.target == best)
+        .and_then(|o| o.bandwidth_gbs);
+    let msg = format!(
+        "infeasible requirement: `latency_us = {budget}` is below the roofline time on every GPU target; the fastest, {best}, needs at least {} us for {} and {}{} (section 8), {:.1}x the budget. No kernel meets it: re-spec the budget, the problem size (batch, sequence, a smaller dtype) or the targets",
+        crate::analysis::tidy(t),
+        crate::render::si_bytes(plan.operation.bytes),
+        crate::render::si_unit(plan.operation.flops, "FLOP"),
+        bw.map(|b| format!(" at {b} GB/s")).unwrap_or_default(),
+        t / budget
+    );
+    if let Some(r) = plan.risks.iter_mut().find(|r| r.id == "latency-bound") {
+        r.id = "latency-infeasible".into();
+        r.severity = "high".into();
+        r.title = format!(
+            "the {budget} us budget is below the roofline time ({} us on {best}): no implementation meets it",
+            crate::analysis::tidy(t)
+        );
+        r.mitigation = "re-spec before building: raise `latency_us` to at least the roofline time plus a launch, shrink the per-call problem, or split it across devices; then plan again".into();
+        r.evidence.push(msg.clone());
+    }
+    plan.blocking.push(msg);
+}
+
+/// "Meets the near-peak requirement" is a claim section 8 must back: where it has no expected
+/// range for a GPU target, the strategy says the requirement is unproven there.
+fn near_peak_unproven(spec: &Spec, plan: &mut Plan) {
+    if spec.performance != crate::spec::PerfReq::NearPeak {
+        return;
+    }
+    let unknown: Vec<String> = plan
+        .performance
+        .iter()
+        .filter(|p| p.expected_low.is_none())
+        .filter(|p| {
+            plan.backend_matrix
+                .iter()
+                .any(|b| b.target == p.target && matches!(b.vendor.as_str(), "nvidia" | "amd"))
+        })
+        .map(|p| p.target.clone())
+        .collect();
+    if unknown.is_empty() {
+        return;
+    }
+    let claim = "and meets the `near-peak` requirement";
+    if plan.strategy.summary.contains(claim) {
+        plan.strategy.summary = plan.strategy.summary.replace(
+            claim,
+            &format!(
+                "for the `near-peak` requirement, which is unproven on {}: section 8 has no expected range there (measure with `kplan bench`)",
+                decide::join_names(&unknown)
+            ),
+        );
+    }
 }
 
 /// The op knowledge base's entry for the spec's op, narrowed to the vendors in scope.
@@ -123,7 +215,7 @@ fn knowledge(
     targets: &[Target],
     performance: &[Performance],
 ) -> Option<OpKnowledge> {
-    let info = kb.op_info(spec.op.as_str())?;
+    let info = kb.op_info(spec.kb_op())?;
     let vendors: Vec<&str> = {
         let mut v: Vec<&str> = targets
             .iter()

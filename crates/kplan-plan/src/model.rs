@@ -29,6 +29,10 @@ pub struct Plan {
     pub checklist: Vec<ChecklistItem>,
     /// Every source key the plan cites, with its title and URL.
     pub sources: Vec<SourceRef>,
+    /// Requirements no implementation can meet (a latency budget below the roofline time on
+    /// every target), with the numbers: the spec must change before the plan is worked.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocking: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -59,6 +63,8 @@ pub enum Decision {
     UseFramework,
     UseVendorLibrary,
     NvidiaOnly,
+    /// Every GPU target is AMD: HIP/CK/Triton for AMD alone, no CUDA build.
+    AmdOnly,
 }
 
 impl Decision {
@@ -104,6 +110,12 @@ pub struct BackendEntry {
 #[derive(Debug, Clone, Serialize)]
 pub struct Operation {
     pub class: String,
+    /// The op as the spec named it, where kplan has no op class for it (planned as `custom`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_op: Option<String>,
+    /// Why FLOPs and bytes are unknown (then both are 0 and section 8 has no roofline).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub work_unknown: Option<String>,
     pub problem: serde_json::Value,
     pub flops: f64,
     pub bytes: f64,
@@ -352,6 +364,8 @@ pub enum Status {
     Pass,
     Fail,
     NeedsHuman,
+    /// The item concerns kernel code the verdict does not write (a library or framework call).
+    NotApplicable,
 }
 
 impl Status {

@@ -387,7 +387,7 @@ impl Abstraction {
     /// Other names a spec may use, with the level they mean. Library names (`cub`, `hipcub`,
     /// `rocprim`) mean the vendor-library level; `rocwmma` is a header library used inside
     /// per-backend HIP code.
-    pub const ALIASES: [(&'static str, Abstraction); 14] = [
+    pub const ALIASES: [(&'static str, Abstraction); 16] = [
         ("vendor-library", Abstraction::VendorBlas),
         ("vendor-blas-library", Abstraction::VendorBlas),
         ("library", Abstraction::VendorBlas),
@@ -397,6 +397,10 @@ impl Abstraction {
         ("torch", Abstraction::Framework),
         ("pytorch", Abstraction::Framework),
         ("jax", Abstraction::Framework),
+        // CuPy: a NumPy-compatible GPU array framework; Pallas: JAX's block-level kernel
+        // language, lowered to Triton on GPUs.
+        ("cupy", Abstraction::Framework),
+        ("pallas", Abstraction::Triton),
         ("ck", Abstraction::ComposableKernel),
         ("rocwmma", Abstraction::PerBackend),
         ("cute", Abstraction::Cutlass),
@@ -488,6 +492,79 @@ impl BlockScale {
     }
 }
 
+/// A block-quantized storage format named by a dtype (`q4_0`, `q4_k`, `q8_0`, `nf4`,
+/// `int4-awq`, `mxfp4`, `nvfp4`, ...): narrow values plus one scale (and zero) per block. The
+/// bytes of the work model count the scales too.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QuantFormat {
+    /// The name as the spec wrote it.
+    pub name: String,
+    /// Bits of one value.
+    pub value_bits: f64,
+    /// Values per scale block.
+    pub block: u64,
+    /// Bytes of scale (and zero point) metadata per block.
+    pub scale_bytes_per_block: f64,
+    /// How the block is laid out, with the source of the layout.
+    pub layout: String,
+}
+
+impl QuantFormat {
+    /// Bytes per value, scales included.
+    pub fn bytes_per_element(&self) -> f64 {
+        self.value_bits / 8.0 + self.scale_bytes_per_block / self.block.max(1) as f64
+    }
+    /// Bits per value, scales included.
+    pub fn bits_per_element(&self) -> f64 {
+        self.bytes_per_element() * 8.0
+    }
+}
+
+/// A block-quantized format by name: the value dtype and the block layout. `group_size` is the
+/// spec's problem key, for the group-quantized int4 formats (AWQ, GPTQ; 128 when not given).
+pub fn parse_block_quant(name: &str, group_size: Option<u64>) -> Option<(Dtype, QuantFormat)> {
+    let n = name.trim().to_ascii_lowercase().replace('-', "_");
+    let f = |bits: f64, block: u64, scale: f64, layout: &str| QuantFormat {
+        name: name.trim().to_string(),
+        value_bits: bits,
+        block,
+        scale_bytes_per_block: scale,
+        layout: layout.to_string(),
+    };
+    const GGML: &str = "llama.cpp ggml-common.h block layout";
+    let g = group_size.unwrap_or(128);
+    Some(match n.as_str() {
+        // llama.cpp: block_q4_0 = fp16 d + 16 B of nibbles per 32 values (18 B / 32).
+        "q4_0" => (Dtype::Int4, f(4.0, 32, 2.0, &format!("32 values per block, one fp16 scale ({GGML})"))),
+        // block_q4_1: fp16 d and m + 16 B (20 B / 32).
+        "q4_1" => (Dtype::Int4, f(4.0, 32, 4.0, &format!("32 values per block, fp16 scale and min ({GGML})"))),
+        // block_q5_0: fp16 d + 4 B high bits + 16 B (22 B / 32).
+        "q5_0" => (Dtype::Int8, f(5.0, 32, 2.0, &format!("32 5-bit values per block, one fp16 scale ({GGML})"))),
+        "q5_1" => (Dtype::Int8, f(5.0, 32, 4.0, &format!("32 5-bit values per block, fp16 scale and min ({GGML})"))),
+        // block_q8_0: fp16 d + 32 int8 (34 B / 32).
+        "q8_0" => (Dtype::Int8, f(8.0, 32, 2.0, &format!("32 int8 values per block, one fp16 scale ({GGML})"))),
+        // k-quants: 256-value super-blocks; q4_K 144 B, q5_K 176 B, q6_K 210 B, q2_K 84 B, q3_K 110 B.
+        "q2_k" => (Dtype::Int4, f(2.0, 256, 20.0, &format!("256-value super-block, 84 B ({GGML})"))),
+        "q3_k" => (Dtype::Int4, f(3.0, 256, 14.0, &format!("256-value super-block, 110 B ({GGML})"))),
+        "q4_k" => (Dtype::Int4, f(4.0, 256, 16.0, &format!("256-value super-block, 144 B ({GGML})"))),
+        "q5_k" => (Dtype::Int8, f(5.0, 256, 16.0, &format!("256-value super-block, 176 B ({GGML})"))),
+        "q6_k" => (Dtype::Int8, f(6.0, 256, 18.0, &format!("256-value super-block, 210 B ({GGML})"))),
+        // bitsandbytes NF4: 64 values per block, one fp32 absmax (without double quantization).
+        "nf4" => (Dtype::Int4, f(4.0, 64, 4.0, "64 values per block, one fp32 absmax; a 16-entry NormalFloat codebook (bitsandbytes)")),
+        // AWQ / GPTQ: int4 weights, one fp16 scale and one 4-bit zero per group.
+        "int4_awq" | "awq" | "w4_awq" | "int4_gptq" | "gptq" | "w4_gptq" | "int4_g128" | "uint4_awq" => (
+            Dtype::Int4,
+            f(4.0, g, 2.5, &format!("int4 values, one fp16 scale and one 4-bit zero point per group of {g} (AWQ/GPTQ)")),
+        ),
+        // OCP MX: e8m0 scale per 32; NVFP4: e4m3 scale per 16 (plus one fp32 per tensor).
+        "mxfp4" => (Dtype::Fp4, f(4.0, 32, 1.0, "e2m1 values, one e8m0 scale per 32 (OCP MX v1.0)")),
+        "mxfp6" => (Dtype::Fp6, f(6.0, 32, 1.0, "fp6 values, one e8m0 scale per 32 (OCP MX v1.0)")),
+        "mxfp8" => (Dtype::Fp8, f(8.0, 32, 1.0, "fp8 values, one e8m0 scale per 32 (OCP MX v1.0)")),
+        "nvfp4" => (Dtype::Fp4, f(4.0, 16, 1.0, "e2m1 values, one e4m3 scale per 16 and one fp32 per tensor (NVFP4)")),
+        _ => return None,
+    })
+}
+
 /// Problem sizes in the shape the tile and launch sections use. Every count is an element
 /// count; `flops`/`bytes` only for custom ops. Ops beyond the first classes map onto these
 /// shapes (a histogram is flat, a top-k is rows, a grouped GEMM is a GEMM over the summed M);
@@ -519,9 +596,11 @@ pub enum Problem {
         head_dim: u64,
         causal: bool,
     },
+    /// A custom op (or an op whose problem lacks a key its model needs): FLOPs and bytes as
+    /// given or derived; `None` where unknown.
     Custom {
-        flops: f64,
-        bytes: f64,
+        flops: Option<f64>,
+        bytes: Option<f64>,
     },
 }
 
@@ -581,6 +660,18 @@ pub struct Spec {
     pub fp8_encoding: Option<Fp8Encoding>,
     /// Block-scaled format named by a dtype (`nvfp4`, `mxfp4`, `mxfp8`).
     pub block_scale: Option<BlockScale>,
+    /// Block-quantized storage format of the first dtype (`q4_0`, `int4-awq`, ...), where named.
+    pub storage_quant: Option<QuantFormat>,
+    /// Block-quantized format of `weight_dtype`, where named (or block-scaled: `mxfp4`).
+    pub weight_quant: Option<QuantFormat>,
+    /// The op as the spec wrote it, when kplan has no op class for it (planned as `custom`).
+    pub custom_op: Option<String>,
+    /// The operation knowledge base entry of a custom op kplan knows libraries and risks for
+    /// (`knowledge_only` in ops.toml), by id.
+    pub custom_knowledge: Option<String>,
+    /// Why the work model is unknown (a custom op without `flops`/`bytes`, an incomplete
+    /// `problem`); `None` when the FLOPs and bytes are known.
+    pub work_unknown: Option<String>,
     pub problem: Problem,
     /// Every problem key as the spec gave it (integers; custom flops/bytes are in `problem`).
     pub dims: BTreeMap<String, u64>,
@@ -598,6 +689,9 @@ pub struct Spec {
     pub allowed: Vec<Abstraction>,
     /// Library names the spec's `allowed` used (`cub`, `hipcub`, `rocprim`, `rocwmma`).
     pub named_libraries: Vec<String>,
+    /// The vendor-library level is allowed only through library names (`cub`, `hipcub`): only
+    /// those libraries are admitted, not every library of the level.
+    pub library_names_only: bool,
     /// What the spec said that kplan did not use (descriptive keys, unknown devices), in the
     /// order of the spec text.
     pub notes: Vec<SpecNote>,
@@ -620,6 +714,31 @@ impl Spec {
     }
     pub fn dim(&self, k: &str) -> Option<u64> {
         self.dims.get(k).copied()
+    }
+    /// Bytes per element of the storage dtype, block scales included.
+    pub fn storage_size(&self) -> f64 {
+        self.storage_quant
+            .as_ref()
+            .map(QuantFormat::bytes_per_element)
+            .unwrap_or_else(|| self.storage.size())
+    }
+    /// Bytes per element of the weights (`weight_dtype`, block scales included), where the
+    /// spec names a weight dtype.
+    pub fn weight_size(&self) -> Option<f64> {
+        match (&self.weight_quant, self.modifiers.weight_dtype) {
+            (Some(q), _) => Some(q.bytes_per_element()),
+            (None, Some(d)) => Some(d.size()),
+            (None, None) => None,
+        }
+    }
+    /// The op name for the plan: the spec's own name for an op kplan does not model.
+    pub fn op_name(&self) -> &str {
+        self.custom_op.as_deref().unwrap_or(self.op.as_str())
+    }
+    /// The operation knowledge base entry the plan reads: the op class's, or that of a custom op
+    /// the knowledge base knows.
+    pub fn kb_op(&self) -> &str {
+        self.custom_knowledge.as_deref().unwrap_or(self.op.as_str())
     }
     pub fn kind(&self) -> Option<&str> {
         self.modifiers.kind.as_deref()
@@ -725,6 +844,56 @@ const DTYPE_NAMES: [&str; 24] = [
 
 pub use kplan_kb::closest as closest_name;
 
+/// The block-quantized format names [`parse_block_quant`] accepts (for messages).
+const QUANT_NAMES: [&str; 16] = [
+    "q4_0",
+    "q4_1",
+    "q5_0",
+    "q5_1",
+    "q8_0",
+    "q2_k",
+    "q3_k",
+    "q4_k",
+    "q5_k",
+    "q6_k",
+    "nf4",
+    "int4-awq",
+    "int4-gptq",
+    "mxfp4",
+    "mxfp6",
+    "nvfp4",
+];
+
+/// The known name `name` is a misspelling of, for names whose misreading would plan another
+/// operation: one edit (two for names of ten letters or more), same first letter. `spgemm` is
+/// not a spelling of `spmm`, nor `scatter` of `scan`.
+pub(crate) fn strict_typo<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
+    let n = name.trim().to_ascii_lowercase();
+    let limit = if n.chars().count() >= 10 { 2 } else { 1 };
+    let first = n.chars().next();
+    candidates
+        .into_iter()
+        .filter(|c| c.chars().next() == first)
+        .map(|c| (strsim::damerau_levenshtein(&n, &c.to_ascii_lowercase()), c))
+        .filter(|(d, _)| *d > 0 && *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c.to_string())
+}
+
+/// `group_size` of the raw problem table, for the group-quantized dtypes.
+fn raw_group_size(p: Option<&RawProblem>) -> Option<u64> {
+    p?.get_ref().iter().find_map(|(k, v)| {
+        (k.get_ref() == "group_size")
+            .then(|| v.get_ref().as_integer())
+            .flatten()
+            .filter(|g| *g > 0)
+            .map(|g| g as u64)
+    })
+}
+
 fn norm_name(s: &str) -> String {
     s.trim().to_ascii_lowercase().replace(['_', ' '], "-")
 }
@@ -747,6 +916,8 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         ));
     }
     let op_name = norm_name(k.op.get_ref());
+    let mut custom_op: Option<String> = None;
+    let mut custom_knowledge: Option<String> = None;
     let (op, alias_kind) = match Op::parse(&op_name) {
         Some(o) => (o, None),
         None => match Op::ALIASES.iter().find(|(a, _, _)| *a == op_name) {
@@ -757,15 +928,48 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                     .map(|o| o.as_str())
                     .chain(Op::ALIASES.iter().map(|a| a.0))
                     .collect();
-                return Err(SpecError::at(
+                // A misspelt op class would be planned as the wrong thing: an error. Any other
+                // name is an operation kplan does not model: planned as a custom op.
+                if let Some(t) = strict_typo(&op_name, names.iter().copied()) {
+                    return Err(SpecError::at(
+                        span_of(&k.op),
+                        format!(
+                            "unknown op `{}`, expected one of {}",
+                            k.op.get_ref(),
+                            list_expected(Op::ALL.map(Op::as_str))
+                        ),
+                    )
+                    .suggest(Some(t)));
+                }
+                if op_name.is_empty() {
+                    return Err(SpecError::at(
+                        span_of(&k.op),
+                        "empty `op`, expected an op class (`kplan ops` lists them) or `custom`",
+                    ));
+                }
+                let hint = closest_name(&op_name, names.iter().copied())
+                    .map(|c| format!(" (if op class `{c}` was meant, write `{c}`)"))
+                    .unwrap_or_default();
+                let known = kb.ops.iter().find(|o| {
+                    o.knowledge_only && (o.id == op_name || o.aliases.contains(&op_name))
+                });
+                notes.push(SpecNote::at(
                     span_of(&k.op),
-                    format!(
-                        "unknown op `{}`, expected one of {}; for an operation kplan does not model, use `op = \"custom\"` with `problem = {{ flops = ..., bytes = ... }}`",
-                        k.op.get_ref(),
-                        list_expected(Op::ALL.map(Op::as_str))
-                    ),
-                )
-                .suggest(closest_name(&op_name, names)));
+                    match known {
+                        Some(o) => format!(
+                            "op `{}` is not an op class kplan models{hint}: planned as a custom op; kplan has no work model for it (the roofline uses `flops` and `bytes` where `problem` gives them), but its knowledge base entry `{}` gives the libraries, algorithms and risks",
+                            k.op.get_ref(),
+                            o.id
+                        ),
+                        None => format!(
+                            "op `{}` is not an op class kplan models{hint}: planned as a custom op; kplan has no work model or library knowledge for it, so the roofline uses `flops` and `bytes` where `problem` gives them",
+                            k.op.get_ref()
+                        ),
+                    },
+                ));
+                custom_knowledge = known.map(|o| o.id.clone());
+                custom_op = Some(k.op.get_ref().trim().to_string());
+                (Op::Custom, None)
             }
         },
     };
@@ -779,18 +983,39 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     let mut parsed = Vec::new();
     let mut encoding: Option<Fp8Encoding> = None;
     let mut block_scale: Option<BlockScale> = None;
+    let group_size = raw_group_size(k.problem.as_ref());
+    let mut quants: Vec<(usize, QuantFormat)> = Vec::new();
     let mut note_dtype = |d: &Spanned<String>| -> Result<Dtype, SpecError> {
-        let (dt, enc, bs) = parse_dtype(d.get_ref()).ok_or_else(|| {
-            SpecError::at(
-                span_of(d),
-                format!(
-                    "unknown dtype `{}`, expected one of {}",
-                    d.get_ref(),
-                    list_expected(DTYPE_NAMES)
-                ),
-            )
-            .suggest(closest_name(d.get_ref(), DTYPE_NAMES))
-        })?;
+        let name = d.get_ref();
+        let (dt, enc, bs) = match parse_dtype(name) {
+            Some(x) => {
+                if let Some((_, q)) = parse_block_quant(name, group_size) {
+                    quants.push((d.span().start, q));
+                }
+                x
+            }
+            None => match parse_block_quant(name, group_size) {
+                Some((dt, q)) => {
+                    quants.push((d.span().start, q));
+                    (dt, None, None)
+                }
+                None => {
+                    return Err(SpecError::at(
+                        span_of(d),
+                        format!(
+                        "unknown dtype `{}`, expected one of {} or a block-quantized format ({})",
+                        name,
+                        list_expected(DTYPE_NAMES),
+                        list_expected(QUANT_NAMES)
+                    ),
+                    )
+                    .suggest(closest_name(
+                        name,
+                        DTYPE_NAMES.into_iter().chain(QUANT_NAMES),
+                    )))
+                }
+            },
+        };
         if enc.is_some() {
             if encoding.is_some() && encoding != enc {
                 return Err(SpecError::at(
@@ -816,6 +1041,16 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     }
     let kv_dtype = k.kv_dtype.as_ref().map(&mut note_dtype).transpose()?;
     let weight_dtype = k.weight_dtype.as_ref().map(&mut note_dtype).transpose()?;
+    let quant_at = |span: Option<std::ops::Range<usize>>| {
+        span.and_then(|sp| {
+            quants
+                .iter()
+                .find(|(at, _)| *at == sp.start)
+                .map(|(_, q)| q.clone())
+        })
+    };
+    let storage_quant = quant_at(k.dtypes.get_ref().first().map(span_of));
+    let weight_quant = quant_at(k.weight_dtype.as_ref().map(span_of));
     let storage = parsed[0];
     let compute = parsed.get(1).copied().unwrap_or(storage);
     let output = parsed.get(2).copied().unwrap_or(storage);
@@ -939,16 +1174,29 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                 }
             }
             if !known.is_empty() && !known.contains(&t.as_str()) {
-                return Err(SpecError::at(
+                // A misspelt variant would plan the wrong work model: an error. Another
+                // variant (`groupnorm`, `logsumexp`) is planned with the op's own model.
+                if let Some(typo) = strict_typo(&t, known.iter().copied()) {
+                    return Err(SpecError::at(
+                        span_of(s),
+                        format!(
+                            "unknown {key} `{}` for op `{}`, expected one of {}",
+                            s.get_ref(),
+                            op.as_str(),
+                            list_expected(known.iter().copied())
+                        ),
+                    )
+                    .suggest(Some(typo)));
+                }
+                late_notes.borrow_mut().push(SpecNote::at(
                     span_of(s),
                     format!(
-                        "unknown {key} `{}` for op `{}`, expected one of {}",
+                        "{key} `{}` is not a variant kplan models for op `{}` ({}): planned with the op's general work model and risks",
                         s.get_ref(),
                         op.as_str(),
                         list_expected(known.iter().copied())
                     ),
-                )
-                .suggest(closest_name(&t, known.iter().copied())));
+                ));
             }
             if kind.is_none() || key == "kind" {
                 kind = Some(t);
@@ -1010,12 +1258,19 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         },
     };
 
-    let (problem, dims, knobs) = parse_problem(
+    let elem_bytes = storage_quant
+        .as_ref()
+        .map(QuantFormat::bytes_per_element)
+        .unwrap_or_else(|| storage.size())
+        + output.size();
+    let (problem, dims, knobs, work_unknown) = parse_problem(
         op,
         k.problem.as_ref(),
         span_of(&k.op),
         &modifiers,
         &mut notes,
+        custom_op.as_deref(),
+        elem_bytes,
     )?;
 
     let mut features = Vec::new();
@@ -1037,14 +1292,26 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                 })
                 .chain(["atomics"])
                 .collect();
-            return Err(SpecError::at(
+            // A spelling of a known feature would plan without it: an error. Another word
+            // describes the kernel in terms kplan does not model: a note.
+            if let Some(t) = crate::keys::typo_of(&n, ids.iter().copied()) {
+                return Err(SpecError::at(
+                    span_of(f),
+                    format!(
+                        "unknown feature `{}`, expected a feature id from the knowledge base (`kplan features` lists them) or a generic name (`tensor-cores`, `atomics`, `fp8`, `warp-shuffles`, `cooperative-groups`)",
+                        f.get_ref()
+                    ),
+                )
+                .suggest(Some(t)));
+            }
+            notes.push(SpecNote::at(
                 span_of(f),
                 format!(
-                    "unknown feature `{}`, expected a feature id from the knowledge base (`kplan features` lists them) or a generic name (`tensor-cores`, `atomics`, `fp8`, `warp-shuffles`, `cooperative-groups`)",
+                    "feature `{}` not used by kplan: the knowledge base has no such feature (`kplan features` lists them); the plan checks no target for it",
                     f.get_ref()
                 ),
-            )
-            .suggest(closest_name(&n, ids)));
+            ));
+            continue;
         };
         if kb.feature(&id).is_none() {
             return Err(SpecError::at(
@@ -1136,6 +1403,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     }
 
     let mut named_libraries = Vec::new();
+    let mut generic_library_level = raw.abstraction.is_none();
     let allowed = match &raw.abstraction {
         None => Abstraction::DEFAULT_ALLOWED.to_vec(),
         Some(a) => {
@@ -1146,6 +1414,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                 ));
             }
             let mut v = Vec::new();
+            let mut unknown_allowed: Vec<SpecNote> = Vec::new();
             for s in a.allowed.get_ref() {
                 let n = norm_name(s.get_ref());
                 let x = Abstraction::ALL
@@ -1155,17 +1424,21 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                         Abstraction::ALIASES.iter().find(|a| a.0 == n).map(|a| {
                             if matches!(n.as_str(), "cub" | "hipcub" | "rocprim" | "rocwmma") {
                                 named_libraries.push(n.clone());
+                            } else if a.1 == Abstraction::VendorBlas {
+                                generic_library_level = true;
                             }
                             a.1
                         })
                     })
-                    .ok_or_else(|| {
+                    .map(Ok)
+                    .or_else(|| {
                         let names: Vec<&str> = Abstraction::ALL
                             .iter()
                             .map(|x| x.as_str())
                             .chain(Abstraction::ALIASES.iter().map(|a| a.0))
                             .collect();
-                        SpecError::at(
+                        let typo = crate::keys::typo_of(&n, names.iter().copied())?;
+                        Some(Err(SpecError::at(
                             span_of(s),
                             format!(
                                 "unknown abstraction `{}`, expected one of {}",
@@ -1173,12 +1446,38 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                                 list_expected(names.iter().copied())
                             ),
                         )
-                        .suggest(closest_name(&n, names))
-                    })?;
+                        .suggest(Some(typo))))
+                    })
+                    .transpose()?;
+                // A tool or library kplan has no level for (a framework of its own, a
+                // performance-portability layer): a note; the plan weighs the levels it knows.
+                let Some(x) = x else {
+                    unknown_allowed.push(SpecNote::at(
+                        span_of(s),
+                        format!(
+                            "abstraction `{}` not used by kplan: it has no level for it; the plan weighs {}",
+                            s.get_ref(),
+                            list_expected(Abstraction::ALL.map(Abstraction::as_str))
+                        ),
+                    ));
+                    continue;
+                };
+                if x == Abstraction::VendorBlas && n == "vendor-blas" {
+                    generic_library_level = true;
+                }
                 if !v.contains(&x) {
                     v.push(x);
                 }
             }
+            if v.is_empty() {
+                generic_library_level = true;
+                unknown_allowed.push(SpecNote::at(
+                    span_of(&a.allowed),
+                    "no abstraction level kplan knows in `allowed`: planned with the default levels (framework, vendor-library, triton, hip-single-source, cutlass, per-backend)",
+                ));
+                v = Abstraction::DEFAULT_ALLOWED.to_vec();
+            }
+            late_notes.borrow_mut().extend(unknown_allowed);
             v
         }
     };
@@ -1199,6 +1498,11 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         output,
         fp8_encoding: encoding,
         block_scale,
+        storage_quant,
+        weight_quant,
+        custom_op,
+        custom_knowledge,
+        work_unknown,
         problem,
         dims,
         knobs,
@@ -1210,6 +1514,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         latency_us,
         expertise,
         allowed,
+        library_names_only: !generic_library_level && !named_libraries.is_empty(),
         named_libraries,
         notes: {
             notes.extend(late_notes.into_inner());
@@ -1354,27 +1659,55 @@ const MAX_DIM: i64 = 1 << 40;
 
 type RawProblem = Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>;
 
+/// What [`parse_problem`] returns: the problem, every size key, the knobs and, where the
+/// work model cannot be computed, why.
+type ParsedProblem = (Problem, BTreeMap<String, u64>, OpKnobs, Option<String>);
+
+/// How the plan names the op in messages: the spec's name for an op kplan does not model.
+fn op_label(op: Op, custom: Option<&str>) -> String {
+    match custom {
+        Some(c) => format!("`{c}` (planned as `custom`)"),
+        None => format!("`{}`", op.as_str()),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn parse_problem(
     op: Op,
     p: Option<&RawProblem>,
     op_span: std::ops::Range<usize>,
     m: &Modifiers,
     notes: &mut Vec<SpecNote>,
-) -> Result<(Problem, BTreeMap<String, u64>, OpKnobs), SpecError> {
+    custom: Option<&str>,
+    elem_bytes: f64,
+) -> Result<ParsedProblem, SpecError> {
     let (allowed, required_hint) = op.problem_keys();
+    let knobs0 = OpKnobs {
+        inputs: 1,
+        outputs: 1,
+        flops_per_element: None,
+    };
     let Some(p) = p else {
-        return Err(SpecError::at(
-            op_span,
-            format!(
-                "missing `problem` for op `{}`, expected `problem = {{ ... }}` with {required_hint}",
-                op.as_str()
-            ),
+        let why = format!(
+            "no `problem` for op {}: the FLOPs, bytes and roofline are unknown (section 8); give `problem = {{ ... }}` with {required_hint} for numbers",
+            op_label(op, custom)
+        );
+        notes.push(SpecNote::at(op_span, why.clone()));
+        return Ok((
+            Problem::Custom {
+                flops: None,
+                bytes: None,
+            },
+            BTreeMap::new(),
+            knobs0,
+            Some(why),
         ));
     };
     let mut ints: BTreeMap<&str, u64> = BTreeMap::new();
     let mut floats: BTreeMap<&str, f64> = BTreeMap::new();
     let mut causal = m.causal;
     let mut unused: Vec<&str> = Vec::new();
+    let mut loose: BTreeMap<&str, u64> = BTreeMap::new();
     for (key, val) in p.get_ref() {
         let kname = key.get_ref().as_str();
         let Some(&canon) = allowed.iter().find(|a| **a == kname) else {
@@ -1409,6 +1742,19 @@ fn parse_problem(
             } else {
                 format!(" (a key of op {})", list_expected(of_other.iter().copied()))
             };
+            if op == Op::Custom {
+                // A custom op's own sizes: kept (they may size the bytes below), not modelled.
+                if let Some(i) = val
+                    .get_ref()
+                    .as_integer()
+                    .filter(|i| *i >= 1 && *i <= MAX_DIM)
+                {
+                    loose.insert(kname, i as u64);
+                }
+                if custom.is_some() {
+                    continue;
+                }
+            }
             notes.push(SpecNote::at(
                 key.span(),
                 format!(
@@ -1520,255 +1866,325 @@ fn parse_problem(
     };
     let mut extra: BTreeMap<&str, u64> = BTreeMap::new();
     let mul = |a: u64, b: u64| a.saturating_mul(b);
-    let problem = match op {
-        Op::Elementwise => {
-            knobs.inputs = ints.get("inputs").copied().unwrap_or(1);
-            knobs.outputs = ints.get("outputs").copied().unwrap_or(1);
-            match flat_or_rows(&ints)? {
-                Problem::Rows { rows, cols } => Problem::Flat { n: mul(rows, cols) },
-                x => x,
+    let mut custom_assumption: Option<String> = None;
+    let built = (|| -> Result<Problem, SpecError> {
+        Ok(match op {
+            Op::Elementwise => {
+                knobs.inputs = ints.get("inputs").copied().unwrap_or(1);
+                knobs.outputs = ints.get("outputs").copied().unwrap_or(1);
+                match flat_or_rows(&ints)? {
+                    Problem::Rows { rows, cols } => Problem::Flat { n: mul(rows, cols) },
+                    x => x,
+                }
             }
-        }
-        Op::Reduction | Op::Scan | Op::Quantize | Op::Dequantize => flat_or_rows(&ints)?,
-        Op::Topk => {
-            need("k")?;
-            let pr = flat_or_rows(&ints)?;
-            let len = match pr {
-                Problem::Flat { n } => n,
-                Problem::Rows { cols, .. } => cols,
-                _ => 0,
+            Op::Reduction | Op::Scan | Op::Quantize | Op::Dequantize => flat_or_rows(&ints)?,
+            Op::Topk => {
+                need("k")?;
+                let pr = flat_or_rows(&ints)?;
+                let len = match pr {
+                    Problem::Flat { n } => n,
+                    Problem::Rows { cols, .. } => cols,
+                    _ => 0,
+                };
+                if ints["k"] > len {
+                    return Err(SpecError::at(
+                        p.span(),
+                        format!(
+                            "invalid `k` {}, expected at most the {len} elements it selects from",
+                            ints["k"]
+                        ),
+                    ));
+                }
+                pr
+            }
+            Op::Softmax | Op::Norm => Problem::Rows {
+                rows: need("rows")?,
+                cols: need("cols")?,
+            },
+            Op::Gemm => Problem::Gemm {
+                batch: ints.get("batch").copied().unwrap_or(1),
+                m: need("m")?,
+                n: need("n")?,
+                k: need("k")?,
+            },
+            Op::GroupedGemm => {
+                let groups = need("groups")?;
+                let total_m = match (ints.get("total_m"), ints.get("m")) {
+                    (Some(&t), _) => t,
+                    (None, Some(&m)) => mul(m, groups),
+                    (None, None) => return Err(missing("`m` (per group) or `total_m`")),
+                };
+                extra.insert("total_m", total_m);
+                Problem::Gemm {
+                    batch: 1,
+                    m: total_m,
+                    n: need("n")?,
+                    k: need("k")?,
+                }
+            }
+            Op::Attention => {
+                let heads = need("heads")?;
+                let seq = ints.get("seq").copied();
+                let seq_q = ints
+                    .get("seq_q")
+                    .copied()
+                    .or(seq)
+                    .ok_or_else(|| missing("`seq` or `seq_q`"))?;
+                let seq_kv = ints
+                    .get("seq_kv")
+                    .copied()
+                    .or(seq)
+                    .ok_or_else(|| missing("`seq` or `seq_kv`"))?;
+                let kv_heads = ints.get("kv_heads").copied().unwrap_or(heads);
+                if kv_heads > heads || heads % kv_heads != 0 {
+                    return Err(SpecError::at(
+                        p.span(),
+                        "invalid `kv_heads`, expected a divisor of `heads`",
+                    ));
+                }
+                Problem::Attention {
+                    batch: need("batch")?,
+                    heads,
+                    kv_heads,
+                    seq_q,
+                    seq_kv,
+                    head_dim: need("head_dim")?,
+                    causal,
+                }
+            }
+            Op::Histogram => {
+                need("bins")?;
+                Problem::Flat { n: need("n")? }
+            }
+            Op::Spmv => {
+                let rows = need("rows")?;
+                need("cols")?;
+                let nnz = need("nnz")?;
+                Problem::Rows {
+                    rows,
+                    cols: nnz.div_ceil(rows).max(1),
+                }
+            }
+            Op::Spmm => {
+                let m = need("m")?;
+                need("k")?;
+                need("nnz")?;
+                Problem::Rows {
+                    rows: m,
+                    cols: need("n")?,
+                }
+            }
+            Op::Stencil => {
+                let nx = need("nx")?;
+                let cells = mul(
+                    mul(nx, ints.get("ny").copied().unwrap_or(1)),
+                    ints.get("nz").copied().unwrap_or(1),
+                );
+                if !ints.contains_key("points") {
+                    return Err(missing("`points`"));
+                }
+                Problem::Flat { n: cells }
+            }
+            Op::Conv => {
+                let batch = ints.get("batch").copied().unwrap_or(1);
+                let spatial_in = ["seq", "height", "width", "depth"]
+                    .iter()
+                    .filter_map(|k| ints.get(k).copied())
+                    .fold(1u64, mul);
+                if !["seq", "height", "width", "depth"]
+                    .iter()
+                    .any(|k| ints.contains_key(k))
+                {
+                    return Err(missing("the spatial size (`seq`, or `height` and `width`)"));
+                }
+                let cin = ints
+                    .get("in_channels")
+                    .or(ints.get("channels"))
+                    .copied()
+                    .ok_or_else(|| missing("`channels` or `in_channels`"))?;
+                let cout = ints
+                    .get("out_channels")
+                    .or(ints.get("channels"))
+                    .copied()
+                    .unwrap_or(cin);
+                let taps = ["kernel_h", "kernel_w", "kernel_d"]
+                    .iter()
+                    .filter_map(|k| ints.get(k).copied())
+                    .fold(1u64, mul);
+                let taps = if taps == 1 {
+                    ints.get("kernel").copied().unwrap_or(1)
+                } else {
+                    taps
+                };
+                let groups = ints.get("groups").copied().unwrap_or(1);
+                if cin % groups != 0 || cout % groups != 0 {
+                    return Err(SpecError::at(
+                        p.span(),
+                        "invalid `groups`, expected a divisor of the input and output channels",
+                    ));
+                }
+                let stride = ints.get("stride").copied().unwrap_or(1);
+                let nd = ["seq", "height", "width", "depth"]
+                    .iter()
+                    .filter(|k| ints.contains_key(*k))
+                    .count() as u32;
+                // "Same" padding assumed: each spatial dimension shrinks by the stride only.
+                let out_spatial = spatial_in.div_ceil(stride.saturating_pow(nd).max(1)).max(1);
+                extra.insert("cin", cin);
+                extra.insert("cout", cout);
+                extra.insert("taps", taps);
+                extra.insert("spatial_in", spatial_in);
+                extra.insert("spatial_out", out_spatial.max(1));
+                // Implicit GEMM: M = batch x output positions, N = out channels per group, K = taps x in channels per group.
+                if groups == cin && groups > 1 {
+                    Problem::Flat {
+                        n: mul(mul(batch, out_spatial.max(1)), cout),
+                    }
+                } else {
+                    Problem::Gemm {
+                        batch: groups,
+                        m: mul(batch, out_spatial.max(1)),
+                        n: cout / groups,
+                        k: mul(taps, cin / groups),
+                    }
+                }
+            }
+            Op::Moe => {
+                let tokens = need("tokens")?;
+                let experts = need("experts")?;
+                let top_k = need("top_k")?;
+                if top_k > experts {
+                    return Err(SpecError::at(
+                        p.span(),
+                        "invalid `top_k`, expected at most `experts`",
+                    ));
+                }
+                Problem::Rows {
+                    rows: tokens,
+                    cols: experts,
+                }
+            }
+            Op::Embedding => {
+                need("vocab")?;
+                Problem::Rows {
+                    rows: need("tokens")?,
+                    cols: need("dim")?,
+                }
+            }
+            Op::Gather => {
+                let idx = ints
+                    .get("indices")
+                    .or(ints.get("n"))
+                    .copied()
+                    .ok_or_else(|| missing("`indices`"))?;
+                extra.insert("indices", idx);
+                Problem::Rows {
+                    rows: idx,
+                    cols: ints.get("dim").copied().unwrap_or(1),
+                }
+            }
+            Op::Scatter => {
+                let (rows, dim) = match (ints.get("n"), ints.get("tokens")) {
+                    (Some(&n), _) => (n, ints.get("dim").copied().unwrap_or(1)),
+                    (None, Some(&t)) => (
+                        mul(t, ints.get("kv_heads").copied().unwrap_or(1)),
+                        ints.get("head_dim")
+                            .or(ints.get("dim"))
+                            .copied()
+                            .unwrap_or(1),
+                    ),
+                    (None, None) => return Err(missing("`n` (or `tokens`)")),
+                };
+                extra.insert("rows_moved", rows);
+                extra.insert("row_len", dim);
+                Problem::Rows { rows, cols: dim }
+            }
+            Op::Sort => match (ints.get("n"), ints.get("segments"), ints.get("segment_len")) {
+                (Some(&n), None, None) => Problem::Flat { n },
+                (None, Some(&s), Some(&l)) => Problem::Rows { rows: s, cols: l },
+                (Some(_), _, _) => {
+                    return Err(SpecError::at(
+                        p.span(),
+                        "both `n` and `segments` given, expected one of them",
+                    ))
+                }
+                _ => return Err(missing("`n`, or `segments` and `segment_len`")),
+            },
+            Op::Custom => {
+                let flops = floats.get("flops").copied();
+                let mut bytes = floats.get("bytes").copied();
+                if bytes.is_none() {
+                    // One read of the input and one write of the output, at the spec's dtypes: the
+                    // least traffic a streaming op over `n` (or `rows` x `cols`) elements moves.
+                    let elems = match (loose.get("n"), loose.get("rows"), loose.get("cols")) {
+                        (Some(&n), _, _) => Some((n as f64, "n")),
+                        (None, Some(&r), Some(&c)) => Some((r as f64 * c as f64, "rows x cols")),
+                        _ => None,
+                    };
+                    if let Some((e, what)) = elems {
+                        bytes = Some(e * elem_bytes);
+                        custom_assumption = Some(format!(
+                        "assumed: {what} elements read once and written once ({elem_bytes} B per element, storage and output dtypes); give `bytes` for the real traffic"
+                    ));
+                    }
+                }
+                Problem::Custom { flops, bytes }
+            }
+        })
+    })();
+    let (problem, unknown) = match built {
+        Ok(Problem::Custom { flops, bytes }) => {
+            let unknown = match (flops, bytes) {
+                (_, None) => Some(format!(
+                    "op {} without `bytes`{}: kplan has no work model for it, so the bytes, FLOPs and roofline are unknown (section 8); give `problem = {{ flops = ..., bytes = ... }}` for numbers",
+                    op_label(op, custom),
+                    if flops.is_some() { "" } else { " or `flops`" }
+                )),
+                _ => None,
             };
-            if ints["k"] > len {
-                return Err(SpecError::at(
+            if let Some(a) = &custom_assumption {
+                notes.push(SpecNote::at(
+                    p.span(),
+                    format!("bytes of op {}: {a}", op_label(op, custom)),
+                ));
+            } else if flops.is_none() && bytes.is_some() {
+                notes.push(SpecNote::at(
                     p.span(),
                     format!(
-                        "invalid `k` {}, expected at most the {len} elements it selects from",
-                        ints["k"]
+                        "no `flops` for op {}: the roofline counts the bytes only (a lower bound on the time)",
+                        op_label(op, custom)
                     ),
                 ));
             }
-            pr
+            (Problem::Custom { flops, bytes }, unknown)
         }
-        Op::Softmax | Op::Norm => Problem::Rows {
-            rows: need("rows")?,
-            cols: need("cols")?,
-        },
-        Op::Gemm => Problem::Gemm {
-            batch: ints.get("batch").copied().unwrap_or(1),
-            m: need("m")?,
-            n: need("n")?,
-            k: need("k")?,
-        },
-        Op::GroupedGemm => {
-            let groups = need("groups")?;
-            let total_m = match (ints.get("total_m"), ints.get("m")) {
-                (Some(&t), _) => t,
-                (None, Some(&m)) => mul(m, groups),
-                (None, None) => return Err(missing("`m` (per group) or `total_m`")),
-            };
-            extra.insert("total_m", total_m);
-            Problem::Gemm {
-                batch: 1,
-                m: total_m,
-                n: need("n")?,
-                k: need("k")?,
-            }
-        }
-        Op::Attention => {
-            let heads = need("heads")?;
-            let seq = ints.get("seq").copied();
-            let seq_q = ints
-                .get("seq_q")
-                .copied()
-                .or(seq)
-                .ok_or_else(|| missing("`seq` or `seq_q`"))?;
-            let seq_kv = ints
-                .get("seq_kv")
-                .copied()
-                .or(seq)
-                .ok_or_else(|| missing("`seq` or `seq_kv`"))?;
-            let kv_heads = ints.get("kv_heads").copied().unwrap_or(heads);
-            if kv_heads > heads || heads % kv_heads != 0 {
-                return Err(SpecError::at(
-                    p.span(),
-                    "invalid `kv_heads`, expected a divisor of `heads`",
-                ));
-            }
-            Problem::Attention {
-                batch: need("batch")?,
-                heads,
-                kv_heads,
-                seq_q,
-                seq_kv,
-                head_dim: need("head_dim")?,
-                causal,
-            }
-        }
-        Op::Histogram => {
-            need("bins")?;
-            Problem::Flat { n: need("n")? }
-        }
-        Op::Spmv => {
-            let rows = need("rows")?;
-            need("cols")?;
-            let nnz = need("nnz")?;
-            Problem::Rows {
-                rows,
-                cols: nnz.div_ceil(rows).max(1),
-            }
-        }
-        Op::Spmm => {
-            let m = need("m")?;
-            need("k")?;
-            need("nnz")?;
-            Problem::Rows {
-                rows: m,
-                cols: need("n")?,
-            }
-        }
-        Op::Stencil => {
-            let nx = need("nx")?;
-            let cells = mul(
-                mul(nx, ints.get("ny").copied().unwrap_or(1)),
-                ints.get("nz").copied().unwrap_or(1),
+        Ok(pr) => (pr, None),
+        // A problem that lacks a key the op's work model needs: planned without the model.
+        Err(e) if e.message.starts_with("incomplete `problem`") => {
+            let why = format!(
+                "{}: planned without the work model of op `{}`, so the FLOPs, bytes and roofline are unknown (section 8)",
+                e.message,
+                op.as_str()
             );
-            if !ints.contains_key("points") {
-                return Err(missing("`points`"));
-            }
-            Problem::Flat { n: cells }
+            notes.push(SpecNote::at(
+                e.span.clone().unwrap_or(p.span()),
+                why.clone(),
+            ));
+            (
+                Problem::Custom {
+                    flops: None,
+                    bytes: None,
+                },
+                Some(why),
+            )
         }
-        Op::Conv => {
-            let batch = ints.get("batch").copied().unwrap_or(1);
-            let spatial_in = ["seq", "height", "width", "depth"]
-                .iter()
-                .filter_map(|k| ints.get(k).copied())
-                .fold(1u64, mul);
-            if !["seq", "height", "width", "depth"]
-                .iter()
-                .any(|k| ints.contains_key(k))
-            {
-                return Err(missing("the spatial size (`seq`, or `height` and `width`)"));
-            }
-            let cin = ints
-                .get("in_channels")
-                .or(ints.get("channels"))
-                .copied()
-                .ok_or_else(|| missing("`channels` or `in_channels`"))?;
-            let cout = ints
-                .get("out_channels")
-                .or(ints.get("channels"))
-                .copied()
-                .unwrap_or(cin);
-            let taps = ["kernel_h", "kernel_w", "kernel_d"]
-                .iter()
-                .filter_map(|k| ints.get(k).copied())
-                .fold(1u64, mul);
-            let taps = if taps == 1 {
-                ints.get("kernel").copied().unwrap_or(1)
-            } else {
-                taps
-            };
-            let groups = ints.get("groups").copied().unwrap_or(1);
-            if cin % groups != 0 || cout % groups != 0 {
-                return Err(SpecError::at(
-                    p.span(),
-                    "invalid `groups`, expected a divisor of the input and output channels",
-                ));
-            }
-            let stride = ints.get("stride").copied().unwrap_or(1);
-            let nd = ["seq", "height", "width", "depth"]
-                .iter()
-                .filter(|k| ints.contains_key(*k))
-                .count() as u32;
-            // "Same" padding assumed: each spatial dimension shrinks by the stride only.
-            let out_spatial = spatial_in.div_ceil(stride.saturating_pow(nd).max(1)).max(1);
-            extra.insert("cin", cin);
-            extra.insert("cout", cout);
-            extra.insert("taps", taps);
-            extra.insert("spatial_in", spatial_in);
-            extra.insert("spatial_out", out_spatial.max(1));
-            // Implicit GEMM: M = batch x output positions, N = out channels per group, K = taps x in channels per group.
-            if groups == cin && groups > 1 {
-                Problem::Flat {
-                    n: mul(mul(batch, out_spatial.max(1)), cout),
-                }
-            } else {
-                Problem::Gemm {
-                    batch: groups,
-                    m: mul(batch, out_spatial.max(1)),
-                    n: cout / groups,
-                    k: mul(taps, cin / groups),
-                }
-            }
-        }
-        Op::Moe => {
-            let tokens = need("tokens")?;
-            let experts = need("experts")?;
-            let top_k = need("top_k")?;
-            if top_k > experts {
-                return Err(SpecError::at(
-                    p.span(),
-                    "invalid `top_k`, expected at most `experts`",
-                ));
-            }
-            Problem::Rows {
-                rows: tokens,
-                cols: experts,
-            }
-        }
-        Op::Embedding => {
-            need("vocab")?;
-            Problem::Rows {
-                rows: need("tokens")?,
-                cols: need("dim")?,
-            }
-        }
-        Op::Gather => {
-            let idx = ints
-                .get("indices")
-                .or(ints.get("n"))
-                .copied()
-                .ok_or_else(|| missing("`indices`"))?;
-            extra.insert("indices", idx);
-            Problem::Rows {
-                rows: idx,
-                cols: ints.get("dim").copied().unwrap_or(1),
-            }
-        }
-        Op::Scatter => {
-            let (rows, dim) = match (ints.get("n"), ints.get("tokens")) {
-                (Some(&n), _) => (n, ints.get("dim").copied().unwrap_or(1)),
-                (None, Some(&t)) => (
-                    mul(t, ints.get("kv_heads").copied().unwrap_or(1)),
-                    ints.get("head_dim")
-                        .or(ints.get("dim"))
-                        .copied()
-                        .unwrap_or(1),
-                ),
-                (None, None) => return Err(missing("`n` (or `tokens`)")),
-            };
-            extra.insert("rows_moved", rows);
-            extra.insert("row_len", dim);
-            Problem::Rows { rows, cols: dim }
-        }
-        Op::Sort => match (ints.get("n"), ints.get("segments"), ints.get("segment_len")) {
-            (Some(&n), None, None) => Problem::Flat { n },
-            (None, Some(&s), Some(&l)) => Problem::Rows { rows: s, cols: l },
-            (Some(_), _, _) => {
-                return Err(SpecError::at(
-                    p.span(),
-                    "both `n` and `segments` given, expected one of them",
-                ))
-            }
-            _ => return Err(missing("`n`, or `segments` and `segment_len`")),
-        },
-        Op::Custom => Problem::Custom {
-            flops: *floats.get("flops").ok_or_else(|| missing("`flops`"))?,
-            bytes: *floats.get("bytes").ok_or_else(|| missing("`bytes`"))?,
-        },
+        Err(e) => return Err(e),
     };
     let mut dims: BTreeMap<String, u64> =
         ints.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     dims.extend(extra.into_iter().map(|(k, v)| (k.to_string(), v)));
-    Ok((problem, dims, knobs))
+    if op == Op::Custom {
+        dims.extend(loose.into_iter().map(|(k, v)| (k.to_string(), v)));
+    }
+    Ok((problem, dims, knobs, unknown))
 }

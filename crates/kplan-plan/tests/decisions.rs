@@ -1245,7 +1245,7 @@ fn amd_only_plans_say_so_and_build_with_hipcc_alone() {
         ..S::default()
     }
     .plan();
-    assert_eq!(p.verdict.decision, Decision::CustomKernel);
+    assert_eq!(p.verdict.decision, Decision::AmdOnly);
     assert!(
         p.verdict.reason.starts_with("every GPU target is AMD"),
         "{}",
@@ -1538,7 +1538,7 @@ fn reused_libraries_are_labelled_by_what_they_are_never_blas() {
     // cuDNN SDPA is NVIDIA's own: a mixed list names each library's kind.
     assert_eq!(a, "library", "{i}");
     assert!(
-        i.contains("FlashAttention-2 / FlashAttention-3 (open-source kernel library)"),
+        i.contains("FlashAttention-2 / FlashAttention-3 (flash-attn 2 on PyTorch 2.2, sm_80+) (open-source kernel library)"),
         "{i}"
     );
     assert!(i.contains("cuDNN SDPA (vendor library)"), "{i}");

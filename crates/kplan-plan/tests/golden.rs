@@ -108,3 +108,25 @@ fn plans_validate_against_the_schema() {
     v.as_object_mut().unwrap().remove("tiles");
     assert!(!validator.is_valid(&v));
 }
+
+/// The risk register is not a template: across the example plans no single risk id makes up
+/// more than 15% of all risk entries.
+#[test]
+fn no_risk_id_dominates_the_example_plans() {
+    let kb = Kb::builtin();
+    let mut count: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut total = 0usize;
+    for spec_path in example_specs() {
+        let text = std::fs::read_to_string(&spec_path).unwrap();
+        let spec = parse_spec(&text, kb).unwrap();
+        for r in build_plan(&spec, kb, &PlanInputs::default()).risks {
+            *count.entry(r.id).or_default() += 1;
+            total += 1;
+        }
+    }
+    let (id, n) = count.iter().max_by_key(|(_, n)| **n).unwrap();
+    assert!(
+        (*n as f64) <= 0.15 * total as f64,
+        "risk `{id}` is {n} of {total} risk entries across the examples (more than 15%)"
+    );
+}

@@ -8,11 +8,27 @@ use kplan_plan::spec::Op;
 #[test]
 fn every_op_class_has_knowledge_and_nothing_else_does() {
     let kb = Kb::builtin();
-    let mut ids: Vec<&str> = kb.ops.iter().map(|o| o.id.as_str()).collect();
+    let mut ids: Vec<&str> = kb
+        .ops
+        .iter()
+        .filter(|o| !o.knowledge_only)
+        .map(|o| o.id.as_str())
+        .collect();
     ids.sort_unstable();
     let mut want: Vec<&str> = Op::ALL.iter().map(|o| o.as_str()).collect();
     want.sort_unstable();
     assert_eq!(ids, want);
+    // A knowledge-only entry (no work model) is no op class and no alias of one: a spec naming
+    // it would otherwise get the class's model.
+    for o in kb.ops.iter().filter(|o| o.knowledge_only) {
+        for n in std::iter::once(&o.id).chain(o.aliases.iter()) {
+            assert!(Op::parse(n).is_none(), "{n} is an op class");
+            assert!(
+                !Op::ALIASES.iter().any(|a| a.0 == n.as_str()),
+                "{n} is an op alias"
+            );
+        }
+    }
 }
 
 #[test]
@@ -70,9 +86,17 @@ fn every_risk_condition_parses_and_reads_only_known_names() {
         .flat_map(|o| o.problem_keys().0.iter().copied())
         .collect();
     for o in &kb.ops {
-        for r in &o.risk {
-            let Some(w) = &r.when else { continue };
-            let c = when::parse(w).unwrap_or_else(|e| panic!("{}: `{w}`: {e}", r.id));
+        let conditions = o
+            .risk
+            .iter()
+            .filter_map(|r| r.when.as_ref().map(|w| (r.id.clone(), w)))
+            .chain(o.library.iter().filter_map(|l| {
+                l.when
+                    .as_ref()
+                    .map(|w| (format!("{} library {}", o.id, l.name), w))
+            }));
+        for (id, w) in conditions {
+            let c = when::parse(w).unwrap_or_else(|e| panic!("{id}: `{w}`: {e}"));
             let mut names = Vec::new();
             c.names(&mut names);
             for (n, k) in names {
@@ -86,8 +110,24 @@ fn every_risk_condition_parses_and_reads_only_known_names() {
                 };
                 assert!(
                     known,
-                    "{}: `{n}` ({k}) in `{w}` is not a name conditions can read",
-                    r.id
+                    "{id}: `{n}` ({k}) in `{w}` is not a name conditions can read"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_library_with_a_condition_says_what_it_lacks() {
+    let kb = Kb::builtin();
+    for o in &kb.ops {
+        for l in &o.library {
+            if l.when.is_some() {
+                assert!(
+                    l.limit.as_deref().is_some_and(|t| !t.is_empty()),
+                    "{}: library {} has `when` but no `limit`",
+                    o.id,
+                    l.name
                 );
             }
         }

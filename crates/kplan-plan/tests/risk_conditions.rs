@@ -187,6 +187,26 @@ const CASES: &[(&str, &str, &str)] = &[
         "op = 'moe'\ndtypes = ['int32']\nproblem = { tokens = 4096, experts = 128, top_k = 8, block_size = 64 }",
         "op = 'moe'\ndtypes = ['fp32', 'fp32', 'int32']\nproblem = { tokens = 8192, experts = 256, top_k = 8 }",
     ),
+    (
+        "attention-library-page-size",
+        "op = 'attention'\ndtypes = ['bf16', 'fp32']\nproblem = { batch = 64, heads = 32, seq_q = 1, seq_kv = 8192, head_dim = 128, page_size = 16 }",
+        "op = 'attention'\ndtypes = ['bf16', 'fp32']\nproblem = { batch = 64, heads = 32, seq_q = 1, seq_kv = 8192, head_dim = 128, page_size = 256 }",
+    ),
+    (
+        "attention-kv-cache-layout",
+        "op = 'attention'\ndtypes = ['bf16', 'fp32']\nproblem = { batch = 64, heads = 32, seq_q = 1, seq_kv = 8192, head_dim = 128, page_size = 256 }",
+        "op = 'attention'\ndtypes = ['bf16', 'fp32']\nproblem = { batch = 8, heads = 32, seq = 4096, head_dim = 128 }",
+    ),
+    (
+        "custom-no-work-model",
+        "op = 'viterbi'\ndtypes = ['fp32']\nproblem = { batch = 64, frames = 3000 }",
+        "op = 'custom'\ndtypes = ['fp32']\nproblem = { flops = 1e9, bytes = 1e9 }",
+    ),
+    (
+        "custom-model",
+        "op = 'custom'\ndtypes = ['fp32']\nproblem = { flops = 1e9, bytes = 1e9 }",
+        "op = 'viterbi'\ndtypes = ['fp32']\nproblem = { batch = 64, frames = 3000 }",
+    ),
 ];
 
 #[test]

@@ -248,15 +248,26 @@ fn problem_keys_are_checked_per_op() {
         5,
         &["expected a positive integer"],
     );
-    bad(
-        "missing",
-        &GOOD.replace(
+    // A key the op's work model needs is missing: the plan is made without the model and a
+    // located warning says which key.
+    let d = scratch("missing");
+    let spec = d.join("partial.toml");
+    std::fs::write(
+        &spec,
+        GOOD.replace(
             "problem = { rows = 1024, cols = 4096 }",
             "problem = { rows = 1024 }",
         ),
-        5,
-        &["missing `cols`"],
+    )
+    .unwrap();
+    let out = kplan(&["plan", spec.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("{}:5:", spec.display())) && err.contains("missing `cols`"),
+        "{err}"
     );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("FLOPs and bytes: unknown"));
 }
 
 #[test]

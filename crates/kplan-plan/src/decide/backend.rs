@@ -201,6 +201,7 @@ pub fn op_targets(spec: &Spec, work: &Work, targets: &[Target]) -> Vec<OpTarget>
                 _ => None,
             };
             let bound = match (ridge, work.intensity) {
+                _ if work.unknown.is_some() => None,
                 (Some(r), Some(i)) => Some(if i < r { Bound::Memory } else { Bound::Compute }),
                 (Some(_), None) => Some(Bound::Compute),
                 _ => None,

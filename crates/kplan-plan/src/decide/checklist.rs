@@ -22,6 +22,12 @@ pub fn review(
     source_scanned: bool,
 ) -> Vec<ChecklistItem> {
     let mut v = Vec::new();
+    // A library or framework verdict writes no kernel: the kernel-code items do not apply.
+    let no_kernel = matches!(
+        plan.verdict.decision,
+        crate::model::Decision::UseFramework | crate::model::Decision::UseVendorLibrary
+    );
+    let na = |what: &str, why: &str| item(what, Status::NotApplicable, format!("n/a: {why}"));
 
     // 1
     let no_ver: Vec<&str> = plan
@@ -69,7 +75,9 @@ pub fn review(
         .filter(|t| t.is_gpu() && t.warp().is_none())
         .map(|t| t.name.as_str())
         .collect();
-    v.push(if !unknown_warp.is_empty() {
+    v.push(if no_kernel {
+        na("warp size addressed", "no kernel is written (library/framework verdict): the library handles the warp/wavefront size")
+    } else if !unknown_warp.is_empty() {
         item("warp size addressed", Status::NeedsHuman, format!("warp size unknown in the KB for {}", join_names(&unknown_warp)))
     } else if gpu_warps.is_empty() {
         item(
@@ -176,16 +184,10 @@ pub fn review(
         .map(|t| t.candidate_checks.iter().filter(|c| !c.kept).count())
         .sum();
     v.push(
-        if plan.tiles.is_empty()
-            && matches!(
-                plan.verdict.decision,
-                crate::model::Decision::UseFramework | crate::model::Decision::UseVendorLibrary
-            )
-        {
-            item(
+        if plan.tiles.is_empty() && no_kernel {
+            na(
                 "tiles configurable",
-                Status::Pass,
-                "no kernel is written: the library/framework chooses its own tiles".into(),
+                "no kernel is written: the library/framework chooses its own tiles",
             )
         } else if plan.tiles.len() == targets.len()
             && plan.tiles.iter().all(|t| {
@@ -225,7 +227,12 @@ pub fn review(
         .filter(|t| t.vendor() == Vendor::Cpu)
         .map(|t| t.name.as_str())
         .collect();
-    v.push(if cpu.is_empty() {
+    v.push(if cpu.is_empty() && no_kernel {
+        na(
+            "CPU fallback decided",
+            "no CPU target and no kernel is written: the library/framework call is tested against the CPU reference (docs/verify.md)",
+        )
+    } else if cpu.is_empty() {
         item(
             "CPU fallback decided",
             Status::Fail,
@@ -319,6 +326,12 @@ pub fn review(
         .collect();
     v.push(if unknown.is_empty() {
         item("performance per backend documented", Status::Pass, "roofline and expected range for every target (section 8)".into())
+    } else if let Some(why) = &plan.operation.work_unknown {
+        item(
+            "performance per backend documented",
+            Status::NeedsHuman,
+            format!("no roofline for any target: {why}"),
+        )
     } else {
         item(
             "performance per backend documented",
@@ -337,6 +350,7 @@ pub fn review(
                 format!("generated portability header, {lines} lines, one documented macro/inline per platform difference (section 5)"),
             )
         }
+        None if no_kernel => na("header thin and documented", "no kernel is written: no portability header is needed"),
         None => item("header thin and documented", Status::NeedsHuman, plan.header_note.clone()),
     });
 

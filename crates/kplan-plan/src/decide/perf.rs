@@ -42,6 +42,7 @@ pub fn expectations(
                 .unwrap_or("hand-written"),
         };
         let rl = match (o.peak_tflops, o.bandwidth_gbs) {
+            _ if work.unknown.is_some() => None,
             (Some(p), Some(b)) => roofline(work, p, b),
             _ => None,
         };
@@ -171,9 +172,12 @@ pub fn expectations(
             (None, _) => {
                 p.note = Some(format!(
                     "unknown: {}",
-                    o.note.clone().unwrap_or_else(|| {
-                        "the KB lacks the peak or bandwidth for this target".into()
-                    })
+                    match &work.unknown {
+                        Some(_) => "kplan has no work model for this problem (section 5), so there is no roofline to compare with".to_string(),
+                        None => o.note.clone().unwrap_or_else(|| {
+                            "the KB lacks the peak or bandwidth for this target".into()
+                        }),
+                    }
                 ))
             }
             (Some(r), Some(e)) => {
@@ -307,7 +311,9 @@ pub fn expectations(
         .filter(|p| p.roofline.is_none())
         .map(|p| p.target.as_str())
         .collect();
-    if !unknown.is_empty() {
+    if let Some(why) = &work.unknown {
+        notes.push(format!("no number for any target: {why}"));
+    } else if !unknown.is_empty() {
         notes.push(format!(
             "no number for {}: the KB lacks the device peak or bandwidth (unknown stays unknown)",
             unknown.join(", ")

@@ -691,7 +691,14 @@ pub fn register(
     }
 
     // Op-specific hazards from the operation knowledge base.
-    if let Some(info) = kb.op_info(spec.op.as_str()) {
+    // A custom op the knowledge base knows gets that entry's risks and the custom op's own.
+    let entries: Vec<&kplan_kb::OpInfo> = [spec.kb_op(), spec.op.as_str()]
+        .into_iter()
+        .enumerate()
+        .filter(|(i, id)| *i == 0 || *id != spec.kb_op())
+        .filter_map(|(_, id)| kb.op_info(id))
+        .collect();
+    for info in entries {
         let affected: Vec<String> = if gpu.is_empty() {
             targets.iter().map(|t| t.name.clone()).collect()
         } else {
@@ -860,11 +867,11 @@ pub fn facts(spec: &Spec, targets: &[Target], coded: &[&Target]) -> super::when:
         _ => {}
     }
     f.nums
-        .insert("storage_bytes".into(), spec.storage.size().max(0.125));
+        .insert("storage_bytes".into(), spec.storage_size().max(0.125));
     f.nums
         .insert("out_bytes".into(), spec.output.size().max(0.125));
-    if let Some(w) = spec.modifiers.weight_dtype {
-        f.nums.insert("weight_bytes".into(), w.size().max(0.125));
+    if let Some(w) = spec.weight_size() {
+        f.nums.insert("weight_bytes".into(), w.max(0.125));
     }
     if let Some(b) = spec.dim("bins") {
         let counter = if spec.output.is_integer() && spec.output.bytes() >= 8 {
@@ -941,6 +948,19 @@ pub fn facts(spec: &Spec, targets: &[Target], coded: &[&Target]) -> super::when:
         ("gqa", gqa),
         ("epilogue", m.epilogue.is_some()),
         ("masked", m.mask.as_deref().is_some_and(|x| x != "none")),
+        (
+            "weight_quant",
+            spec.weight_quant.is_some()
+                || m.weight_dtype
+                    .is_some_and(|w| w.size() < spec.storage.size()),
+        ),
+        (
+            "block_quant",
+            spec.storage_quant.is_some()
+                || spec.weight_quant.is_some()
+                || spec.block_scale.is_some(),
+        ),
+        ("unknown_work", spec.work_unknown.is_some()),
     ] {
         f.flags.insert(k.into(), v);
     }
@@ -951,10 +971,20 @@ pub fn facts(spec: &Spec, targets: &[Target], coded: &[&Target]) -> super::when:
         ("format", &m.format),
         ("layout", &m.layout),
         ("mask", &m.mask),
+        ("epilogue", &m.epilogue),
     ] {
         if let Some(v) = v {
             f.texts.insert(k.into(), v.clone());
         }
+    }
+    f.texts
+        .insert("storage".into(), spec.storage.as_str().into());
+    f.texts.insert("output".into(), spec.output.as_str().into());
+    if let Some(w) = m.weight_dtype {
+        f.texts.insert("weight".into(), w.as_str().into());
+    }
+    if let Some(l) = spec.latency_us {
+        f.nums.insert("latency_us".into(), l);
     }
     f
 }

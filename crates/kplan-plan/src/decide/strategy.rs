@@ -120,12 +120,16 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
     let rows = matches!(spec.problem, crate::spec::Problem::Rows { .. });
     let class = op_class(spec.op, rows);
     let nv_only = verdict.decision == Decision::NvidiaOnly;
-    // The targets the main abstraction must cover; under an nvidia-only verdict, NVIDIA alone.
+    let amd_only = verdict.decision == Decision::AmdOnly;
+    // The targets the main abstraction must cover; under an nvidia-only (amd-only) verdict,
+    // NVIDIA (AMD) alone.
     let core: Vec<&Target> = targets
         .iter()
         .filter(|t| {
             if nv_only {
                 t.vendor() == Vendor::Nvidia
+            } else if amd_only {
+                t.vendor() == Vendor::Amd
             } else {
                 matches!(t.vendor(), Vendor::Nvidia | Vendor::Amd)
             }
@@ -174,7 +178,6 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
         ));
     }
 
-    let nv_hi = |c: &str, s: &str| eff.lookup("nvidia", c, s).map(|e| e.high);
     let evaluate = |a: Abstraction, respect_expertise: bool| -> Eval {
         // A library verdict reached through a library's own abstraction (CUTLASS or CK
         // allowed, `vendor-library` not) reuses that library: the library level is admitted.
@@ -210,12 +213,20 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
                     return fail("the spec says the framework cannot express the operation (framework_expressible = false)".into());
                 }
                 if spec.performance == PerfReq::NearPeak {
-                    if let Some(h) = nv_hi(class, "framework") {
-                        if h < NEAR_PEAK_FRACTION {
-                            return fail(format!(
-                                "near-peak is required and framework kernels of class `{class}` reach at most {:.0}% of the roofline on NVIDIA (section 8)",
-                                h * 100.0
-                            ));
+                    // Every GPU vendor in scope counts, not NVIDIA alone.
+                    for v in [Vendor::Nvidia, Vendor::Amd] {
+                        if !core.iter().any(|t| t.vendor() == v) {
+                            continue;
+                        }
+                        if let Some(h) = eff.lookup(v.as_str(), class, "framework").map(|e| e.high)
+                        {
+                            if h < NEAR_PEAK_FRACTION {
+                                return fail(format!(
+                                    "near-peak is required and framework kernels of class `{class}` reach at most {:.0}% of the roofline on {} (section 8)",
+                                    h * 100.0,
+                                    v.as_str().to_uppercase()
+                                ));
+                            }
                         }
                     }
                 }
@@ -226,7 +237,7 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
                     let mut v: Vec<&str> = core
                         .iter()
                         .map(|t| t.vendor().as_str())
-                        .filter(|v| super::verdict::libraries_for(spec, kb, v).is_empty())
+                        .filter(|v| super::verdict::libraries_for(spec, kb, targets, v).is_empty())
                         .collect();
                     v.dedup();
                     v
@@ -236,7 +247,7 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
                         outcome: "not-applicable",
                         why: format!(
                             "no vendor library for `{}` on {} (operation KB)",
-                            spec.op.as_str(),
+                            spec.op_name(),
                             if uncovered.is_empty() {
                                 "the GPU targets".to_string()
                             } else {
@@ -252,7 +263,8 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
                         .map(|v| {
                             format!(
                                 "{} on {}",
-                                super::verdict::libraries_for(spec, kb, v.as_str()).join(" / "),
+                                super::verdict::libraries_for(spec, kb, targets, v.as_str())
+                                    .join(" / "),
                                 v.as_str()
                             )
                         })
@@ -260,7 +272,7 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
                 };
                 if matches!(
                     verdict.decision,
-                    Decision::UseVendorLibrary | Decision::NvidiaOnly
+                    Decision::UseVendorLibrary | Decision::NvidiaOnly | Decision::AmdOnly
                 ) {
                     return meets(format!("{}, behind one dispatch function", libs.join("; ")));
                 }
@@ -390,7 +402,7 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
                 if !spec.op.uses_matrix_units() {
                     return fail(format!(
                         "CUTLASS/CuTe pays off for matrix ops; `{}` is memory-bound code",
-                        spec.op.as_str()
+                        spec.op_name()
                     ));
                 }
                 meets("NVIDIA-only matrix kernel: CUTLASS/CuTe gives wgmma/TMA pipelines without hand-written PTX".into())
@@ -408,7 +420,7 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
                 if !spec.op.uses_matrix_units() {
                     return fail(format!(
                         "Composable Kernel pays off for matrix ops; `{}` is memory-bound code",
-                        spec.op.as_str()
+                        spec.op_name()
                     ));
                 }
                 meets("AMD-only matrix kernel: Composable Kernel gives MFMA/WMMA pipelines without hand-written assembly".into())
@@ -419,6 +431,12 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
                         outcome: "not-applicable",
                         why: "no NVIDIA or AMD GPU target".into(),
                     };
+                }
+                if core.iter().all(|t| t.vendor() == Vendor::Amd) {
+                    return meets("HIP per AMD architecture family (CK where it pays; CDNA wave64 and RDNA wave32 as separate paths where they differ), compiled by hipcc alone: no CUDA build".into());
+                }
+                if core.iter().all(|t| t.vendor() == Vendor::Nvidia) {
+                    return meets("CUDA per NVIDIA generation (CUTLASS where it pays), compiled by nvcc alone: no HIP build".into());
                 }
                 meets("one implementation per vendor (CUDA/CUTLASS on NVIDIA, HIP/CK on AMD) behind one dispatch; highest cost, full use of each ISA".into())
             }
@@ -470,6 +488,14 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
             Abstraction::Framework,
             Abstraction::VendorBlas,
             Abstraction::Triton,
+            Abstraction::PerBackend,
+        ],
+        Decision::AmdOnly => vec![
+            Abstraction::Framework,
+            Abstraction::VendorBlas,
+            Abstraction::Triton,
+            Abstraction::HipSingleSource,
+            Abstraction::ComposableKernel,
             Abstraction::PerBackend,
         ],
         Decision::CustomKernel => vec![
@@ -556,7 +582,7 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
             let (abs, imp) = if nv_only && t.is_gpu() && t.vendor() != Vendor::Nvidia {
                 ("framework".to_string(), "no custom kernel (verdict nvidia-only): the framework or a simple portable path".to_string())
             } else {
-                implementation(spec, kb, t, chosen, &evaluate)
+                implementation(spec, kb, t, targets, chosen, &evaluate)
             };
             TargetStrategy { target: t.name.clone(), abstraction: abs, implementation: imp }
         })
@@ -597,6 +623,7 @@ fn implementation(
     spec: &Spec,
     kb: &Kb,
     t: &Target,
+    all: &[Target],
     chosen: Option<Abstraction>,
     evaluate: &dyn Fn(Abstraction, bool) -> Eval,
 ) -> (String, String) {
@@ -613,9 +640,9 @@ fn implementation(
             if chosen == Some(Abstraction::Framework) {
                 return ("framework".into(), "the framework's CPU path".into());
             }
-            let cpu_libs = super::verdict::libraries_for(spec, kb, "cpu");
+            let cpu_libs = super::verdict::libraries_for(spec, kb, all, "cpu");
             if allowed(Abstraction::VendorBlas) && !cpu_libs.is_empty() {
-                let (label, libs) = super::verdict::library_label(spec, kb, "cpu");
+                let (label, libs) = super::verdict::library_label(spec, kb, all, "cpu");
                 return (label.into(), format!("{libs} for {}{simd}", t.arch.id));
             }
             (
@@ -688,7 +715,12 @@ fn implementation(
             Some(Abstraction::HipSingleSource) => (
                 "hip-single-source".into(),
                 format!(
-                    "shared CUDA/HIP source built with {} for {}",
+                    "{} built with {} for {}",
+                    if all.iter().any(|x| x.vendor() == Vendor::Nvidia) {
+                        "shared CUDA/HIP source"
+                    } else {
+                        "HIP source (no NVIDIA target: no CUDA build)"
+                    },
                     if t.vendor() == Vendor::Nvidia {
                         "nvcc"
                     } else {
@@ -698,7 +730,8 @@ fn implementation(
                 ),
             ),
             Some(Abstraction::VendorBlas) => {
-                let (label, libs) = super::verdict::library_label(spec, kb, t.vendor().as_str());
+                let (label, libs) =
+                    super::verdict::library_label(spec, kb, all, t.vendor().as_str());
                 (label.into(), libs)
             }
             Some(Abstraction::Framework) => {

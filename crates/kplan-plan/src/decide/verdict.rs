@@ -46,7 +46,7 @@ fn sources(spec: &Spec, kb: &Kb, targets: &[Target], d: Decision) -> Vec<String>
             }
         }
         Decision::UseVendorLibrary => {
-            if let Some(info) = kb.op_info(spec.op.as_str()) {
+            if let Some(info) = kb.op_info(spec.kb_op()) {
                 for l in &info.library {
                     if targets.iter().any(|t| t.vendor().as_str() == l.vendor) {
                         v.push(l.source.clone());
@@ -66,7 +66,7 @@ fn sources(spec: &Spec, kb: &Kb, targets: &[Target], d: Decision) -> Vec<String>
                 }
             }
         }
-        Decision::NvidiaOnly | Decision::CustomKernel => {
+        Decision::NvidiaOnly | Decision::AmdOnly | Decision::CustomKernel => {
             for t in targets.iter().filter(|t| t.is_gpu()) {
                 for f in &spec.features {
                     if let Some(s) = kb.support(f, &t.arch.id) {
@@ -90,7 +90,7 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
         .filter(|t| t.vendor() != Vendor::Nvidia)
         .collect();
     let mut inputs = vec![
-        format!("op = {}", spec.op.as_str()),
+        format!("op = {}", spec.op_name()),
         format!("requirements.performance = {}", spec.performance.as_str()),
         format!(
             "requirements.framework_expressible = {}",
@@ -179,23 +179,55 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
             };
         }
     }
-    if !gpu.is_empty() && non_nv.is_empty() {
+    // One GPU vendor in scope: a portable GPU kernel buys nothing; plan for that vendor alone
+    // (its libraries, its languages, its CI legs).
+    for (vendor, decision, langs) in [
+        (
+            Vendor::Nvidia,
+            Decision::NvidiaOnly,
+            "CUDA, CUTLASS or Triton",
+        ),
+        (
+            Vendor::Amd,
+            Decision::AmdOnly,
+            "HIP, Composable Kernel or Triton (no CUDA build)",
+        ),
+    ] {
+        if gpu.is_empty() || !gpu.iter().all(|t| t.vendor() == vendor) {
+            continue;
+        }
         let cpu: Vec<&str> = targets
             .iter()
             .filter(|t| !t.is_gpu())
             .map(|t| t.name.as_str())
             .collect();
-        let libs = libraries_for(spec, kb, "nvidia");
-        let lib_note = if allowed(Abstraction::VendorBlas) && !libs.is_empty() {
+        let libs = libraries_for(spec, kb, targets, vendor.as_str());
+        let limits = library_limits(spec, kb, targets, vendor.as_str());
+        let lib_note = if !libs.is_empty() {
+            inputs.push(format!(
+                "libraries for `{}` on {}: {}",
+                spec.op_name(),
+                vendor.as_str(),
+                libs.join(", ")
+            ));
             format!("; start from {} (section 3)", libs.join(", "))
+        } else if !limits.is_empty() {
+            inputs.push(limits.join("; "));
+            format!(
+                "; no allowed library covers this spec ({}), so the kernel is written with it as the baseline",
+                limits.join("; ")
+            )
         } else {
             String::new()
         };
         return Verdict {
-            decision: Decision::NvidiaOnly,
+            decision,
             reason: format!(
-                "every GPU target is NVIDIA ({}): a portable GPU kernel buys nothing; write it for NVIDIA only, at the abstraction chosen in section 3{lib_note}{}",
+                "every GPU target is {} ({}): a portable GPU kernel buys nothing; write it for {} only, in {} at the abstraction chosen in section 3{lib_note}{}",
+                vendor.as_str().to_uppercase(),
                 join_names(&gpu.iter().map(|t| t.name.as_str()).collect::<Vec<_>>()),
+                vendor.as_str().to_uppercase(),
+                langs,
                 if cpu.is_empty() {
                     String::new()
                 } else {
@@ -232,15 +264,8 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
             sources: Vec::new(),
         };
     }
-    let amd_only = !gpu.is_empty() && gpu.iter().all(|t| t.vendor() == Vendor::Amd);
-    let mut reason = if amd_only {
-        format!(
-            "every GPU target is AMD ({}): plan HIP or Triton for AMD alone (no CUDA build); no \"do not write a kernel\" condition holds: ",
-            join_names(&gpu.iter().map(|t| t.name.as_str()).collect::<Vec<_>>())
-        )
-    } else {
-        String::from("no \"do not write a portable kernel\" condition holds: ")
-    };
+    // One GPU vendor in scope returned above (nvidia-only / amd-only): a mixed or CPU-only scope.
+    let mut reason = String::from("no \"do not write a portable kernel\" condition holds: ");
     let mut why = Vec::new();
     if !spec.framework_expressible {
         why.push("the framework cannot express it".to_string());
@@ -259,7 +284,7 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
         why.push("only CPU targets are named".into());
     }
     if kb
-        .op_info(spec.op.as_str())
+        .op_info(spec.kb_op())
         .is_some_and(|i| !i.library.is_empty())
     {
         why.push(if allowed(Abstraction::VendorBlas) || any_library_allowed(spec, kb) {
@@ -281,15 +306,62 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
 /// library; a library compiled into the team's code (CUTLASS, CK) is admitted by its own
 /// abstraction too.
 pub fn library_allowed(spec: &Spec, l: &kplan_kb::OpLibrary) -> bool {
-    spec.allowed.contains(&Abstraction::VendorBlas)
+    let by_name = || {
+        let lname = l.name.to_ascii_lowercase();
+        spec.named_libraries.iter().any(|n| {
+            lname
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .any(|w| w == n.as_str())
+        })
+    };
+    // `allowed` names libraries (`cub`, `hipcub`): those, not every library of the level.
+    let level =
+        spec.allowed.contains(&Abstraction::VendorBlas) && (!spec.library_names_only || by_name());
+    level
         || l.abstraction
             .as_deref()
             .is_some_and(|a| spec.allowed.iter().any(|x| x.as_str() == a))
 }
 
+/// Whether one call of the library covers this spec: its `when` condition (ops.toml) holds for
+/// the spec's dtypes, layout, fusion, sizes and targets.
+pub fn library_covers(spec: &Spec, targets: &[Target], l: &kplan_kb::OpLibrary) -> bool {
+    let Some(w) = &l.when else { return true };
+    match super::when::parse(w) {
+        Ok(c) => c.eval(&super::risks::facts(spec, targets, &[])),
+        Err(_) => true,
+    }
+}
+
+/// The allowed `reuse` libraries of `vendor` that do not cover this spec, each with what it
+/// lacks: they stay the baseline to beat.
+pub fn library_limits(spec: &Spec, kb: &Kb, targets: &[Target], vendor: &str) -> Vec<String> {
+    kb.op_info(spec.kb_op())
+        .map(|i| {
+            i.library
+                .iter()
+                .filter(|l| {
+                    l.vendor == vendor
+                        && l.role == "reuse"
+                        && library_allowed(spec, l)
+                        && !library_covers(spec, targets, l)
+                })
+                .map(|l| {
+                    format!(
+                        "{} lacks what this spec asks: {} [{}]",
+                        l.name,
+                        l.limit.as_deref().unwrap_or("its documented coverage"),
+                        l.source
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Whether some library the spec allows exists for this op (then the library-first check runs).
 fn any_library_allowed(spec: &Spec, kb: &Kb) -> bool {
-    kb.op_info(spec.op.as_str()).is_some_and(|i| {
+    kb.op_info(spec.kb_op()).is_some_and(|i| {
         i.library
             .iter()
             .any(|l| l.role == "reuse" && library_allowed(spec, l))
@@ -298,12 +370,17 @@ fn any_library_allowed(spec: &Spec, kb: &Kb) -> bool {
 
 /// The vendor libraries the op KB lists for `vendor` whose one call implements the whole op
 /// (role `reuse`), with versions where known.
-pub fn libraries_for(spec: &Spec, kb: &Kb, vendor: &str) -> Vec<String> {
-    kb.op_info(spec.op.as_str())
+pub fn libraries_for(spec: &Spec, kb: &Kb, targets: &[Target], vendor: &str) -> Vec<String> {
+    kb.op_info(spec.kb_op())
         .map(|i| {
             i.library
                 .iter()
-                .filter(|l| l.vendor == vendor && l.role == "reuse" && library_allowed(spec, l))
+                .filter(|l| {
+                    l.vendor == vendor
+                        && l.role == "reuse"
+                        && library_allowed(spec, l)
+                        && library_covers(spec, targets, l)
+                })
                 .map(|l| match &l.min_version {
                     Some(v) => format!("{} ({v}+)", l.name),
                     None => l.name.clone(),
@@ -317,13 +394,23 @@ pub fn libraries_for(spec: &Spec, kb: &Kb, vendor: &str) -> Vec<String> {
 /// `vendor-library` (all shipped with the vendor's toolkit), `kernel-library` (all open-source
 /// kernel libraries) or `library` (both, each named with its kind). Never "BLAS" for a library
 /// that is not one.
-pub fn library_label(spec: &Spec, kb: &Kb, vendor: &str) -> (&'static str, String) {
+pub fn library_label(
+    spec: &Spec,
+    kb: &Kb,
+    targets: &[Target],
+    vendor: &str,
+) -> (&'static str, String) {
     let libs: Vec<&kplan_kb::OpLibrary> = kb
-        .op_info(spec.op.as_str())
+        .op_info(spec.kb_op())
         .map(|i| {
             i.library
                 .iter()
-                .filter(|l| l.vendor == vendor && l.role == "reuse" && library_allowed(spec, l))
+                .filter(|l| {
+                    l.vendor == vendor
+                        && l.role == "reuse"
+                        && library_allowed(spec, l)
+                        && library_covers(spec, targets, l)
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -374,7 +461,7 @@ fn library_first(
     vendors.dedup();
     let per: Vec<(Vendor, Vec<String>)> = vendors
         .iter()
-        .map(|v| (*v, libraries_for(spec, kb, v.as_str())))
+        .map(|v| (*v, libraries_for(spec, kb, targets, v.as_str())))
         .collect();
     let uncovered: Vec<&str> = per
         .iter()
@@ -382,11 +469,24 @@ fn library_first(
         .map(|(v, _)| v.as_str())
         .collect();
     if !uncovered.is_empty() {
-        inputs.push(format!(
-            "no vendor library for `{}` on {} (operation KB)",
-            spec.op.as_str(),
-            uncovered.join(", ")
-        ));
+        let limits: Vec<String> = uncovered
+            .iter()
+            .flat_map(|v| library_limits(spec, kb, targets, v))
+            .collect();
+        inputs.push(if limits.is_empty() {
+            format!(
+                "no allowed library for `{}` on {} (operation KB)",
+                spec.op_name(),
+                uncovered.join(", ")
+            )
+        } else {
+            format!(
+                "no allowed library covers this `{}` on {}: {}; write the kernel with it as the baseline",
+                spec.op_name(),
+                uncovered.join(", "),
+                limits.join("; ")
+            )
+        });
         return None;
     }
     let matrix_feature = match spec.storage {
@@ -434,7 +534,7 @@ fn library_first(
         return None;
     }
     let cpu: Vec<&Target> = targets.iter().filter(|t| !t.is_gpu()).collect();
-    let cpu_libs = libraries_for(spec, kb, "cpu");
+    let cpu_libs = libraries_for(spec, kb, targets, "cpu");
     let names: Vec<String> = per
         .iter()
         .map(|(v, l)| format!("{} on {}", l.join(" / "), v.as_str()))
@@ -445,7 +545,7 @@ fn library_first(
         .collect();
     inputs.push(format!(
         "vendor libraries for `{}`: {}",
-        spec.op.as_str(),
+        spec.op_name(),
         names.join("; ")
     ));
     let mut left = vec!["one dispatch function per backend".to_string()];
@@ -480,7 +580,7 @@ fn library_first(
         decision: Decision::UseVendorLibrary,
         reason: format!(
             "a library already implements `{}` on every GPU target in scope: {}{}; left to write: {}; what the library costs: a pinned library version per backend, its shape heuristics to check (and tune) at the spec's sizes, and its own build dependency",
-            spec.op.as_str(),
+            spec.op_name(),
             names.join("; "),
             if bands.is_empty() { String::new() } else { format!(" (vendor libraries reach {})", bands.join(", ")) },
             left.join(", ")

@@ -11,7 +11,7 @@
 //! unary  := "!" unary | "(" cond ")" | cmp | flag
 //! cmp    := expr ("<" | "<=" | ">" | ">=" | "==" | "!=") (expr | "\"text\"")
 //! expr   := term (("+" | "-") term)*
-//! term   := atom (("*" | "/") atom)*
+//! term   := atom (("*" | "/" | "%") atom)*
 //! atom   := number | name | "max(" expr "," expr ")" | "min(" expr "," expr ")" | "(" expr ")"
 //! ```
 //!
@@ -42,6 +42,7 @@ pub const DERIVED_NUMS: &[&str] = &[
     "counter_bytes",
     "lds_bytes",
     "gpu_targets",
+    "latency_us",
 ];
 pub const FLAGS: &[&str] = &[
     "backward",
@@ -72,8 +73,22 @@ pub const FLAGS: &[&str] = &[
     "gqa",
     "epilogue",
     "masked",
+    "weight_quant",
+    "block_quant",
+    "unknown_work",
 ];
-pub const TEXTS: &[&str] = &["kind", "reduce", "granularity", "format", "layout", "mask"];
+pub const TEXTS: &[&str] = &[
+    "kind",
+    "reduce",
+    "granularity",
+    "format",
+    "layout",
+    "mask",
+    "epilogue",
+    "storage",
+    "output",
+    "weight",
+];
 
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
@@ -136,7 +151,7 @@ fn lex(s: &str) -> Result<Vec<Tok>, String> {
                 out.push(Tok::Op(o));
                 i += 2;
             } else {
-                let o = ["<", ">", "!", "(", ")", ",", "+", "-", "*", "/"]
+                let o = ["<", ">", "!", "(", ")", ",", "+", "-", "*", "/", "%"]
                     .into_iter()
                     .find(|o| o.as_bytes()[0] == b[i])
                     .ok_or_else(|| format!("unexpected `{c}`"))?;
@@ -234,7 +249,7 @@ impl P {
         if let Some(Tok::Name(n)) = self.peek().cloned() {
             let next = self.t.get(self.i + 1);
             let is_call = matches!(next, Some(Tok::Op("(")));
-            let continues = matches!(next, Some(Tok::Op(o)) if ["<", "<=", ">", ">=", "==", "!=", "+", "-", "*", "/"].contains(o));
+            let continues = matches!(next, Some(Tok::Op(o)) if ["<", "<=", ">", ">=", "==", "!=", "+", "-", "*", "/", "%"].contains(o));
             if !is_call && !continues {
                 self.i += 1;
                 return Ok(Cond::Flag(n));
@@ -261,7 +276,7 @@ impl P {
         Ok(Cond::Cmp(l, op, r))
     }
     fn at_cmp(&self) -> bool {
-        matches!(self.peek(), Some(Tok::Op(o)) if ["<", "<=", ">", ">=", "==", "!=", "+", "-", "*", "/"].contains(o))
+        matches!(self.peek(), Some(Tok::Op(o)) if ["<", "<=", ">", ">=", "==", "!=", "+", "-", "*", "/", "%"].contains(o))
     }
     fn expr(&mut self) -> Result<Expr, String> {
         let mut l = self.term()?;
@@ -282,6 +297,8 @@ impl P {
                 l = Expr::Bin(Box::new(l), '*', Box::new(self.atom()?));
             } else if self.eat("/") {
                 l = Expr::Bin(Box::new(l), '/', Box::new(self.atom()?));
+            } else if self.eat("%") {
+                l = Expr::Bin(Box::new(l), '%', Box::new(self.atom()?));
             } else {
                 return Ok(l);
             }
@@ -389,6 +406,12 @@ impl Expr {
                     '+' => x + y,
                     '-' => x - y,
                     '*' => x * y,
+                    '%' => {
+                        if y == 0.0 {
+                            return None;
+                        }
+                        x % y
+                    }
                     _ => {
                         if y == 0.0 {
                             return None;
@@ -436,6 +459,7 @@ mod tests {
         assert!(!t("cols > 1024"));
         assert!(t("(m + n) * 2 == 384"));
         assert!(t("(m < 100) && (n > 100)"));
+        assert!(t("k % 256 == 0") && t("n % 96 == 32") && !t("m % 0 == 0"));
         assert!(t("elements_missing_flag || 1e3 < 1_001"));
     }
 

@@ -196,20 +196,30 @@ pub fn markdown(plan: &Plan) -> String {
         "- problem: `{}`",
         serde_json::to_string(&op.problem).unwrap_or_default()
     );
-    let _ = writeln!(o, "- FLOPs: {} = {}", op.flops_formula, si(op.flops));
-    let _ = writeln!(
-        o,
-        "- bytes (minimum DRAM traffic): {} = {}",
-        op.bytes_formula,
-        si_unit(op.bytes, "B")
-    );
-    let _ = writeln!(
-        o,
-        "- arithmetic intensity: {} FLOP/byte",
-        op.intensity
-            .map(num)
-            .unwrap_or_else(|| "unbounded (no bytes)".into())
-    );
+    if let Some(c) = &op.custom_op {
+        let _ = writeln!(
+            o,
+            "- operation `{c}`: kplan has no op class, work model or library knowledge for it; planned as a custom op (the risks below come from its dtypes, features, targets and strategy)"
+        );
+    }
+    if let Some(why) = &op.work_unknown {
+        let _ = writeln!(o, "- FLOPs and bytes: unknown: {why}");
+    } else {
+        let _ = writeln!(o, "- FLOPs: {} = {}", op.flops_formula, si(op.flops));
+        let _ = writeln!(
+            o,
+            "- bytes (minimum DRAM traffic): {} = {}",
+            op.bytes_formula,
+            si_unit(op.bytes, "B")
+        );
+        let _ = writeln!(
+            o,
+            "- arithmetic intensity: {} FLOP/byte",
+            op.intensity
+                .map(num)
+                .unwrap_or_else(|| "unbounded (no bytes)".into())
+        );
+    }
     let _ = writeln!(o, "- math dtype (peak used): {}", op.math_dtype);
     if compact {
         // The roofline per target is in section 8; the peak table is in the JSON.
@@ -816,6 +826,9 @@ fn severity_rank(s: &str) -> u8 {
 /// build first, open questions.
 fn summary(o: &mut String, plan: &Plan) {
     let _ = writeln!(o, "## Summary\n");
+    for b in &plan.blocking {
+        let _ = writeln!(o, "- **Blocking**: {b}.");
+    }
     let _ = writeln!(
         o,
         "- **Verdict** `{}`; **strategy** `{}`: {}.",
@@ -901,7 +914,7 @@ fn summary(o: &mut String, plan: &Plan) {
     let open: Vec<&ChecklistItem> = plan
         .checklist
         .iter()
-        .filter(|c| c.status != Status::Pass)
+        .filter(|c| !matches!(c.status, Status::Pass | Status::NotApplicable))
         .collect();
     if open.is_empty() {
         let _ = writeln!(o, "- **Open questions**: none from the checklist.");

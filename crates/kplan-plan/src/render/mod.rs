@@ -12,6 +12,11 @@ pub(crate) fn si_bytes(b: f64) -> String {
     markdown::si_unit(b, "B")
 }
 
+/// A count with an SI prefix and a unit: 1.5 TFLOP.
+pub(crate) fn si_unit(x: f64, unit: &str) -> String {
+    markdown::si_unit(x, unit)
+}
+
 /// The plan as pretty-printed JSON, newline-terminated.
 pub fn json(plan: &crate::Plan) -> String {
     let mut s =
