@@ -6,11 +6,11 @@
  * values. No literal warp size: KPLAN_WARP_SIZE is 32 on NVIDIA and RDNA, 64 on CDNA. */
 enum {{STEM}}_reduce_op { {{P}}_SUM, {{P}}_MAX, {{P}}_MIN };
 
-KPLAN_DEVICE KPLAN_INLINE {{STEM}}_compute_t {{STEM}}_combine(int op, {{STEM}}_compute_t a, {{STEM}}_compute_t b) {
+__device__ KPLAN_INLINE {{STEM}}_compute_t {{STEM}}_combine(int op, {{STEM}}_compute_t a, {{STEM}}_compute_t b) {
     return op == {{P}}_SUM ? a + b : op == {{P}}_MAX ? {{STEM}}_max(a, b) : {{STEM}}_min(a, b);
 }
 
-KPLAN_DEVICE KPLAN_INLINE {{STEM}}_compute_t {{STEM}}_block_reduce({{STEM}}_compute_t v, int op,
+__device__ KPLAN_INLINE {{STEM}}_compute_t {{STEM}}_block_reduce({{STEM}}_compute_t v, int op,
                                                                     {{STEM}}_compute_t* partial) {
     const int width = (int)blockDim.x < KPLAN_WARP_SIZE ? (int)blockDim.x : KPLAN_WARP_SIZE;
     for (int off = width / 2; off > 0; off /= 2) v = {{STEM}}_combine(op, v, kplan_shfl_xor(v, off, width));

@@ -21,4 +21,6 @@ struct {{STEM}}_dim3 {
     unsigned int x, y, z;
 };
 extern {{STEM}}_dim3 threadIdx, blockIdx, blockDim, gridDim;
+#define __global__
+#define __device__
 #endif

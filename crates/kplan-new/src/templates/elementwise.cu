@@ -13,9 +13,9 @@
 #include "kplan_portability.h"
 #include "{{FILE}}_config.h"
 
-KPLAN_DEVICE KPLAN_INLINE {{STEM}}_compute_t {{STEM}}_op({{OP_PARAMS}}) { return {{OP_BODY}}; }
+__device__ KPLAN_INLINE {{STEM}}_compute_t {{STEM}}_op({{OP_PARAMS}}) { return {{OP_BODY}}; }
 
-extern "C" KPLAN_GLOBAL void KPLAN_LAUNCH_BOUNDS({{P}}_BLOCK)
+extern "C" __global__ void KPLAN_LAUNCH_BOUNDS({{P}}_BLOCK)
 {{STEM}}({{KERNEL_PARAMS}}, long long n) {
     const long long base = (long long)blockIdx.x * {{P}}_BLOCK * {{P}}_ITEMS + threadIdx.x;
     for (int k = 0; k < {{P}}_ITEMS; ++k) {

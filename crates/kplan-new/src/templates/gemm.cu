@@ -13,7 +13,7 @@
 #include "kplan_portability.h"
 #include "{{FILE}}_config.h"
 
-extern "C" KPLAN_GLOBAL void KPLAN_LAUNCH_BOUNDS({{P}}_TILE * {{P}}_TILE)
+extern "C" __global__ void KPLAN_LAUNCH_BOUNDS({{P}}_TILE * {{P}}_TILE)
 {{STEM}}(const {{STEM}}_storage_t* KPLAN_RESTRICT a, const {{STEM}}_storage_t* KPLAN_RESTRICT b,
          {{STEM}}_storage_t* KPLAN_RESTRICT c, int m, int n, int k) {
     KPLAN_SHARED_ARRAY({{STEM}}_compute_t, as, {{P}}_TILE * {{P}}_TILE);

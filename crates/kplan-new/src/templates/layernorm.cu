@@ -12,7 +12,7 @@
 #include "{{FILE}}_config.h"
 
 {{BLOCK_REDUCE}}
-extern "C" KPLAN_GLOBAL void KPLAN_LAUNCH_BOUNDS({{P}}_BLOCK)
+extern "C" __global__ void KPLAN_LAUNCH_BOUNDS({{P}}_BLOCK)
 {{STEM}}(const {{STEM}}_storage_t* KPLAN_RESTRICT x, const {{STEM}}_storage_t* KPLAN_RESTRICT w,
          const {{STEM}}_storage_t* KPLAN_RESTRICT b, {{STEM}}_storage_t* KPLAN_RESTRICT y, int rows,
          int cols, float eps) {

@@ -19,7 +19,7 @@ KPLAN_HOST_DEVICE KPLAN_INLINE long long {{STEM}}_grid(long long n) {
     return g < {{P}}_GRID ? g : {{P}}_GRID;
 }
 
-extern "C" KPLAN_GLOBAL void KPLAN_LAUNCH_BOUNDS({{P}}_BLOCK)
+extern "C" __global__ void KPLAN_LAUNCH_BOUNDS({{P}}_BLOCK)
 {{STEM}}_partial(const {{STEM}}_storage_t* KPLAN_RESTRICT x, long long n, {{STEM}}_compute_t* KPLAN_RESTRICT partials) {
     KPLAN_SHARED_ARRAY({{STEM}}_compute_t, partial, {{P}}_BLOCK / KPLAN_WARP_SIZE + 1);
     {{STEM}}_compute_t v = {{IDENTITY}};
@@ -30,7 +30,7 @@ extern "C" KPLAN_GLOBAL void KPLAN_LAUNCH_BOUNDS({{P}}_BLOCK)
     if (threadIdx.x == 0) partials[blockIdx.x] = v;
 }
 
-extern "C" KPLAN_GLOBAL void KPLAN_LAUNCH_BOUNDS({{P}}_BLOCK)
+extern "C" __global__ void KPLAN_LAUNCH_BOUNDS({{P}}_BLOCK)
 {{STEM}}_final(const {{STEM}}_compute_t* KPLAN_RESTRICT partials, long long n, {{STEM}}_storage_t* KPLAN_RESTRICT out) {
     KPLAN_SHARED_ARRAY({{STEM}}_compute_t, partial, {{P}}_BLOCK / KPLAN_WARP_SIZE + 1);
     const long long count = {{STEM}}_grid(n);

@@ -11,7 +11,7 @@
 #include "{{FILE}}_config.h"
 
 {{BLOCK_REDUCE}}
-extern "C" KPLAN_GLOBAL void KPLAN_LAUNCH_BOUNDS({{P}}_BLOCK)
+extern "C" __global__ void KPLAN_LAUNCH_BOUNDS({{P}}_BLOCK)
 {{STEM}}(const {{STEM}}_storage_t* KPLAN_RESTRICT x, const {{STEM}}_storage_t* KPLAN_RESTRICT w,
          {{STEM}}_storage_t* KPLAN_RESTRICT y, int rows, int cols, float eps) {
     KPLAN_SHARED_ARRAY({{STEM}}_compute_t, partial, {{P}}_BLOCK / KPLAN_WARP_SIZE + 1);
