@@ -490,6 +490,7 @@ fn readme(ctx: &Ctx, f: &Family, p: &Project) -> String {
         let what = match pf.path.as_str() {
             x if x.starts_with("include/") => "the portability header (`kplan header`) for the targets below".to_string(),
             x if x.ends_with("_config.h") => "tile macros with the plan's per-target defaults (section 6), storage type and conversions".to_string(),
+            x if x.ends_with(".cu") && p.kind == "triton" => "the portable kernel on the header's names: the CPU fallback's kernel form, which the plan's CPU legs build and verify".to_string(),
             x if x.ends_with(".cu") => "the kernel: a simple, correct implementation on the header's names".to_string(),
             x if x.ends_with(".py") && x.starts_with("kernels/") => "the Triton kernel with its launch configurations per backend".to_string(),
             x if x.ends_with("_ref.py") => "the reference in plain Python".to_string(),

@@ -2,7 +2,7 @@
 
 {{DOC}}
 Any row length: the row is streamed in BLOCK_N chunks, fp32 arithmetic, the output in the
-input's dtype. Launch through `{{ENTRY}}(...)`, which takes the configuration of the backend the
+input's dtype. Launch through `{{ENTRY}}`, which takes the configuration of the backend the
 active Triton driver reports from CONFIGS. `kplan verify kernels/{{FILE}}.py --backend cpu` runs
 it under the Triton interpreter against kplan's reference; `kplan build kernels/{{FILE}}.py`
 compiles it for every GPU target.
