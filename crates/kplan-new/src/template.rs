@@ -123,4 +123,21 @@ mod tests {
         assert_eq!(unfilled("a {{Q}} b").as_deref(), Some("Q"));
         assert_eq!(unfilled("{ {x} }} {{a}}"), None);
     }
+
+    #[test]
+    fn every_template_is_a_whole_file_with_placeholders_only_of_known_form() {
+        for (file, text) in ALL {
+            assert!(!text.trim().is_empty() && text.ends_with('\n'), "{file}");
+            // every placeholder renders away when given a value
+            let mut names = Vec::new();
+            let mut rest: &str = text;
+            while let Some(n) = unfilled(rest) {
+                let at = rest.find(&format!("{{{{{n}}}}}")).unwrap();
+                rest = &rest[at + n.len() + 4..];
+                names.push(n);
+            }
+            let vars: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "x")).collect();
+            assert_eq!(unfilled(&render(text, &vars)), None, "{file}");
+        }
+    }
 }
