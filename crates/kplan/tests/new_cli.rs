@@ -186,6 +186,27 @@ fn check_make(g: &Generated, extra: &[&str]) {
     }
 }
 
+/// `make cuda` with the nvcc `scripts/test-env.sh` names (KPLAN_NVCC), for every NVIDIA target.
+fn check_make_cuda(g: &Generated) {
+    let Some(nvcc) = toolchain::require(
+        std::env::var("KPLAN_NVCC")
+            .map_err(|_| "KPLAN_NVCC is not set (source scripts/test-env.sh)".to_string()),
+    ) else {
+        return;
+    };
+    if toolchain::require(make_and_cxx()).is_none() {
+        return;
+    }
+    let o = Command::new("make")
+        .arg("-C")
+        .arg(&g.dir)
+        .arg("cuda")
+        .arg(format!("NVCC={nvcc}"))
+        .output()
+        .expect("run make");
+    assert!(o.status.success(), "make cuda:\n{}", text(&o));
+}
+
 /// `kplan build FILE` with the targets of the project's kplan.toml (or `targets`): every target
 /// ok; a skipped target is a skip with the compiler's reason.
 fn check_build(g: &Generated, file: &str, targets: Option<&str>) {
@@ -263,7 +284,8 @@ fn single_source(spec: &str, family: &str) {
     let g = generate(&root().join(spec), "hip-single-source", family);
     check_scan(&g);
     check_workflow(&g);
-    check_make(&g, &[]);
+    check_make(&g, &["host"]);
+    check_make_cuda(&g);
     check_build(&g, &format!("kernels/{}.cu", g.file), None);
     check_verify(
         &g,
