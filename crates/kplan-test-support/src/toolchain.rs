@@ -78,3 +78,28 @@ pub fn python_that_runs(
             .join(", ")
     ))
 }
+
+/// `check-jsonschema` (PyPI; its `--builtin-schema vendor.github-workflows` validates GitHub
+/// workflows): `KPLAN_CHECK_JSONSCHEMA`, else the one in the repository's `.venv`
+/// (scripts/install-test-deps.sh), else on `PATH`.
+pub fn check_jsonschema() -> Result<std::path::PathBuf, String> {
+    use std::path::PathBuf;
+    let cands: Vec<PathBuf> = [
+        std::env::var_os("KPLAN_CHECK_JSONSCHEMA").map(PathBuf::from),
+        Some(crate::workspace_root().join(".venv/bin/check-jsonschema")),
+        Some(PathBuf::from("check-jsonschema")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    for c in cands {
+        if std::process::Command::new(&c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            return Ok(c);
+        }
+    }
+    Err("no check-jsonschema (scripts/install-test-deps.sh installs it into .venv; or set KPLAN_CHECK_JSONSCHEMA)".into())
+}

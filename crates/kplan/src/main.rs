@@ -39,6 +39,9 @@ enum Command {
     Explain(cmd::scan::ExplainArgs),
     /// Write the GitHub Actions workflow for a kernel spec's CI matrix (plan section 7).
     Ci(cmd::ci::Args),
+    /// Write a kernel project for the plan's strategy: header, kernel skeleton, CPU fallback,
+    /// verify harness, build files and CI workflow.
+    New(cmd::new::Args),
     /// Write the portability header for a set of targets.
     Header(cmd::header::Args),
     /// Compile a kernel for every target with the real compilers and report resource usage.
@@ -75,6 +78,7 @@ fn main() -> ExitCode {
         Command::Rules(a) => cmd::scan::rules(&ctx, a),
         Command::Explain(a) => cmd::scan::explain(&ctx, a),
         Command::Ci(a) => cmd::ci::run(&ctx, a),
+        Command::New(a) => cmd::new::run(&ctx, a),
         Command::Header(a) => cmd::header::run(&ctx, a),
         Command::Build(a) => cmd::build::run(&ctx, a),
         Command::Verify(a) => cmd::run::verify(&ctx, a),

@@ -27,28 +27,7 @@ fn examples() -> Vec<PathBuf> {
     v
 }
 
-/// `check-jsonschema`: `KPLAN_CHECK_JSONSCHEMA`, else the one in the repository's `.venv`
-/// (scripts/install-test-deps.sh), else on PATH.
-fn check_jsonschema() -> Result<PathBuf, String> {
-    let cands: Vec<PathBuf> = [
-        std::env::var_os("KPLAN_CHECK_JSONSCHEMA").map(PathBuf::from),
-        Some(root().join(".venv/bin/check-jsonschema")),
-        Some(PathBuf::from("check-jsonschema")),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    for c in cands {
-        if Command::new(&c)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-        {
-            return Ok(c);
-        }
-    }
-    Err("no check-jsonschema (scripts/install-test-deps.sh installs it into .venv; or set KPLAN_CHECK_JSONSCHEMA)".into())
-}
+use toolchain::check_jsonschema;
 
 #[test]
 fn every_example_workflow_passes_the_github_workflow_schema() {

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 const VERBS: &[&str] = &[
-    "plan", "scan", "rules", "explain", "ci", "header", "build", "verify", "bench", "targets",
-    "features", "ops", "doctor", "mcp",
+    "plan", "scan", "rules", "explain", "ci", "new", "header", "build", "verify", "bench",
+    "targets", "features", "ops", "doctor", "mcp",
 ];
 
 fn root() -> PathBuf {

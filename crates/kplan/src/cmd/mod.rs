@@ -13,6 +13,7 @@ pub mod doctor;
 pub mod header;
 pub mod kb;
 pub mod mcp;
+pub mod new;
 pub mod plan;
 pub mod run;
 pub mod scan;
