@@ -181,6 +181,8 @@ pub fn plan_from_json(text: &str, path: &str) -> Result<Plan, NewError> {
         direction: r.os(op, "direction").unwrap_or_else(|| "forward".into()),
         kind: r.os(op, "kind"),
         knowledge,
+        custom_op: r.os(op, "custom_op"),
+        work_unknown: r.os(op, "work_unknown"),
     };
     let st = v
         .get("strategy")
@@ -270,6 +272,7 @@ pub fn plan_from_json(text: &str, path: &str) -> Result<Plan, NewError> {
         schema_version: SCHEMA_VERSION,
         kernel,
         verdict,
+        blocking: r.strs(&v, "blocking"),
         backend_matrix,
         operation,
         strategy,

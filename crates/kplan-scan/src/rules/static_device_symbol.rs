@@ -1,6 +1,6 @@
 //! `static-device-symbol`: a `static __device__` / `static __constant__` variable named in a
-//! host symbol copy (`cudaMemcpyToSymbol` and friends): HIP does not register symbols with
-//! internal linkage.
+//! host symbol copy (`cudaMemcpyToSymbol` and friends): a note, since only older HIP compilers
+//! and lookups by name fail on it.
 
 use crate::cuda::Cx;
 use crate::diag::Severity;
@@ -14,12 +14,15 @@ pub static META: RuleMeta = RuleMeta {
 whose name is passed as the symbol of a host API call: `cudaMemcpyToSymbol`, `cudaMemcpyFromSymbol`, their \
 `Async` forms, `cudaGetSymbolAddress`, `cudaGetSymbolSize`, and the `hip` spellings.",
     why: "CUDA registers every device variable of a translation unit with its runtime, whatever its linkage. \
-HIP looks the symbol up by name in the code object, and a variable with internal linkage has no such \
-name there: the copy fails with `hipErrorInvalidSymbol` (or reads nothing), so flags and tables stay \
-uninitialised on every AMD target.",
+HIP finds the symbol in the code object: clang 12 and later (every ROCm 4.1+ hipcc) externalize a \
+`static __device__` variable that host code references and register it under its mangled name, so the copy \
+works there; HCC-based and older hipcc builds did not, and the copy failed with `hipErrorInvalidSymbol`. A \
+lookup by a string name (`hipModuleGetGlobal`, `hipGetSymbolAddress` on a name) still sees the mangled \
+internal name (`_ZL4flag`, with a `.static.<id>` suffix under `-fgpu-rdc`). External linkage is the portable \
+spelling; the finding is a note.",
     example: "static __device__ int flag = 0;\n\nvoid reset(int* info) {\n    cudaMemcpyToSymbol(flag, info, sizeof(flag));\n}",
     use_instead: "__device__ int flag = 0;  // external linkage: HIP finds the symbol by name\n\nvoid reset(int* info) {\n    cudaMemcpyToSymbol(flag, info, sizeof(flag));\n}",
-    severity: Severity::Error,
+    severity: Severity::Note,
     scope: Scope::Amd,
     lang: Lang::Cuda,
     features: &[],
@@ -104,7 +107,7 @@ pub fn check(cx: &mut Cx) {
         }
         reported.push(decl);
         let msg = format!(
-            "`{name}` is declared `static` (internal linkage) and used as the symbol of `{t}`: HIP cannot find it by name, so the copy fails on AMD"
+            "`{name}` is declared `static` (internal linkage) and used as the symbol of `{t}`: hipcc before clang 12 (HCC, ROCm < 4.1) does not register it, so the copy fails there, and a lookup by name sees the mangled internal name; give it external linkage"
         );
         cx.report(&META, decl, decl, msg, "drop `static` from the device variable (or copy through a pointer from `cudaGetSymbolAddress` of a non-static one)");
     }

@@ -1,27 +1,31 @@
-//! `warp-algorithm-small-block`: a cub/hipCUB block primitive with a warp-based algorithm
-//! (`BLOCK_LOAD_WARP_TRANSPOSE`, `BLOCK_SCAN_WARP_SCANS`, ...) in a kernel template that the file
-//! instantiates with fewer threads per block than a wavefront.
+//! `warp-algorithm-small-block`: a cub/hipCUB block load or store with the warp-transpose
+//! algorithm (`BLOCK_LOAD_WARP_TRANSPOSE`, ...) in a kernel template that the file instantiates
+//! with fewer threads per block than a wavefront.
 
 use crate::cuda::Cx;
 use crate::diag::Severity;
 use crate::lex::{Tk, IN_DEFINE};
 use crate::rule::{Lang, RuleMeta, Scope};
 use crate::rules::consts::Consts;
+use std::collections::HashMap;
+
+/// Token positions of every identifier of the file.
+type Positions<'a> = HashMap<&'a str, Vec<usize>>;
 
 pub static META: RuleMeta = RuleMeta {
     id: "warp-algorithm-small-block",
     summary: "warp-based block algorithm (`BLOCK_LOAD_WARP_TRANSPOSE`) instantiated with a block smaller than a wavefront",
-    what: "Finds cub/hipCUB block primitives (`BlockLoad`, `BlockStore`, `BlockScan`, `BlockReduce`, \
-`BlockExchange`) used with a warp-based algorithm (`BLOCK_LOAD_WARP_TRANSPOSE`, `BLOCK_STORE_WARP_TRANSPOSE` \
-and their `_TIMESLICED` forms, `BLOCK_SCAN_WARP_SCANS`, `BLOCK_REDUCE_WARP_REDUCTIONS`) inside a kernel \
-template, and the file's instantiations of that template (`template __global__ void k<T, 64, 2>(...)`, \
+    what: "Finds cub/hipCUB block loads and stores (`BlockLoad`, `BlockStore`) used with the warp-transpose \
+algorithm (`BLOCK_LOAD_WARP_TRANSPOSE`, `BLOCK_STORE_WARP_TRANSPOSE` and their `_TIMESLICED` forms) inside \
+a kernel template, and the file's instantiations of that template (`template __global__ void k<T, 64, 2>(...)`, \
 `k<32, 4><<<...>>>`, a macro that instantiates it, or a function template that forwards its parameters) for \
 which the primitive's thread count is below the widest warp in scope. It reports each such instantiation \
 and, once, the primitive.",
-    why: "A warp-based algorithm splits the block into whole warps: `BLOCK_LOAD_WARP_TRANSPOSE` requires the \
-block's thread count to be a multiple of the warp size. A 32-thread block is one warp on NVIDIA and RDNA but \
-half a 64-lane wavefront on CDNA, where hipCUB rejects the configuration at compile time or the transpose \
-reads and writes the wrong items.",
+    why: "The warp-transpose algorithms split the block into whole warps: hipCUB/rocPRIM's block load and \
+store `static_assert` that the block's thread count is a multiple of the hardware warp size. A 32-thread \
+block is one warp on NVIDIA and RDNA but half a 64-lane wavefront on CDNA, so the kernel does not compile for \
+wave64 targets. (The warp-based scan and reduce algorithms, `BLOCK_SCAN_WARP_SCANS` and \
+`BLOCK_REDUCE_WARP_REDUCTIONS`, take a logical warp of the block's size and accept any block.)",
     example: "template <typename T, int BLOCK_SIZE, int NUM_PER_TH>\n__global__ void quantize(const T* in, unsigned char* out) {\n    typedef cub::BlockLoad<T, BLOCK_SIZE / NUM_PER_TH, NUM_PER_TH, cub::BLOCK_LOAD_WARP_TRANSPOSE> LoadT;\n    // ...\n}\ntemplate __global__ void quantize<float, 64, 2>(const float*, unsigned char*);",
     use_instead: "template <typename T, int BLOCK_SIZE, int NUM_PER_TH>\n__global__ void quantize(const T* in, unsigned char* out) {\n    // a direct load works for any block size\n    typedef cub::BlockLoad<T, BLOCK_SIZE / NUM_PER_TH, NUM_PER_TH, cub::BLOCK_LOAD_DIRECT> LoadT;\n    // ...\n}\ntemplate __global__ void quantize<float, 64, 2>(const float*, unsigned char*);",
     severity: Severity::Error,
@@ -37,16 +41,11 @@ fn warp_algorithm(s: &str) -> bool {
             | "BLOCK_STORE_WARP_TRANSPOSE"
             | "BLOCK_LOAD_WARP_TRANSPOSE_TIMESLICED"
             | "BLOCK_STORE_WARP_TRANSPOSE_TIMESLICED"
-            | "BLOCK_SCAN_WARP_SCANS"
-            | "BLOCK_REDUCE_WARP_REDUCTIONS"
     )
 }
 
 fn block_primitive(s: &str) -> bool {
-    matches!(
-        s,
-        "BlockLoad" | "BlockStore" | "BlockScan" | "BlockReduce" | "BlockExchange"
-    )
+    matches!(s, "BlockLoad" | "BlockStore")
 }
 
 /// The template parameter names of the `template <...>` that opens at `open` (the `<`).
@@ -193,6 +192,7 @@ fn enclosing_template<'a>(cx: &Cx<'_, 'a, '_>, k: usize) -> Option<Template<'a>>
 /// forwarding function template.
 fn instantiations(
     cx: &Cx,
+    pos: &Positions,
     name: &str,
     nparams: usize,
     consts: &Consts,
@@ -203,8 +203,8 @@ fn instantiations(
     if depth > 2 {
         return out;
     }
-    for i in 0..src.toks.len() {
-        if !src.is(i, name) || !src.is(i + 1, "<") {
+    for &i in pos.get(name).map_or(&[][..], Vec::as_slice) {
+        if !src.is(i + 1, "<") {
             continue;
         }
         let Some((args, _)) = template_args(cx, i + 1) else {
@@ -249,8 +249,8 @@ fn instantiations(
                 continue;
             };
             let mparams: Vec<&str> = cx.call_args(lp).iter().map(|&(a, _)| src.s(a)).collect();
-            for k in 0..src.toks.len() {
-                if !src.is(k, mname) || !src.is(k + 1, "(") || src.toks[k].flags & IN_DEFINE != 0 {
+            for &k in pos.get(mname).map_or(&[][..], Vec::as_slice) {
+                if !src.is(k + 1, "(") || src.toks[k].flags & IN_DEFINE != 0 {
                     continue;
                 }
                 let margs = cx.call_args(k + 1);
@@ -280,7 +280,9 @@ fn instantiations(
         if outer.name == name {
             continue;
         }
-        for (site, ovals) in instantiations(cx, outer.name, outer.params.len(), consts, depth + 1) {
+        for (site, ovals) in
+            instantiations(cx, pos, outer.name, outer.params.len(), consts, depth + 1)
+        {
             let vals: Vec<Option<u64>> = args
                 .iter()
                 .map(|&(a, b)| {
@@ -341,7 +343,7 @@ fn eval_bound(
 }
 
 pub fn check(cx: &mut Cx) {
-    if !(cx.has("_WARP_TRANSPOSE") || cx.has("_WARP_SCANS") || cx.has("_WARP_REDUCTIONS")) {
+    if !cx.has("_WARP_TRANSPOSE") {
         return;
     }
     let wide = u64::from(cx.ctx.max_warp_size());
@@ -350,7 +352,15 @@ pub fn check(cx: &mut Cx) {
     }
     let src = cx.src;
     let consts = Consts::collect(src);
-    let mut reported: Vec<usize> = Vec::new();
+    // where each identifier occurs, built once: instantiations are looked up by name, so the
+    // rule stays linear in the file however many templates it holds
+    let mut pos: Positions = HashMap::new();
+    for i in 0..src.toks.len() {
+        if src.kind(i) == Some(Tk::Ident) {
+            pos.entry(src.s(i)).or_default().push(i);
+        }
+    }
+    let mut reported: std::collections::HashSet<usize> = std::collections::HashSet::new();
     for k in 0..src.toks.len() {
         if !warp_algorithm(src.s(k)) || cx.guarded(k) {
             continue;
@@ -376,7 +386,7 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         let mut smallest: Option<(u64, usize)> = None;
-        for (site, vals) in instantiations(cx, tpl.name, tpl.params.len(), &consts, 0) {
+        for (site, vals) in instantiations(cx, &pos, tpl.name, tpl.params.len(), &consts, 0) {
             let Some(threads) = eval_bound(cx, ta, tb, &tpl.params, &vals, &consts) else {
                 continue;
             };
@@ -386,12 +396,11 @@ pub fn check(cx: &mut Cx) {
             if !matches!(smallest, Some((t, _)) if t <= threads) {
                 smallest = Some((threads, site));
             }
-            if reported.contains(&site) {
+            if !reported.insert(site) {
                 continue;
             }
-            reported.push(site);
             let msg = format!(
-                "this instantiation of `{}` gives `{}` = {threads} threads per block to `{}` with `{}` (line {}), which needs whole {wide}-lane wavefronts on wave64 AMD targets",
+                "this instantiation of `{}` gives `{}` = {threads} threads per block to `{}` with `{}` (line {}), which hipCUB/rocPRIM's `static_assert` rejects on wave64 AMD targets: the block must be a multiple of the {wide}-lane wavefront",
                 tpl.name,
                 cx.snippet(ta, tb),
                 src.s(prim),
@@ -411,7 +420,7 @@ pub fn check(cx: &mut Cx) {
                 tpl.name,
                 src.line(site) + 1
             );
-            cx.report(&META, k, k, msg, "use a direct algorithm (`BLOCK_LOAD_DIRECT`, `BLOCK_SCAN_RAKING`) when the block can be smaller than a wavefront");
+            cx.report(&META, k, k, msg, "use a direct algorithm (`BLOCK_LOAD_DIRECT`, `BLOCK_STORE_DIRECT`) when the block can be smaller than a wavefront");
         }
     }
 }

@@ -52,6 +52,9 @@ pub fn check(cx: &mut Cx) {
     let src = cx.src;
     let n = src.toks.len();
     let mut consts: Option<Consts> = None;
+    // where each identifier occurs, built on the first candidate array: the reads of an array
+    // are looked up by name, so the rule stays linear however many arrays a function declares
+    let mut pos: Option<std::collections::HashMap<&str, Vec<usize>>> = None;
     for i in 0..n {
         if !src.is(i, "__shared__") || cx.guarded(i) {
             continue;
@@ -89,8 +92,21 @@ pub fn check(cx: &mut Cx) {
             .unwrap_or(n);
         let mut written = false;
         let mut reads: Vec<usize> = Vec::new();
-        for k in semi..end {
-            if !src.is(k, name) || (k > 0 && matches!(src.s(k - 1), "." | "->" | "::")) {
+        let pos = pos.get_or_insert_with(|| {
+            let mut m: std::collections::HashMap<&str, Vec<usize>> =
+                std::collections::HashMap::new();
+            for t in 0..n {
+                if src.kind(t) == Some(Tk::Ident) {
+                    m.entry(src.s(t)).or_default().push(t);
+                }
+            }
+            m
+        });
+        let occ = pos.get(name).map_or(&[][..], Vec::as_slice);
+        let from = occ.partition_point(|&k| k < semi);
+        let to = occ.partition_point(|&k| k < end);
+        for &k in &occ[from..to] {
+            if k > 0 && matches!(src.s(k - 1), "." | "->" | "::") {
                 continue;
             }
             let Some((a, b)) = index_of(cx, k) else {
@@ -175,7 +191,7 @@ fn guarded(cx: &Cx, k: usize, lane: &str) -> bool {
     // enclosing blocks opened by a condition on the lane
     let mut j = start;
     let mut steps = 0;
-    while j > 0 && steps < 20_000 {
+    while j > 0 && steps < 4_000 {
         j -= 1;
         steps += 1;
         if src.is(j, "}") || src.is(j, ")") || src.is(j, "]") {
