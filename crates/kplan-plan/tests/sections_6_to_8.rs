@@ -131,7 +131,7 @@ fn sanitizer_legs_and_gaps_are_stated() {
     for want in [
         "synccheck",
         "initcheck",
-        "ASan and UBSan",
+        "under UBSan",
         "AddressSanitizer",
         "run-gfx1100",
     ] {
@@ -184,7 +184,11 @@ fn a_chart_without_numbers_says_why() {
     let plan = plan_of(
         "[kernel]\nname = \"k\"\nop = \"elementwise\"\ndtypes = [\"fp32\"]\nproblem = { n = 1048576 }\n[backends]\ntargets = [\"gfx940\", \"sm_103\"]\n",
     );
-    assert!(plan.operation.per_target.iter().all(|o| o.bandwidth_gbs.is_none()));
+    assert!(plan
+        .operation
+        .per_target
+        .iter()
+        .all(|o| o.bandwidth_gbs.is_none()));
     let svg = render::roofline_svg(&plan);
     assert!(svg.contains("No roofline"), "{svg}");
     assert!(!svg.contains("class=\"roofline\""));

@@ -410,7 +410,8 @@ fn sanitizer_note(kb: &Kb, legs: &[CiLeg]) -> String {
                 .as_deref()
                 .is_some_and(|c| c.contains("--backend cuda"))
     });
-    let cpu = names(&|l| l.arch == HOST_CPU_ARCH);
+    let cpu_kplan = names(&|l| l.arch == HOST_CPU_ARCH && l.command.is_some());
+    let cpu = names(&|l| l.arch == HOST_CPU_ARCH && l.command.is_none());
     let amd_asan =
         names(&|l| vendor(l) == Some(Vendor::Amd) && AMD_ASAN_ARCHS.contains(&l.arch.as_str()));
     let amd_gap =
@@ -420,6 +421,12 @@ fn sanitizer_note(kb: &Kb, legs: &[CiLeg]) -> String {
         parts.push(format!(
             "{}: `kplan verify` under compute-sanitizer memcheck, racecheck, synccheck and initcheck",
             super::join_names(&nv_kplan)
+        ));
+    }
+    if !cpu_kplan.is_empty() {
+        parts.push(format!(
+            "{}: `kplan verify` again with the kernel compiled under UBSan (-fsanitize=undefined; not ASan, which does not follow the fiber stacks of kplan's CPU execution)",
+            super::join_names(&cpu_kplan)
         ));
     }
     if !cpu.is_empty() {

@@ -773,22 +773,23 @@ pub fn workflow(plan: &Plan, opts: &WorkflowOptions) -> String {
                             }
                         }
                         if l.arch == HOST_CPU_ARCH && cmd.contains("--backend cpu") {
-                            // the CPU fallback compiled with ASan and UBSan (kplan verify
-                            // compiles with KPLAN_CXX): an out-of-bounds index or UB fails here
+                            // the CPU fallback compiled with UBSan (kplan verify compiles with
+                            // KPLAN_CXX): undefined behaviour fails here. Not ASan: kplan's CPU
+                            // execution switches fiber stacks, which ASan does not follow (every
+                            // run fails under it)
                             steps.push(step(
-                                "A sanitizing compiler (ASan, UBSan)",
-                                "printf '#!/bin/sh\\nexec g++ -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g \"$@\"\\n' > \"$RUNNER_TEMP/g++-asan\"\nchmod +x \"$RUNNER_TEMP/g++-asan\"\n".into(),
+                                "A sanitizing compiler (UBSan)",
+                                "printf '#!/bin/sh\\nexec g++ -fsanitize=undefined -fno-sanitize-recover=undefined -g \"$@\"\\n' > \"$RUNNER_TEMP/g++-ubsan\"\nchmod +x \"$RUNNER_TEMP/g++-ubsan\"\n".into(),
                             ));
                             let mut env = vec![
-                                ("KPLAN_CXX", s("${{ runner.temp }}/g++-asan")),
-                                ("ASAN_OPTIONS", s("detect_leaks=1:abort_on_error=1")),
+                                ("KPLAN_CXX", s("${{ runner.temp }}/g++-ubsan")),
                                 ("UBSAN_OPTIONS", s("print_stacktrace=1:halt_on_error=1")),
                             ];
                             env.extend(host_env.clone());
-                            steps.extend(command_steps(
-                                cmd,
-                                "CPU fallback under ASan and UBSan",
-                                env,
+                            steps.extend(command_steps(cmd, "CPU fallback under UBSan", env));
+                            gaps.push(format!(
+                                "{}: no AddressSanitizer run of the kernel on the CPU; kplan's CPU execution switches fiber stacks, which ASan does not follow",
+                                l.name
                             ));
                         }
                     }
@@ -919,7 +920,7 @@ pub fn workflow(plan: &Plan, opts: &WorkflowOptions) -> String {
         .iter()
         .any(|l| l.kind == "run" && l.arch == HOST_CPU_ARCH)
     {
-        o.push_str("# The CPU fallback runs on the hosted runner, once plain and once under ASan and UBSan.\n");
+        o.push_str("# The CPU fallback runs on the hosted runner, once plain and once under a sanitizer.\n");
     }
     if let Some(h) = &plan.ci.host_shape {
         let _ = writeln!(
