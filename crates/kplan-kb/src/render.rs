@@ -114,13 +114,27 @@ fn arch_rows(kb: &Kb) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// Dies of a multi-die package that HIP/CUDA show as separate devices (an MI250X has two GCDs);
+/// `None` for one die.
+fn dies(d: &Device) -> Option<u32> {
+    d.dies_per_package
+        .as_ref()
+        .and_then(|f| f.value)
+        .filter(|n| *n > 1)
+}
+
+/// One row per device, with what one kernel launch sees: one die of a multi-die package.
 fn device_rows(kb: &Kb) -> Vec<Vec<String>> {
     kb.devices
         .iter()
-        .map(|d| {
+        .map(|full| {
+            let d = full.per_kernel_view();
             vec![
-                d.id.clone(),
-                d.name.clone(),
+                full.id.clone(),
+                match dies(full) {
+                    Some(n) => format!("{} (one of {n} dies)", full.name),
+                    None => full.name.clone(),
+                },
                 d.arch.clone(),
                 opt(d.compute_units.value),
                 d.bandwidth_gbs()
@@ -160,8 +174,17 @@ const DEVICE_HEADER: [&str; 7] = [
 pub fn targets_human(kb: &Kb) -> String {
     let mut out = String::from("Architectures\n\n");
     out.push_str(&table(&ARCH_HEADER, &arch_rows(kb)));
-    out.push_str("\nDevices (dense peak rates; `unknown` = no source found)\n\n");
+    out.push_str("\nDevices, per kernel launch: one die of a multi-die package (dense peak rates; `unknown` = no source found)\n\n");
     out.push_str(&table(&DEVICE_HEADER, &device_rows(kb)));
+    for d in kb.devices.iter().filter(|d| dies(d).is_some()) {
+        out.push_str(&format!(
+            "{}: the package has {} dies, {} SMs/CUs and {} GB/s in all; each die is its own device to HIP/CUDA, and plans use one.\n",
+            d.id,
+            dies(d).unwrap_or(1),
+            opt(d.compute_units.value),
+            d.bandwidth_gbs().map(num).unwrap_or_else(|| "unknown".into())
+        ));
+    }
     out.push_str("\n`kplan targets show NAME` lists every fact of one architecture or device with its source.\n");
     out
 }
@@ -557,45 +580,44 @@ pub fn targets_markdown(kb: &Kb) -> String {
         .devices
         .iter()
         .map(|d| {
+            // a multi-die package: the per-die figure (what one launch sees), then the package's
+            let n = dies(d);
+            let per = |v: Option<f64>, show: &dyn Fn(f64) -> String| -> String {
+                match (v, n) {
+                    (Some(v), Some(n)) => {
+                        format!("{} per die ({} in {n} dies)", show(v / n as f64), show(v))
+                    }
+                    (Some(v), None) => show(v),
+                    (None, _) => "unknown".into(),
+                }
+            };
             let mut r = vec![
                 format!("{} ({})", d.id, d.name),
                 d.arch.clone(),
                 format!(
                     "{} [{}]",
-                    opt(d.compute_units.value),
+                    per(d.compute_units.value.map(f64::from), &|v| num(v)),
                     d.compute_units.source
                 ),
                 format!(
                     "{} [{}]",
-                    d.l2_bytes
-                        .value
-                        .map(bytes)
-                        .unwrap_or_else(|| "unknown".into()),
+                    per(d.l2_bytes.value.map(|b| b as f64), &|v| bytes(v as u64)),
                     d.l2_bytes.source
                 ),
                 format!(
                     "{} [{}]",
-                    d.memory_bytes
-                        .value
-                        .map(bytes)
-                        .unwrap_or_else(|| "unknown".into()),
+                    per(d.memory_bytes.value.map(|b| b as f64), &|v| bytes(v as u64)),
                     d.memory_bytes.source
                 ),
                 format!(
                     "{} [{}]",
-                    d.bandwidth_gbs()
-                        .map(num)
-                        .unwrap_or_else(|| "unknown".into()),
+                    per(d.bandwidth_gbs(), &num),
                     d.bandwidth_gbs.source
                 ),
             ];
             for dt in Dtype::PEAK {
                 r.push(match d.peak_fact(dt) {
-                    Some(f) => format!(
-                        "{} [{}]",
-                        f.value.map(num).unwrap_or_else(|| "unknown".into()),
-                        f.source
-                    ),
+                    Some(f) => format!("{} [{}]", per(f.value, &num), f.source),
                     None => "-".into(),
                 });
             }

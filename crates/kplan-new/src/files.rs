@@ -215,6 +215,8 @@ impl<'a> Ctx<'a> {
             &kplan_plan::render::WorkflowOptions {
                 spec_path: opts.source_path.clone(),
                 runners: opts.runners.clone(),
+                kplan_version: opts.kplan_version.clone(),
+                kplan_rev: opts.kplan_rev.clone(),
             },
         );
         if plan.operation.class == "norm" && plan.operation.kind.is_none() {

@@ -66,6 +66,9 @@ pub struct Options {
     pub source_path: String,
     /// Self-hosted runner labels per kind, as `kplan ci --runner`.
     pub runners: BTreeMap<String, String>,
+    /// The kplan version and git revision the workflow pins (as `kplan ci`).
+    pub kplan_version: String,
+    pub kplan_rev: Option<String>,
 }
 
 /// One generated file.

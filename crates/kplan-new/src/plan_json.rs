@@ -283,7 +283,22 @@ pub fn plan_from_json(text: &str, path: &str) -> Result<Plan, NewError> {
         ci: Ci {
             legs,
             notes: r.strs(ci, "notes"),
+            host_shape: ci.get("host_shape").and_then(|h| {
+                Some(kplan_plan::model::HostShape {
+                    shape: h
+                        .get("shape")?
+                        .as_object()?
+                        .iter()
+                        .filter_map(|(k, v)| v.as_u64().map(|n| (k.clone(), n)))
+                        .collect(),
+                    bytes: h.get("bytes")?.as_f64()?,
+                    full_bytes: h.get("full_bytes")?.as_f64()?,
+                    why: h.get("why")?.as_str()?.to_string(),
+                })
+            }),
         },
+        // the dispatch knobs of a library verdict are shown in the plan, not used by the project
+        dispatch: Vec::new(),
         performance: Vec::new(),
         performance_notes: Vec::new(),
         checklist: Vec::new(),

@@ -27,13 +27,19 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
     let findings = inputs.findings.clone().unwrap_or_default();
     let risks = decide::risks::register(spec, kb, &targets, &strategy, &findings);
     let tiles = decide::tiles::plan(spec, &targets, &strategy);
-    let ci = decide::ci::plan(
+    let dispatch = if tiles.is_empty() {
+        decide::tiles::dispatch(spec, &targets, &strategy)
+    } else {
+        Vec::new()
+    };
+    let mut ci = decide::ci::plan(
         kb,
         &targets,
         &strategy,
         &spec.name,
         &decide::backend::required_features(spec),
     );
+    decide::ci::add_host_shape(&mut ci, spec, &w);
     // The CI coverage legs (a CDNA target, a second NVIDIA generation) compile the same code, so
     // the header must admit their architectures too, or its scope guard stops those builds.
     let coverage: Vec<&kplan_kb::Arch> = {
@@ -106,6 +112,7 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
         header,
         header_note,
         tiles,
+        dispatch,
         ci,
         performance,
         performance_notes,
@@ -307,6 +314,15 @@ pub(crate) fn grid_blocks(spec: &Spec, tile: &Tile) -> Option<u64> {
             batch
                 .saturating_mul(div(*m, g("m")?))
                 .saturating_mul(div(*n, g("n")?)),
+        ),
+        // decode: one block per (batch, KV head, query block, KV split)
+        Problem::Attention {
+            batch, kv_heads, ..
+        } if g("query_rows").is_some() => Some(
+            batch
+                .saturating_mul(*kv_heads)
+                .saturating_mul(div(g("query_rows")?, g("block_m")?))
+                .saturating_mul(g("kv_splits").unwrap_or(1)),
         ),
         Problem::Attention {
             batch,

@@ -23,6 +23,10 @@ pub struct Plan {
     pub header: Option<String>,
     pub header_note: String,
     pub tiles: Vec<Tile>,
+    /// Library and framework verdicts: the launch parameters the dispatch still chooses per
+    /// target (split-KV partitions, page size, ...); empty when section 6 has tiles.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dispatch: Vec<DispatchTarget>,
     pub ci: Ci,
     pub performance: Vec<Performance>,
     pub performance_notes: Vec<String>,
@@ -234,6 +238,20 @@ pub struct Risk {
     pub sources: Vec<String>,
 }
 
+/// What the dispatch function of a library or framework call still chooses on one target.
+#[derive(Debug, Clone, Serialize)]
+pub struct DispatchTarget {
+    pub target: String,
+    pub params: Vec<DispatchParam>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DispatchParam {
+    pub name: String,
+    pub value: String,
+    pub why: String,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Tile {
     pub target: String,
@@ -283,6 +301,21 @@ pub struct TileCandidate {
 pub struct Ci {
     pub legs: Vec<CiLeg>,
     pub notes: Vec<String>,
+    /// The reduced problem shape the CPU legs verify at, when the spec's shape does not fit a
+    /// hosted CI runner; absent when it fits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_shape: Option<HostShape>,
+}
+
+/// A problem shape small enough for the CPU reference on a hosted CI runner.
+#[derive(Debug, Clone, Serialize)]
+pub struct HostShape {
+    /// The problem keys that differ from the spec's, with their reduced values.
+    pub shape: std::collections::BTreeMap<String, u64>,
+    /// Estimated memory of the CPU reference at the reduced shape, and at the spec's (bytes).
+    pub bytes: f64,
+    pub full_bytes: f64,
+    pub why: String,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -124,8 +124,17 @@ fn jobs_follow_the_plan_legs_and_runner_labels() {
             assert!(w.contains(c), "{name}: command `{c}` missing");
         }
     }
-    assert!(w.contains("github/codeql-action/upload-sarif@v3"));
-    assert!(w.contains("kplan scan . --targets "));
+    // the scan gate is kplan's action (action.yml uploads the SARIF), over the spec's targets
+    let targets: Vec<&str> = plan["backend_matrix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["target"].as_str().unwrap())
+        .collect();
+    assert!(
+        w.contains(&format!("targets: {}", targets.join(","))),
+        "{w}"
+    );
     assert!(w.contains("- mi300x-box"), "{w}");
     assert!(w.contains("- h100\n") && w.contains("- gpu\n"), "{w}");
     assert!(w.contains("--backend cpu-simt --warp 32,64"));
@@ -170,28 +179,134 @@ fn bad_runner_and_bad_spec_exit_2_without_output() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("bad.toml:"));
 }
 
-/// A HIP kernel for an architecture the compile container's clang-19 does not know (gfx950)
-/// gets no compile job that could never pass: the workflow says why, its run leg does not wait
-/// for a missing job, and every job has a time limit.
-#[test]
-fn an_architecture_clang19_lacks_gets_no_compile_job() {
-    let dir = kplan_test_support::tempdir("ci-gfx950");
-    let spec = dir.path().join("rms.toml");
-    std::fs::write(
-        &spec,
-        "[kernel]\nname = \"rmsnorm\"\nop = \"norm\"\ndtypes = [\"bf16\", \"fp32\"]\nproblem = { rows = 16384, cols = 8192 }\n[backends]\ntargets = [\"mi355x\", \"h100\"]\n[requirements]\nperformance = \"near-peak\"\nframework_expressible = false\n[abstraction]\nallowed = [\"hip-single-source\"]\n",
-    )
-    .unwrap();
-    let o = kplan(&["ci", spec.to_str().unwrap()]);
+const REV: &str = "0123456789abcdef0123456789abcdef01234567";
+
+fn ci_of(spec_text: &str, extra: &[&str]) -> String {
+    let dir = kplan_test_support::tempdir("ci-spec");
+    let spec = dir.path().join("k.toml");
+    std::fs::write(&spec, spec_text).unwrap();
+    let mut a = vec!["ci", spec.to_str().unwrap()];
+    a.extend(extra);
+    let o = kplan(&a);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let y = String::from_utf8_lossy(&o.stdout);
-    assert!(!y.contains("\n  compile-gfx950:"), "{y}");
-    assert!(y.contains("Debian's clang-19 does not know gfx950"), "{y}");
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// The job of one id: its lines up to the next job.
+fn job(w: &str, id: &str) -> String {
+    let head = format!("  {id}:");
+    let mut lines = w.lines().skip_while(|l| *l != head);
+    let first = lines.next().unwrap_or_else(|| panic!("no job {id}:\n{w}"));
+    let mut out = format!("{first}\n");
+    for l in lines.take_while(|l| l.starts_with("    ") || l.is_empty()) {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out
+}
+
+const RMS_AMD: &str = "[kernel]\nname = \"rmsnorm\"\nop = \"norm\"\ndtypes = [\"bf16\", \"fp32\"]\nproblem = { rows = 16384, cols = 8192 }\n[backends]\ntargets = [\"mi355x\", \"h100\", \"gfx1201\", \"gfx942\"]\n[requirements]\nperformance = \"near-peak\"\nframework_expressible = false\n[abstraction]\nallowed = [\"hip-single-source\"]\n";
+
+/// HIP compile legs run in AMD's ROCm image at the architecture's floor (named in the job name),
+/// not in Debian's ROCm 5.2 packages; gfx950, whose floor (ROCm 7.0) no published image reaches,
+/// gets no job that could never pass, and the header says why; every job has a time limit.
+#[test]
+fn hip_compile_legs_run_in_the_rocm_image_of_their_floor() {
+    let y = ci_of(RMS_AMD, &["--kplan-rev", REV]);
+    let gfx942 = &job(&y, "compile-gfx942");
     assert!(
-        y.contains("\n  compile-sm_90a:") || y.contains("compile-sm90"),
-        "{y}"
+        gfx942.contains("container: \"rocm/dev-ubuntu-22.04:6.0\""),
+        "{gfx942}"
     );
+    assert!(gfx942.contains("ROCm 6.0: the floor 6.0.0"), "{gfx942}");
+    assert!(gfx942.contains("--targets gfx942 --strict"), "{gfx942}");
+    let gfx1201 = &job(&y, "compile-gfx1201");
+    assert!(gfx1201.contains("rocm/dev-ubuntu-22.04:6.4.1"), "{gfx1201}");
+    assert!(!y.contains("libamdhip64-dev"), "{y}");
+    assert!(!y.contains("\n  compile-gfx950:"), "{y}");
+    assert!(y.contains("# Not in this workflow: compile-gfx950"), "{y}");
+    assert!(y.contains("ROCm floor is 7.0.0"), "{y}");
     assert!(!y.contains("- compile-gfx950"), "{y}");
+    let nv = &job(&y, "compile-sm_90a");
+    assert!(nv.contains("container: \"debian:bookworm\""), "{nv}");
     let jobs = y.matches("\n    runs-on:").count();
     assert_eq!(y.matches("\n    timeout-minutes:").count(), jobs, "{y}");
+}
+
+/// Run legs: NVIDIA under four compute-sanitizer tools, AMD CDNA under ROCm ASan (xnack+), RDNA
+/// stated as a gap, the CPU fallback under ASan/UBSan; the runner's needs in the header; the
+/// project's script is called only when it exists.
+#[test]
+fn run_legs_carry_their_sanitizers_and_say_what_they_need() {
+    let y = ci_of(RMS_AMD, &["--kplan-rev", REV]);
+    let nv = &job(&y, "run-sm_90a");
+    for tool in ["memcheck", "racecheck", "synccheck", "initcheck"] {
+        assert!(
+            nv.contains(&format!(
+                "compute-sanitizer --tool {tool} --error-exitcode 1"
+            )),
+            "{tool}: {nv}"
+        );
+    }
+    assert!(nv.contains("--backend cuda --strict"), "{nv}");
+    assert!(
+        y.contains("# NVIDIA runners need: the driver (libcuda), NVRTC"),
+        "{y}"
+    );
+    let amd = &job(&y, "run-gfx942");
+    assert!(amd.contains("--offload-arch=gfx942:xnack+"), "{amd}");
+    assert!(amd.contains("HSA_XNACK: \"1\""), "{amd}");
+    assert!(amd.contains("if [ ! -x ci/test-on-device.sh ]"), "{amd}");
+    assert!(amd.contains("::warning::"), "{amd}");
+    assert!(
+        y.contains("# Gap: run-gfx1201: no AddressSanitizer leg"),
+        "{y}"
+    );
+    let cpu = &job(&y, "run-cpu-x86_64-avx2");
+    assert!(cpu.contains("-fsanitize=undefined"), "{cpu}");
+    assert!(cpu.contains("KPLAN_CXX"), "{cpu}");
+    assert!(
+        y.contains("# Gap: run-cpu-x86_64-avx2: no AddressSanitizer"),
+        "{y}"
+    );
+    // a library verdict's CPU leg builds the project's own tests with ASan and UBSan
+    let lib = ci_of(
+        &std::fs::read_to_string(root().join("examples/rowsum-framework.toml")).unwrap(),
+        &["--kplan-rev", REV],
+    );
+    assert!(
+        job(&lib, "test-cpu-x86_64-avx2").contains("-fsanitize=address,undefined"),
+        "{lib}"
+    );
+}
+
+/// kplan is pinned: built once per revision (cached), and the scan gate is the repository's
+/// own action (action.yml) at that revision, installing the wheel the `kplan` job built.
+#[test]
+fn kplan_is_pinned_cached_and_the_gate_is_the_action() {
+    let y = ci_of(RMS_AMD, &["--kplan-rev", REV]);
+    assert!(y.starts_with("# @generated by `kplan ci "), "{y}");
+    assert!(
+        y.lines().next().unwrap().contains(&format!("rev {REV}")),
+        "{y}"
+    );
+    let k = &job(&y, "kplan");
+    assert!(k.contains(&format!("ref: \"{REV}\"")), "{k}");
+    assert!(
+        k.contains(&format!("key: kplan-wheel-{REV}-ubuntu-22.04")),
+        "{k}"
+    );
+    assert!(k.contains("actions/cache@v4"), "{k}");
+    assert!(k.contains("maturin build --release --locked"), "{k}");
+    let scan = &job(&y, "scan");
+    assert!(scan.contains("uses: \"./.kplan-action\""), "{scan}");
+    assert!(scan.contains("needs.kplan.outputs.wheel"), "{scan}");
+    assert!(!y.contains("cargo install --locked --git \"$KPLAN_GIT\""));
+    // a bad revision is an error; none given and none known uses the repository variable
+    let dir = kplan_test_support::tempdir("ci-rev");
+    let spec = dir.path().join("k.toml");
+    std::fs::write(&spec, RMS_AMD).unwrap();
+    let o = kplan(&["ci", spec.to_str().unwrap(), "--kplan-rev", "main"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("40 hex digits"));
 }

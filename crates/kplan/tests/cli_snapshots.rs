@@ -88,7 +88,15 @@ fn run_scan() {
 
 #[test]
 fn run_ci() {
-    insta::assert_snapshot!("run-ci", kplan(&["ci", "examples/rowsum-framework.toml"]));
+    insta::assert_snapshot!(
+        "run-ci",
+        kplan(&[
+            "ci",
+            "examples/rowsum-framework.toml",
+            "--kplan-rev",
+            "0123456789abcdef0123456789abcdef01234567",
+        ])
+    );
 }
 
 #[test]

@@ -292,10 +292,20 @@ fn format_human_in_every_verb_with_a_format() {
     let out = dir.path().join("plan.md");
     let o = kplan(&["plan", spec, "-o", out.to_str().unwrap()], None, &[]);
     assert_eq!(o.status.code(), Some(0));
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), stdout(&human));
+    // the file is the same plan plus the link to its roofline chart, written beside it
+    let file = std::fs::read_to_string(&out).unwrap();
+    let chart = "![Roofline per target: the roofline, the expected band at this op's intensity and the measured point where one exists](plan.svg)\n\n";
+    assert_eq!(file.replacen(chart, "", 1), stdout(&human));
+    assert!(file.contains(chart), "{file}");
+    let svg = std::fs::read_to_string(dir.path().join("plan.svg")).unwrap();
+    assert!(svg.starts_with("<svg "), "{svg}");
     let e = stderr(&o);
     assert!(
-        e.starts_with(&format!("wrote {}: rmsnorm", out.display())),
+        e.starts_with(&format!(
+            "wrote {} and its roofline chart {}: rmsnorm",
+            out.display(),
+            dir.path().join("plan.svg").display()
+        )),
         "{e}"
     );
     assert!(

@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | `rule-docs` | `docs/rules/*.md` | the scan rule registry (`kplan_scan::all_rules`) |
 //! | `target-docs` | `docs/targets.md` | the knowledge base (`kplan_kb::render::targets_markdown`) |
-//! | `example-plans` | `examples/plans/*.{md,json}` | `examples/*.toml` through `kplan plan` |
+//! | `example-plans` | `examples/plans/*.{md,json,svg}` | `examples/*.toml` through `kplan plan` (`-o NAME.md` writes the roofline chart NAME.svg) |
 //! | `efficiency-table` | the marked table in `docs/plan.md` | `crates/kplan-plan/data/efficiency.toml` |
 //! | `header` | `include/kplan_portability.h` | `kplan_gen::render_header` for every backend |
 //! | `bench-docs` | `docs/bench.md`, `docs/bench.svg` | the committed GPU run [`BENCH_RUN`] |
@@ -265,7 +265,11 @@ fn example_plans(root: &Path) -> Result<Vec<Rendered>> {
         let dir = Path::new("examples/plans");
         out.push((
             dir.join(format!("{stem}.md")),
-            kplan_plan::render::markdown(&plan),
+            kplan_plan::render::markdown_with_chart(&plan, Some(&format!("{stem}.svg"))),
+        ));
+        out.push((
+            dir.join(format!("{stem}.svg")),
+            kplan_plan::render::roofline_svg(&plan),
         ));
         out.push((
             dir.join(format!("{stem}.json")),

@@ -4,11 +4,22 @@
 //! CPU fallback on the CI host.
 
 use super::Target;
-use crate::model::{Ci, CiLeg, Strategy};
+use crate::analysis::Work;
+use crate::model::{Ci, CiLeg, HostShape, Strategy};
+use crate::spec::{Problem, Spec};
 use kplan_kb::{Kb, Vendor};
 
 /// The CPU architecture of the CI host (x86-64 with AVX2), where CPU run legs execute.
 const HOST_CPU_ARCH: &str = "cpu-x86_64-avx2";
+
+/// AMD architectures whose device code ROCm's AddressSanitizer instruments (xnack+): ROCm
+/// documentation, "Using the AddressSanitizer on a GPU" (6.0) and "Install AMD ROCm with ASAN".
+pub const AMD_ASAN_ARCHS: &[&str] = &["gfx90a", "gfx942", "gfx950"];
+
+/// Memory of a GitHub-hosted Linux runner for a private repository (2 cores, 7 GB; public
+/// repositories get 16 GB): the CPU reference of a CI leg must fit the smaller, with half left
+/// for the kernel's own buffers and the runner.
+pub const HOSTED_RUNNER_MEMORY_BYTES: f64 = 7.0e9;
 
 fn toolchain(kb: &Kb, t_arch: &kplan_kb::Arch, abstraction: &str, features: &[String]) -> String {
     let min = super::backend::min_toolchain(kb, t_arch, features)
@@ -108,7 +119,7 @@ pub fn plan(
                 arch: t.arch.id.clone(),
                 toolchain: ts,
                 runner: format!("self-hosted runner with {}", t.device.as_deref().map(|d| d.name.clone()).unwrap_or_else(|| format!("a {} GPU", t.arch.id))),
-                why: "spec target: the kernel's tests on the device, checked against the CPU reference, and its timing against the roofline (section 8)".into(),
+                why: "spec target: the kernel's tests on the device, checked against the CPU reference (its time against section 8 is measured by hand, e.g. `kplan bench`: CI does not gate on it)".into(),
             });
         } else if t.arch.id == HOST_CPU_ARCH {
             legs.push(CiLeg {
@@ -369,7 +380,219 @@ pub fn plan(
     }
     notes.push("compile legs run on every push on the CI host; run legs need the named GPUs (self-hosted runners, nightly or pre-merge)".into());
     notes.push("`kplan ci SPEC.toml` writes these legs as a GitHub Actions workflow".into());
-    Ci { legs, notes }
+    notes.push(sanitizer_note(kb, &legs));
+    Ci {
+        legs,
+        notes,
+        host_shape: None,
+    }
+}
+
+/// What runs under a sanitizer in the workflow `kplan ci` writes, and what does not.
+fn sanitizer_note(kb: &Kb, legs: &[CiLeg]) -> String {
+    let vendor = |l: &CiLeg| kb.arch(&l.arch).map(|a| a.vendor);
+    let names = |f: &dyn Fn(&CiLeg) -> bool| -> Vec<String> {
+        legs.iter()
+            .filter(|l| l.kind == "run" && f(l))
+            .map(|l| l.name.clone())
+            .collect()
+    };
+    let nv_kplan = names(&|l| {
+        vendor(l) == Some(Vendor::Nvidia)
+            && l.command
+                .as_deref()
+                .is_some_and(|c| c.contains("--backend cuda"))
+    });
+    let nv_other = names(&|l| {
+        vendor(l) == Some(Vendor::Nvidia)
+            && !l
+                .command
+                .as_deref()
+                .is_some_and(|c| c.contains("--backend cuda"))
+    });
+    let cpu_kplan = names(&|l| l.arch == HOST_CPU_ARCH && l.command.is_some());
+    let cpu = names(&|l| l.arch == HOST_CPU_ARCH && l.command.is_none());
+    let amd_asan =
+        names(&|l| vendor(l) == Some(Vendor::Amd) && AMD_ASAN_ARCHS.contains(&l.arch.as_str()));
+    let amd_gap =
+        names(&|l| vendor(l) == Some(Vendor::Amd) && !AMD_ASAN_ARCHS.contains(&l.arch.as_str()));
+    let mut parts = Vec::new();
+    if !nv_kplan.is_empty() {
+        parts.push(format!(
+            "{}: `kplan verify` under compute-sanitizer memcheck, racecheck, synccheck and initcheck",
+            super::join_names(&nv_kplan)
+        ));
+    }
+    if !cpu_kplan.is_empty() {
+        parts.push(format!(
+            "{}: `kplan verify` again with the kernel compiled under UBSan (-fsanitize=undefined; not ASan, which does not follow the fiber stacks of kplan's CPU execution)",
+            super::join_names(&cpu_kplan)
+        ));
+    }
+    if !cpu.is_empty() {
+        parts.push(format!(
+            "{}: the CPU fallback again under ASan and UBSan (-fsanitize=address,undefined)",
+            super::join_names(&cpu)
+        ));
+    }
+    if !amd_asan.is_empty() {
+        parts.push(format!(
+            "{}: the project's tests again under ROCm's AddressSanitizer (xnack+ device code, HSA_XNACK=1)",
+            super::join_names(&amd_asan)
+        ));
+    }
+    let mut gaps = Vec::new();
+    if !amd_gap.is_empty() {
+        gaps.push(format!(
+            "{} (ROCm's device ASan is documented for {} only)",
+            super::join_names(&amd_gap),
+            AMD_ASAN_ARCHS.join(", ")
+        ));
+    }
+    if !nv_other.is_empty() {
+        gaps.push(format!(
+            "{} (the project's own tests; run them under compute-sanitizer in ci/test-on-device.sh)",
+            super::join_names(&nv_other)
+        ));
+    }
+    format!(
+        "sanitizers: {}{}",
+        if parts.is_empty() {
+            "none".to_string()
+        } else {
+            parts.join("; ")
+        },
+        if gaps.is_empty() {
+            String::new()
+        } else {
+            format!("; no sanitizer leg: {}", gaps.join("; "))
+        }
+    )
+}
+
+/// The CPU reference's memory at `work`: the tensors in the storage dtype plus a copy in the
+/// compute dtype.
+fn reference_bytes(spec: &Spec, work: &Work) -> f64 {
+    let ratio = spec.compute.bytes().max(1) as f64 / spec.storage.bytes().max(1) as f64;
+    work.bytes * (1.0 + ratio.max(1.0))
+}
+
+/// When the CPU reference at the spec's shape does not fit a hosted runner, a reduced shape for
+/// the CPU legs: the largest dimension halved until it fits (batch and sequence dimensions
+/// first; head and row widths, which pick the kernel's code path, kept).
+pub fn add_host_shape(ci: &mut Ci, spec: &Spec, work: &Work) {
+    let budget = HOSTED_RUNNER_MEMORY_BYTES / 2.0;
+    let full = reference_bytes(spec, work);
+    if !ci.legs.iter().any(|l| l.arch == HOST_CPU_ARCH) || full <= budget {
+        return;
+    }
+    let page = spec.dims.get("page_size").copied().unwrap_or(1).max(1);
+    let self_attn = spec.dims.contains_key("seq") && !spec.dims.contains_key("seq_kv");
+    let mut s2 = spec.clone();
+    let mut bytes = full;
+    for _ in 0..128 {
+        if bytes <= budget {
+            break;
+        }
+        // (name, value, floor, multiple) of the dimensions that may shrink
+        let dims: Vec<(&str, u64, u64, u64)> = match &s2.problem {
+            Problem::Flat { n } => vec![("n", *n, 1024, 1)],
+            Problem::Rows { rows, .. } => vec![("rows", *rows, 8, 1)],
+            Problem::Gemm { batch, m, n, .. } => {
+                vec![
+                    ("batch", *batch, 1, 1),
+                    ("m", *m, 64, 64),
+                    ("n", *n, 64, 64),
+                ]
+            }
+            // a self-attention spec (`seq`) shrinks both sequences together
+            Problem::Attention { batch, seq_kv, .. } if self_attn => vec![
+                ("batch", *batch, 2, 1),
+                ("seq", *seq_kv, (2 * page).max(256), page),
+            ],
+            Problem::Attention {
+                batch,
+                seq_q,
+                seq_kv,
+                ..
+            } => vec![
+                ("batch", *batch, 2, 1),
+                ("seq_kv", *seq_kv, (2 * page).max(256), page),
+                ("seq_q", *seq_q, 1, 1),
+            ],
+            Problem::Custom { .. } => vec![],
+        };
+        let Some(&(name, v, _, mult)) = dims
+            .iter()
+            .filter(|(_, v, floor, _)| *v > *floor)
+            .max_by_key(|(_, v, _, _)| *v)
+        else {
+            break;
+        };
+        let next = (v / 2).div_ceil(mult) * mult;
+        let next = next.max(1);
+        match &mut s2.problem {
+            Problem::Flat { n } => *n = next,
+            Problem::Rows { rows, .. } => *rows = next,
+            Problem::Gemm { batch, m, n, .. } => match name {
+                "batch" => *batch = next,
+                "m" => *m = next,
+                _ => *n = next,
+            },
+            Problem::Attention {
+                batch,
+                seq_q,
+                seq_kv,
+                ..
+            } => match name {
+                "batch" => *batch = next,
+                "seq_kv" => *seq_kv = next,
+                "seq" => {
+                    *seq_q = next;
+                    *seq_kv = next;
+                }
+                _ => *seq_q = next,
+            },
+            Problem::Custom { .. } => {}
+        }
+        s2.dims.insert(name.to_string(), next);
+        bytes = reference_bytes(&s2, &crate::analysis::work(&s2));
+    }
+    let shape: std::collections::BTreeMap<String, u64> = s2
+        .dims
+        .iter()
+        .filter(|(k, v)| spec.dims.get(*k) != Some(*v))
+        .map(|(k, v)| (k.clone(), *v))
+        .collect();
+    let si = crate::render::si_bytes;
+    let why = if shape.is_empty() || bytes > budget {
+        format!(
+            "the CPU reference needs about {} at the spec's shape, more than half of a hosted runner's {}, and kplan finds no smaller shape of this problem: run the CPU legs on a larger self-hosted runner",
+            si(full),
+            si(HOSTED_RUNNER_MEMORY_BYTES)
+        )
+    } else {
+        format!(
+            "the CPU reference needs about {} at the spec's shape, more than half of a hosted runner's {}; the CPU legs verify at {} (about {}); the full shape, and index ranges only it reaches, are checked on the GPU legs",
+            si(full),
+            si(HOSTED_RUNNER_MEMORY_BYTES),
+            shape
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            si(bytes)
+        )
+    };
+    ci.notes.push(format!("CPU verification shape: {why}"));
+    if !shape.is_empty() && bytes <= budget {
+        ci.host_shape = Some(HostShape {
+            shape,
+            bytes: crate::analysis::tidy(bytes),
+            full_bytes: crate::analysis::tidy(full),
+            why,
+        });
+    }
 }
 
 /// Abstractions whose code is a call into a library or the framework.
@@ -441,7 +664,7 @@ fn library_plan(kb: &Kb, targets: &[Target], strategy: &Strategy, features: &[St
                 imp_of(&t.name),
                 t.name,
                 if t.is_gpu() {
-                    ", and its time per call against section 8"
+                    " (its time per call against section 8 is measured by hand: CI does not gate on it)"
                 } else {
                     ""
                 }
@@ -463,10 +686,13 @@ fn library_plan(kb: &Kb, targets: &[Target], strategy: &Strategy, features: &[St
             });
         }
     }
+    let sanitizers = sanitizer_note(kb, &legs);
     Ci {
         legs,
         notes: vec![
             "the verdict is a library or framework call: no kernel compile legs; each leg runs the project's tests of the call against the CPU reference (`kplan ci SPEC.toml` writes the workflow)".into(),
+            sanitizers,
         ],
+        host_shape: None,
     }
 }

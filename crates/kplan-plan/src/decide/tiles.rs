@@ -286,11 +286,36 @@ fn gpu_tile(spec: &Spec, t: &Target, triton: bool) -> Tile {
         }
         (
             Problem::Attention {
+                batch,
+                heads,
+                kv_heads,
+                seq_q,
+                head_dim,
+                seq_kv,
+                ..
+            },
+            _,
+        ) if is_decode(*seq_q, *heads, *kv_heads) => {
+            matrix = true;
+            decode_tile(
+                spec,
+                t,
+                [*batch, *heads, *kv_heads, *seq_q, *seq_kv, *head_dim],
+                budget,
+                &mut tile,
+            )
+        }
+        (
+            Problem::Attention {
                 head_dim, seq_kv, ..
             },
             _,
         ) => {
             let d = *head_dim;
+            // AMD attention kernels (CK, Triton on ROCm) keep the Q tile in registers and give
+            // LDS to K/V; NVIDIA kernels stage Q through shared memory.
+            let q_lds = t.vendor() != Vendor::Amd;
+            let q_bytes = |bm: u64| if q_lds { bm * d * s } else { 0 };
             // Prefer tiles that leave room for two resident blocks (latency hiding between the
             // two GEMMs and the softmax), else the largest that fits.
             let mut chosen = None;
@@ -301,7 +326,7 @@ fn gpu_tile(spec: &Spec, t: &Target, triton: bool) -> Tile {
                             continue;
                         }
                         let stages = 2;
-                        let shared = (bm * d + 2 * bn * d * stages) * s;
+                        let shared = q_bytes(bm) + 2 * bn * d * stages * s;
                         if budget.map_or(true, |b| shared * share <= b) {
                             chosen = Some((bm, bn, stages, shared));
                             break;
@@ -316,14 +341,21 @@ fn gpu_tile(spec: &Spec, t: &Target, triton: bool) -> Tile {
                 }
             }
             matrix = true;
-            let (bm, bn, stages, shared) = chosen.unwrap_or((16, 16, 1, (16 * d + 2 * 16 * d) * s));
+            let (bm, bn, stages, shared) =
+                chosen.unwrap_or((16, 16, 1, q_bytes(16) + 2 * 16 * d * s));
             tile.insert("block_m".into(), bm);
             tile.insert("block_n".into(), bn);
             tile.insert("head_dim".into(), d);
             tile.insert("stages".into(), stages);
             let block = (4 * warp).min(max_threads);
             let why = format!(
-                "Q tile {bm}x{d} stays resident, K/V tiles {bn}x{d} double-buffered: ({bm}x{d} + 2x{bn}x{d}x{stages}) x {s} B = {} of {} budget; {} warps of {warp}",
+                "prefill: {}, K/V tiles {bn}x{d} double-buffered: ({}2x{bn}x{d}x{stages}) x {s} B = {} of {} budget; {} warps of {warp}",
+                if q_lds {
+                    format!("Q tile {bm}x{d} stays resident in shared memory")
+                } else {
+                    format!("Q tile {bm}x{d} stays in registers (LDS holds only K/V)")
+                },
+                if q_lds { format!("{bm}x{d} + ") } else { String::new() },
                 kib(shared),
                 budget.map(kib).unwrap_or_else(|| "an unknown".into()),
                 block / warp
@@ -334,7 +366,7 @@ fn gpu_tile(spec: &Spec, t: &Target, triton: bool) -> Tile {
                 128,
                 "BLOCK_M, BLOCK_N, STAGES (compile-time template/constexpr); autotuned per target"
                     .into(),
-                [(128u64, 64u64), (64, 64), (128, 32), (bm, bn)]
+                [(128u64, 128u64), (128, 64), (64, 64), (128, 32), (bm, bn)]
                     .into_iter()
                     .map(|(m_, n_)| Cand {
                         params: vec![
@@ -344,7 +376,7 @@ fn gpu_tile(spec: &Spec, t: &Target, triton: bool) -> Tile {
                             ("STAGES", stages),
                         ],
                         block,
-                        shared: (m_ * d + 2 * n_ * d * stages) * s,
+                        shared: q_bytes(m_) + 2 * n_ * d * stages * s,
                     })
                     .collect(),
                 why,
@@ -457,6 +489,159 @@ fn gpu_tile(spec: &Spec, t: &Target, triton: bool) -> Tile {
         why,
         sources,
     }
+}
+
+/// A decode-shaped attention: the query rows of one KV head (seq_q x the GQA group) fit one
+/// small tile, so the KV sequence, not the queries, is what the grid must spread.
+pub(crate) fn is_decode(seq_q: u64, heads: u64, kv_heads: u64) -> bool {
+    seq_q.saturating_mul(gqa_group(heads, kv_heads)) <= 64
+}
+
+/// Query heads per KV head.
+pub(crate) fn gqa_group(heads: u64, kv_heads: u64) -> u64 {
+    (heads / kv_heads.max(1)).max(1)
+}
+
+/// The split-KV count of FlashAttention-2's dispatch (csrc/flash_attn/flash_api.cpp,
+/// `num_splits_heuristic`): none when the (batch, head, query-block) tiles already fill 80% of
+/// the block slots; else the fewest splits whose last wave is at least 85% as full as the best
+/// split count's (at most min(128, slots, KV tiles) splits).
+pub(crate) fn num_splits(items: u64, slots: u64, kv_tiles: u64) -> u64 {
+    let slots = slots.max(1);
+    if items as f64 >= 0.8 * slots as f64 {
+        return 1;
+    }
+    let max_splits = 128.min(slots).min(kv_tiles.max(1));
+    let eligible = |s: u64| s == 1 || kv_tiles.div_ceil(s) != kv_tiles.div_ceil(s - 1);
+    let eff = |s: u64| {
+        let waves = items.saturating_mul(s) as f64 / slots as f64;
+        waves / waves.ceil()
+    };
+    let best = (1..=max_splits)
+        .filter(|s| eligible(*s))
+        .map(eff)
+        .fold(0.0f64, f64::max);
+    (1..=max_splits)
+        .filter(|s| eligible(*s))
+        .find(|s| eff(*s) >= 0.85 * best)
+        .unwrap_or(1)
+}
+
+/// Decode attention: the GQA group packed into BLOCK_M, K/V tiles a multiple (or divisor) of the
+/// page size, and the KV sequence split across the GPU (split-KV, flash-decoding) when the
+/// (batch, KV head) tiles alone leave SMs/CUs idle.
+fn decode_tile(
+    spec: &Spec,
+    t: &Target,
+    [batch, heads, kv_heads, seq_q, seq_kv, d]: [u64; 6],
+    budget: Option<u64>,
+    tile: &mut BTreeMap<String, u64>,
+) -> TileChoice {
+    let warp = t.warp().unwrap_or(32).max(1) as u64;
+    let max_threads = (t.arch.max_threads_per_block.value.unwrap_or(1024) as u64).max(warp * 2);
+    let s = spec.storage.bytes() as u64;
+    let kvs = spec
+        .modifiers
+        .kv_dtype
+        .map(|x| x.bytes() as u64)
+        .unwrap_or(s)
+        .max(1);
+    let amd = t.vendor() == Vendor::Amd;
+    let g = gqa_group(heads, kv_heads);
+    let rows = seq_q.saturating_mul(g).max(1);
+    // the smallest MMA tile height (16 rows on NVIDIA mma and AMD MFMA) that holds every
+    // query row of one KV head
+    let bm = next_pow2(rows).max(16);
+    let page = spec.dims.get("page_size").copied().filter(|p| *p > 0);
+    let page_ok = |bn: u64| page.map_or(true, |p| bn % p == 0 || p % bn == 0);
+    let stages = 2u64;
+    // Q is one small tile: registers on AMD, shared memory on NVIDIA
+    let q_bytes = if amd { 0 } else { bm * d * s };
+    let shared_for = |bn: u64| q_bytes + 2 * bn * d * stages * kvs;
+    let mut chosen = None;
+    'outer: for share in [2u64, 1] {
+        for bn in [128u64, 64, 32, 16] {
+            if !page_ok(bn) || bn > round_up(seq_kv, 16).max(16) {
+                continue;
+            }
+            if budget.map_or(true, |b| shared_for(bn) * share <= b) {
+                chosen = Some(bn);
+                break 'outer;
+            }
+        }
+    }
+    let bn = chosen.unwrap_or(16);
+    let shared = shared_for(bn);
+    let block = (4 * warp).min(max_threads / warp * warp).max(warp);
+    tile.insert("block_m".into(), bm);
+    tile.insert("block_n".into(), bn);
+    tile.insert("head_dim".into(), d);
+    tile.insert("stages".into(), stages);
+    tile.insert("query_rows".into(), rows);
+    let items = batch
+        .saturating_mul(kv_heads.max(1))
+        .saturating_mul(rows.div_ceil(bm));
+    let cus = t
+        .device
+        .as_deref()
+        .and_then(|dv| dv.compute_units.value)
+        .map(u64::from);
+    let occ = kplan_kb::occupancy(t.arch, block as u32, Some(128), shared).ok();
+    let per_cu = occ
+        .as_ref()
+        .map(|o| o.blocks_per_sm as u64)
+        .unwrap_or(1)
+        .max(1);
+    let kv_tiles = seq_kv.div_ceil(bn);
+    let split = cus.map(|c| {
+        let slots = c * per_cu;
+        (num_splits(items, slots, kv_tiles), slots)
+    });
+    if let Some((n, _)) = split {
+        tile.insert("kv_splits".into(), n);
+    }
+    let unit = if amd { "CU" } else { "SM" };
+    let why = format!(
+        "decode (seq_q = {seq_q}): the {g} query head(s) sharing a KV head are packed into the M dimension ({rows} row(s) in BLOCK_M = {bm}, the smallest MMA tile), so each K/V tile is read once per group; K/V tiles {bn}x{d}{} double-buffered, {}: {} of {} budget; {}",
+        match page {
+            Some(p) if bn >= p => format!(" ({} page(s) of {p} tokens)", bn / p),
+            Some(p) => format!(" ({} tiles per {p}-token page)", p / bn),
+            None => String::new(),
+        },
+        if amd { "Q in registers (LDS holds only K/V)".to_string() } else { format!("Q {bm}x{d} in shared memory") },
+        kib(shared),
+        budget.map(kib).unwrap_or_else(|| "an unknown".into()),
+        match (split, cus) {
+            (Some((n, slots)), Some(c)) => format!(
+                "split-KV: {items} (batch x KV head) tile(s) for {c} {unit}s x {per_cu} resident = {slots} slots ({:.2} waves) -> {n} split(s) of the {seq_kv}-token sequence ({} KV tiles each; FlashAttention-2's split heuristic), partials merged with their log-sum-exp",
+                items as f64 / slots as f64,
+                kv_tiles.div_ceil(n)
+            ),
+            _ => format!("split-KV: {items} (batch x KV head) tile(s); the split count comes from the {unit} count at launch (unknown in the KB)"),
+        }
+    );
+    let cands = [128u64, 64, 32]
+        .into_iter()
+        .filter(|bn| page_ok(*bn) && *bn <= round_up(seq_kv, 16).max(16))
+        .map(|bn| Cand {
+            params: vec![
+                ("BLOCK_M", bm),
+                ("BLOCK_N", bn),
+                ("HEAD_DIM", d),
+                ("STAGES", stages),
+            ],
+            block,
+            shared: shared_for(bn),
+        })
+        .collect();
+    (
+        block,
+        shared,
+        128,
+        "BLOCK_N, STAGES (compile-time template/constexpr); BLOCK_M from the GQA group; KV_SPLITS at launch from the SM/CU count and seq_kv".into(),
+        cands,
+        why,
+    )
 }
 
 type TileChoice = (u64, u64, u32, String, Vec<Cand>, String);
@@ -632,5 +817,170 @@ fn cpu_tile(spec: &Spec, t: &Target) -> Tile {
             String::new()
         },
         sources,
+    }
+}
+
+/// Library and framework verdicts write no kernel, but the dispatch function still picks launch
+/// parameters per target: for decode attention the split-KV partitions (as FlashAttention-2's
+/// heuristic would at this shape), the GQA group the call must pack and the page size the cache
+/// writer uses; for GEMM whether the output tiles fill the GPU or split-K is needed.
+pub fn dispatch(
+    spec: &Spec,
+    targets: &[Target],
+    strategy: &crate::model::Strategy,
+) -> Vec<crate::model::DispatchTarget> {
+    use crate::model::{DispatchParam, DispatchTarget};
+    let p = |name: &str, value: String, why: String| DispatchParam {
+        name: name.into(),
+        value,
+        why,
+    };
+    let mut out = Vec::new();
+    for t in targets.iter().filter(|t| t.is_gpu()) {
+        let imp = strategy
+            .per_target
+            .iter()
+            .find(|x| x.target == t.name)
+            .map(|x| x.implementation.clone())
+            .unwrap_or_default();
+        let cus = t
+            .device
+            .as_deref()
+            .and_then(|d| d.compute_units.value)
+            .map(u64::from);
+        let unit = if t.vendor() == Vendor::Amd {
+            "CU"
+        } else {
+            "SM"
+        };
+        let mut params = Vec::new();
+        match &spec.problem {
+            Problem::Attention {
+                batch,
+                heads,
+                kv_heads,
+                seq_q,
+                seq_kv,
+                head_dim,
+                ..
+            } if is_decode(*seq_q, *heads, *kv_heads) => {
+                let g = gqa_group(*heads, *kv_heads);
+                let rows = seq_q.saturating_mul(g);
+                let items = batch
+                    .saturating_mul((*kv_heads).max(1))
+                    .saturating_mul(rows.div_ceil(next_pow2(rows).max(16)));
+                // FlashAttention-2's split-KV KV tile: 256 tokens up to head_dim 64, 128 up to
+                // 128, else 64; two 128-thread blocks per SM
+                let kv_block: u64 = match *head_dim {
+                    0..=64 => 256,
+                    65..=128 => 128,
+                    _ => 64,
+                };
+                let kv_tiles = seq_kv.div_ceil(kv_block);
+                params.push(match cus {
+                    Some(c) => {
+                        let n = num_splits(items, 2 * c, kv_tiles);
+                        p(
+                            "kv_splits",
+                            n.to_string(),
+                            format!(
+                                "{items} (batch x KV head) tile(s) over {c} {unit}s x 2 = {:.2} waves; FlashAttention-2's heuristic picks {n} split(s) of the {seq_kv}-token sequence ({kv_block}-token KV tiles); a library with its own heuristic (FlashInfer's plan(), CK/AITER) must be checked at this shape, and the split partials need a workspace of batch x heads x splits x head_dim fp32",
+                                items as f64 / (2 * c) as f64
+                            ),
+                        )
+                    }
+                    None => p(
+                        "kv_splits",
+                        "from the SM/CU count".into(),
+                        format!("{items} (batch x KV head) tile(s); the device's SM/CU count is unknown in the KB"),
+                    ),
+                });
+                params.push(p(
+                    "gqa_group",
+                    g.to_string(),
+                    format!(
+                        "{heads} query heads over {kv_heads} KV heads: a decode call that packs the {g} heads of a group into one tile reads each K/V page once per group{}",
+                        if t.vendor() == Vendor::Nvidia {
+                            " (FlashInfer: `use_tensor_cores=True` runs grouped heads on tensor cores; measure both)"
+                        } else {
+                            ""
+                        }
+                    ),
+                ));
+                if let Some(ps) = spec.dims.get("page_size") {
+                    params.push(p(
+                        "page_size",
+                        ps.to_string(),
+                        "tokens per KV page: the cache writer and every library called must agree on the page size and the page layout, which is the library's (FlashInfer NHD/HND, vLLM and CK/AITER their own); check each library's supported page sizes before choosing it".into(),
+                    ));
+                }
+            }
+            Problem::Attention { .. } => params.push(p(
+                "schedule",
+                "the library's".into(),
+                "prefill-shaped attention: the library's tiles and persistent schedule; pass causal/varlen metadata as it expects".into(),
+            )),
+            Problem::Gemm { batch, m, n, .. } => {
+                let tiles = batch
+                    .saturating_mul(m.div_ceil(128))
+                    .saturating_mul(n.div_ceil(128));
+                params.push(match cus {
+                    Some(c) if tiles < c => p(
+                        "split_k",
+                        "needed".into(),
+                        format!("{tiles} output tile(s) of 128x128 for {c} {unit}s: without split-K / stream-K most of the GPU idles; check that the library's heuristic picks it at this shape (and give it its workspace)"),
+                    ),
+                    Some(c) => p(
+                        "split_k",
+                        "not needed".into(),
+                        format!("{tiles} output tile(s) of 128x128 fill {c} {unit}s ({:.1} waves)", tiles as f64 / c as f64),
+                    ),
+                    None => p(
+                        "split_k",
+                        "check".into(),
+                        format!("{tiles} output tile(s) of 128x128; the SM/CU count is unknown in the KB"),
+                    ),
+                });
+            }
+            _ => {}
+        }
+        if !params.is_empty() {
+            params.push(p(
+                "implementation",
+                if imp.is_empty() { "-".into() } else { imp },
+                "what the dispatch calls on this target (section 3)".into(),
+            ));
+            out.push(DispatchTarget {
+                target: t.name.clone(),
+                params,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_heuristic_follows_flash_attention_2() {
+        // enough tiles for 80% of the slots: no split
+        assert_eq!(num_splits(512, 264, 256), 1);
+        assert_eq!(num_splits(212, 264, 256), 1);
+        // 8 tiles on 264 slots: 33 splits fill one wave exactly (efficiency 1.0); the fewest
+        // with at least 85% of that is 29 (232 / 264 = 0.88; 28 gives 0.85 - 0.002)
+        assert_eq!(num_splits(8, 264, 256), 29);
+        // never more splits than KV tiles
+        assert_eq!(num_splits(1, 264, 4), 4);
+        assert_eq!(num_splits(1, 1, 1), 1);
+    }
+
+    #[test]
+    fn decode_is_a_query_group_that_fits_one_small_tile() {
+        assert!(is_decode(1, 32, 8));
+        assert!(is_decode(4, 64, 8));
+        assert!(!is_decode(128, 32, 8));
+        assert_eq!(gqa_group(32, 0), 32);
     }
 }

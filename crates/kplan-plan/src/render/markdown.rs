@@ -76,6 +76,12 @@ fn cell(s: &str) -> String {
 }
 
 pub fn markdown(plan: &Plan) -> String {
+    markdown_with_chart(plan, None)
+}
+
+/// The Markdown plan; `chart` names the roofline SVG written beside it ([`super::roofline_svg`]),
+/// which section 8 links.
+pub fn markdown_with_chart(plan: &Plan, chart: Option<&str>) -> String {
     let mut o = String::new();
     let k = &plan.kernel;
     let _ = writeln!(o, "<!-- {} -->", plan.generated);
@@ -540,21 +546,69 @@ pub fn markdown(plan: &Plan) -> String {
     if plan.tiles.is_empty() {
         let _ = writeln!(
             o,
-            "No tiles: the verdict is `{}`, so no kernel is written; the {} chooses its own launch configuration.\n",
+            "No kernel tiles: the verdict is `{}`, so no kernel is written; the {} chooses its own tiles.{}\n",
             plan.verdict.decision.as_str(),
-            if plan.verdict.decision == Decision::UseFramework { "framework" } else { "library" }
+            if plan.verdict.decision == Decision::UseFramework { "framework" } else { "library" },
+            if plan.dispatch.is_empty() { "" } else { " What the dispatch function still chooses per target:" }
         );
+        dispatch_section(&mut o, plan);
     } else {
         tiles_section(&mut o, plan);
     }
+    latency_lines(&mut o, plan);
 
     // 7
     ci_section(&mut o, plan);
 
     // 8
-    perf_section(&mut o, plan, compact);
+    perf_section(&mut o, plan, compact, chart);
     checklist_and_sources(&mut o, plan);
     o
+}
+
+fn dispatch_section(o: &mut String, plan: &Plan) {
+    if plan.dispatch.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "| target | parameter | value | why |");
+    let _ = writeln!(o, "|---|---|---|---|");
+    for d in &plan.dispatch {
+        for p in &d.params {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} |",
+                d.target,
+                p.name,
+                cell(&p.value),
+                cell(&p.why)
+            );
+        }
+    }
+    o.push('\n');
+}
+
+/// Targets where the problem is too small for tiles to matter: launches decide (section 8).
+fn latency_lines(o: &mut String, plan: &Plan) {
+    let mut any = false;
+    for p in plan.performance.iter().filter(|p| p.latency_bound) {
+        any = true;
+        let _ = writeln!(
+            o,
+            "- small problem on {}: latency-bound (roofline {} us against a launch floor of {} us): expect at least {} us per call whatever the tile{}; see section 8",
+            p.target,
+            p.roofline_time_us.map(num).unwrap_or_else(|| "?".into()),
+            p.launch_floor_us.map(num).unwrap_or_else(|| "?".into()),
+            p.expected_time_us.map(num).unwrap_or_else(|| "?".into()),
+            p.latency_note
+                .as_deref()
+                .and_then(|n| n.split("; ").find(|x| x.contains("fit in the")))
+                .map(|r| format!("; {r}"))
+                .unwrap_or_default()
+        );
+    }
+    if any {
+        o.push('\n');
+    }
 }
 
 fn tiles_section(o: &mut String, plan: &Plan) {
@@ -676,8 +730,14 @@ fn ci_section(o: &mut String, plan: &Plan) {
     o.push('\n');
 }
 
-fn perf_section(o: &mut String, plan: &Plan, compact: bool) {
+fn perf_section(o: &mut String, plan: &Plan, compact: bool, chart: Option<&str>) {
     let _ = writeln!(o, "## {}\n", HEADINGS[7]);
+    if let Some(c) = chart {
+        let _ = writeln!(
+            o,
+            "![Roofline per target: the roofline, the expected band at this op's intensity and the measured point where one exists]({c})\n"
+        );
+    }
     let _ = writeln!(o, "| target | strategy | bound | roofline | expected (low-high) | measured | expected time/call | vs fastest | efficiency assumption |");
     let _ = writeln!(o, "|---|---|---|---|---|---|---|---|---|");
     for p in &plan.performance {

@@ -1,10 +1,13 @@
 //! Plan renderers: Markdown for design reviews, JSON for tools (schema: docs/plan.schema.json),
-//! and the CI matrix as a GitHub Actions workflow (`kplan ci`).
+//! the roofline chart as SVG (beside the Markdown), and the CI matrix as a GitHub Actions
+//! workflow (`kplan ci`).
 
 mod markdown;
+mod svg;
 pub mod workflow;
 
-pub use markdown::markdown;
+pub use markdown::{markdown, markdown_with_chart};
+pub use svg::roofline_svg;
 pub use workflow::{workflow, WorkflowOptions};
 
 /// A byte count with an SI prefix: 16.8 MB, 50.3 MB, 256 MB.

@@ -20,6 +20,11 @@ pub struct Args {
     /// Repeatable; overrides the spec's `[ci] runners`. Default label: `self-hosted, linux, ARCH`.
     #[arg(long, value_name = "KIND=LABEL")]
     pub runner: Vec<String>,
+    /// The kplan git revision (40 hex digits) the workflow builds and runs. Default: the commit
+    /// this kplan was built from, where known; else the workflow reads the repository variable
+    /// `KPLAN_REV`.
+    #[arg(long, value_name = "REV")]
+    pub kplan_rev: Option<String>,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
@@ -80,9 +85,18 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
             }
         );
     }
+    let kplan_rev = match args.kplan_rev {
+        Some(r) if r.len() == 40 && r.chars().all(|c| c.is_ascii_hexdigit()) => {
+            Some(r.to_ascii_lowercase())
+        }
+        Some(r) => anyhow::bail!("--kplan-rev {r}: expected a full git commit id (40 hex digits)"),
+        None => option_env!("KPLAN_GIT_REV").map(str::to_string),
+    };
     let opts = kplan_plan::render::WorkflowOptions {
         spec_path: shown,
         runners,
+        kplan_version: env!("CARGO_PKG_VERSION").to_string(),
+        kplan_rev,
     };
     write_output(
         args.output.as_deref(),

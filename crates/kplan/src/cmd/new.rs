@@ -82,6 +82,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
     let opts = kplan_new::Options {
         source_path: shown,
         runners,
+        kplan_version: env!("CARGO_PKG_VERSION").to_string(),
+        kplan_rev: option_env!("KPLAN_GIT_REV").map(str::to_string),
     };
     let project = kplan_new::generate(&plan, kb, &opts)?;
     let written = kplan_new::write_project(&project, &dir, args.force)?;

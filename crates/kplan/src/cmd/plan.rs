@@ -95,10 +95,24 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
         );
     }
     let plan = kplan_plan::build_plan(&spec, kb, &inputs);
+    // `-o plan.md` also writes the roofline chart beside it (plan.svg), linked from section 8
+    let chart = match (&args.output, args.format) {
+        (Some(o), Format::Human) if o.extension().is_some_and(|e| e == "md") => {
+            Some(o.with_extension("svg"))
+        }
+        _ => None,
+    };
+    let chart_name = chart
+        .as_ref()
+        .and_then(|c| c.file_name())
+        .map(|n| n.to_string_lossy().into_owned());
     let out = match args.format {
-        Format::Human => kplan_plan::render::markdown(&plan),
+        Format::Human => kplan_plan::render::markdown_with_chart(&plan, chart_name.as_deref()),
         Format::Json => kplan_plan::render::json(&plan),
     };
+    if let Some(c) = &chart {
+        write_output(Some(c), &kplan_plan::render::roofline_svg(&plan))?;
+    }
     write_output(args.output.as_deref(), &out)?;
     if let (Some(o), false) = (&args.output, ctx.out.quiet) {
         // the plan went to a file: say what is in it
@@ -109,8 +123,12 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
             .collect();
         let high = plan.risks.iter().filter(|r| r.severity == "high").count();
         eprintln!(
-            "wrote {}: {} ({}), verdict {}, {} targets ({}), {} risks ({high} high)",
+            "wrote {}{}: {} ({}), verdict {}, {} targets ({}), {} risks ({high} high)",
             o.display(),
+            chart
+                .as_ref()
+                .map(|c| format!(" and its roofline chart {}", c.display()))
+                .unwrap_or_default(),
             plan.kernel.name,
             plan.kernel.op,
             plan.verdict.decision.as_str(),
