@@ -84,3 +84,41 @@ fn directory_symlink_into_the_tree_is_not_scanned_twice() {
     assert_eq!(n, 1);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+const DISPATCH: &str = "#include \"common.h\"\nint pick(int cc) {\n    if (cc >= CC_TURING) {\n        return 8;\n    }\n    return 4;\n}\n";
+
+/// A host-only dispatch file that includes a project header which includes the HIP runtime is
+/// compiled by HIP: AMD capabilities reach its NVIDIA-generation test.
+#[test]
+fn include_graph_makes_a_file_hip_only() {
+    let hip = "#pragma once\n#include <hip/hip_runtime.h>\n#define CC_TURING 750\n";
+    let d = tree(&[("common.h", hip), ("dispatch.cpp", DISPATCH)]);
+    let ctx = ScanCtx::with_targets(Kb::builtin(), &["sm_90a", "gfx942", "gfx1100"]).unwrap();
+    let r = scan_paths(&ctx, std::slice::from_ref(&d)).unwrap();
+    let hits: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|f| f.rule == "capability-order-on-amd")
+        .map(|f| (f.line, f.message.clone()))
+        .collect();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].0, 3);
+    // the threshold is known (750): every AMD target in scope passes it
+    assert!(hits[0].1.contains("gfx942 (940)"), "{}", hits[0].1);
+    // the same header without HIP: nothing says AMD compiles the dispatch file
+    let cuda = "#pragma once\n#include <cuda_runtime.h>\n#define CC_TURING 750\n";
+    let d2 = tree(&[("common.h", cuda), ("dispatch.cpp", DISPATCH), ("x.h", "")]);
+    let r = scan_paths(&ctx, std::slice::from_ref(&d2)).unwrap();
+    assert!(r
+        .findings
+        .iter()
+        .all(|f| f.rule != "capability-order-on-amd"));
+    // a header only HIP-only files include is HIP-only too
+    let idx = ProjectIndex::build(&[
+        (d.join("common.h"), kplan_scan::FileKind::Cuda),
+        (d.join("dispatch.cpp"), kplan_scan::FileKind::Cuda),
+    ]);
+    assert!(idx.is_hip_only(&d.join("dispatch.cpp")));
+    let _ = std::fs::remove_dir_all(&d);
+    let _ = std::fs::remove_dir_all(&d2);
+}
