@@ -292,6 +292,12 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
         }
         false
     }
+    /// The warp intrinsic token `i` calls: its own name, or the intrinsic a project macro of
+    /// that name stands for (`SHFL(v, l)` defined as `__shfl(v, l)` in another header).
+    pub fn intrinsic_at(&self, i: usize) -> &str {
+        let w = self.src.s(i);
+        self.index.intrinsic_alias(w).unwrap_or(w)
+    }
     /// Whether token `i` sits in a branch that never compiles for AMD.
     pub fn nv_only(&self, i: usize) -> bool {
         self.src.platform(i) == Platform::Nvidia

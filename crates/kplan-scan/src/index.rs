@@ -46,6 +46,9 @@ pub struct ProjectIndex {
     /// Files compiled by HIP only, by their includes or by the files that include them
     /// ([`hip_only_files`]).
     pub hip_only: HashSet<PathBuf>,
+    /// Macros that stand for a warp intrinsic (`SHFL` -> `__shfl`, `BALLOT` -> `__ballot`),
+    /// from any file of the scan; the first definition met wins.
+    pub intrinsic_aliases: HashMap<String, String>,
     /// Number of files indexed.
     pub files: usize,
 }
@@ -69,6 +72,9 @@ struct FileIndex {
     ballot_wrappers: Vec<(String, u8)>,
     /// `#include "..."` names outside every branch but the include guard.
     includes: Vec<String>,
+    /// Function-like macros whose body calls a warp intrinsic (`#define SHFL(v, l) __shfl(v,
+    /// l)`), with the intrinsic.
+    intrinsic_aliases: Vec<(String, String)>,
     /// The file includes HIP headers unconditionally and no CUDA header, or is a `.hip` file.
     hip_only: bool,
 }
@@ -266,11 +272,17 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
                         continue;
                     }
                     if body.starts_with('(') {
-                        // function-like: a ballot wrapper macro
+                        // function-like: a ballot wrapper macro, an alias of a warp intrinsic
                         if let Some(close) = body.find(')') {
                             let b2 = &body[close + 1..];
                             if b2.contains("__ballot") || b2.contains("__activemask") {
                                 fi.ballot_wrappers.push((mname.to_string(), 0));
+                            }
+                            if let Some(w) = ident_words(b2).find(|w| is_warp_intrinsic(w)) {
+                                if fi.intrinsic_aliases.len() < 1024 && mname != w {
+                                    fi.intrinsic_aliases
+                                        .push((mname.to_string(), w.to_string()));
+                                }
                             }
                         }
                         continue;
@@ -396,6 +408,17 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
     fi
 }
 
+/// A warp-level intrinsic a project macro may stand for: shuffles, votes, the active mask.
+fn is_warp_intrinsic(w: &str) -> bool {
+    w.starts_with("__shfl")
+        || w.starts_with("__ballot")
+        || w.starts_with("__any")
+        || w.starts_with("__all")
+        || w == "__activemask"
+        || w.starts_with("__reduce_")
+        || w.starts_with("__match_")
+}
+
 /// Whether `p` names a header (a file other translation units include).
 fn is_header_path(p: &Path) -> bool {
     p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
@@ -508,6 +531,9 @@ impl ProjectIndex {
             for (n, w) in fi.ballot_wrappers {
                 idx.ballot_wrappers.insert(n, w);
             }
+            for (n, w) in fi.intrinsic_aliases {
+                idx.intrinsic_aliases.entry(n).or_insert(w);
+            }
         }
         // names defined as a device-only warp width through other names
         for _ in 0..3 {
@@ -579,6 +605,11 @@ impl ProjectIndex {
     /// Whether the file at `path` is compiled by HIP only (by the include graph).
     pub fn is_hip_only(&self, path: &Path) -> bool {
         self.hip_only.contains(path)
+    }
+
+    /// The warp intrinsic the macro `name` stands for, when it is one's alias.
+    pub fn intrinsic_alias(&self, name: &str) -> Option<&str> {
+        self.intrinsic_aliases.get(name).map(String::as_str)
     }
 
     /// Whether `name` stands for the device-only warp width.

@@ -222,16 +222,19 @@ impl<'a> Src<'a> {
     pub fn platform(&self, i: usize) -> Platform {
         match self.toks.get(i) {
             Some(t) => {
-                // device function bodies generate code in the device passes only
-                if t.func != 0 {
+                let p = self.branch_platform(t.branch);
+                // device function bodies generate code in the device passes only: a branch
+                // both vendors' host passes reach may still be one vendor's device code
+                // (`#ifndef __CUDA_ARCH__` around a device function is HIP's)
+                if p == Platform::Any && t.func != 0 && t.branch != 0 {
                     if let Some(br) = self.branches.get(t.branch as usize) {
                         let d = br.reach & pass::DEV;
-                        if d != 0 && t.branch != 0 {
+                        if d != 0 {
                             return reach_platform(d);
                         }
                     }
                 }
-                self.branch_platform(t.branch)
+                p
             }
             None => Platform::Any,
         }

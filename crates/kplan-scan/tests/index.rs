@@ -92,7 +92,11 @@ const DISPATCH: &str = "#include \"common.h\"\nint pick(int cc) {\n    if (cc >=
 #[test]
 fn include_graph_makes_a_file_hip_only() {
     let hip = "#pragma once\n#include <hip/hip_runtime.h>\n#define CC_TURING 750\n";
-    let d = tree(&[("common.h", hip), ("dispatch.cpp", DISPATCH)]);
+    // distinct file counts keep the temporary trees of parallel tests apart
+    let pads = [("p1.h", ""), ("p2.h", ""), ("p3.h", ""), ("p4.h", "")];
+    let mut files = vec![("common.h", hip), ("dispatch.cpp", DISPATCH)];
+    files.extend(pads);
+    let d = tree(&files);
     let ctx = ScanCtx::with_targets(Kb::builtin(), &["sm_90a", "gfx942", "gfx1100"]).unwrap();
     let r = scan_paths(&ctx, std::slice::from_ref(&d)).unwrap();
     let hits: Vec<_> = r
@@ -107,7 +111,9 @@ fn include_graph_makes_a_file_hip_only() {
     assert!(hits[0].1.contains("gfx942 (940)"), "{}", hits[0].1);
     // the same header without HIP: nothing says AMD compiles the dispatch file
     let cuda = "#pragma once\n#include <cuda_runtime.h>\n#define CC_TURING 750\n";
-    let d2 = tree(&[("common.h", cuda), ("dispatch.cpp", DISPATCH), ("x.h", "")]);
+    let mut files = vec![("common.h", cuda), ("dispatch.cpp", DISPATCH), ("x.h", "")];
+    files.extend(pads);
+    let d2 = tree(&files);
     let r = scan_paths(&ctx, std::slice::from_ref(&d2)).unwrap();
     assert!(r
         .findings
@@ -121,4 +127,64 @@ fn include_graph_makes_a_file_hip_only() {
     assert!(idx.is_hip_only(&d.join("dispatch.cpp")));
     let _ = std::fs::remove_dir_all(&d);
     let _ = std::fs::remove_dir_all(&d2);
+}
+
+/// The mask-free warp intrinsics are HIP's native form: in a header that is HIP-only by the
+/// include graph they are not NVIDIA's removed legacy intrinsics.
+#[test]
+fn include_graph_hip_only_header_keeps_native_hip_intrinsics() {
+    let util = "#pragma once\n#include \"config.hpp\"\n__device__ inline unsigned long long vote(int p) { return __ballot(p); }\n";
+    let ctx = ScanCtx::with_targets(Kb::builtin(), &["sm_90a", "gfx942", "gfx1100"]).unwrap();
+    let count = |cfg: &str, n: usize| {
+        let files: Vec<(String, &str)> = (0..n)
+            .map(|i| (format!("pad{i}.h"), ""))
+            .chain([
+                ("config.hpp".to_string(), cfg),
+                ("util.hpp".to_string(), util),
+            ])
+            .collect();
+        let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), *b)).collect();
+        let d = tree(&refs);
+        let r = scan_paths(&ctx, std::slice::from_ref(&d)).unwrap();
+        let _ = std::fs::remove_dir_all(&d);
+        r.findings
+            .iter()
+            .filter(|f| f.rule == "implicit-warp-sync")
+            .count()
+    };
+    assert_eq!(count("#pragma once\n#include <hip/hip_runtime.h>\n", 2), 0);
+    // nothing says HIP compiles it: the legacy NVIDIA intrinsic
+    assert_eq!(count("#pragma once\n#include <cuda_runtime.h>\n", 3), 1);
+}
+
+/// Macros that stand for warp intrinsics are known in every file of the scan, with the
+/// intrinsic; a file scanned alone knows only its own.
+#[test]
+fn intrinsic_aliases_are_indexed_across_files() {
+    let d = std::env::temp_dir().join(format!("kplan-index-alias-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(
+        d.join("intrinsics.h"),
+        "#if defined(__HIP_PLATFORM_AMD__)\n#define SHFL(v, l) __shfl(v, l)\n#define BALLOT(p) __ballot(p)\n#else\n#define SHFL(v, l) __shfl_sync(0xffffffffu, v, l)\n#endif\n#define SQUARE(x) ((x) * (x))\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("k.cu"),
+        "#include \"intrinsics.h\"\n__global__ void k(int* x) { x[0] = SHFL(x[1], 0); }\n",
+    )
+    .unwrap();
+    let idx = ProjectIndex::build(&[
+        (d.join("intrinsics.h"), kplan_scan::FileKind::Cuda),
+        (d.join("k.cu"), kplan_scan::FileKind::Cuda),
+    ]);
+    assert_eq!(idx.intrinsic_alias("SHFL"), Some("__shfl"));
+    assert_eq!(idx.intrinsic_alias("BALLOT"), Some("__ballot"));
+    assert_eq!(idx.intrinsic_alias("SQUARE"), None);
+    let alone = ProjectIndex::of_text(
+        &d.join("k.cu"),
+        "__global__ void k(int* x) { x[0] = SHFL(x[1], 0); }\n",
+    );
+    assert_eq!(alone.intrinsic_alias("SHFL"), None);
+    let _ = std::fs::remove_dir_all(&d);
 }

@@ -390,3 +390,14 @@ fn compiler_macros_match_nvcc_and_wavefrontsize64() {
         None => kplan_test_support::toolchain::skip("clang-19 with HIP support not installed"),
     }
 }
+
+#[test]
+fn device_code_takes_the_device_passes_platform() {
+    let src = "#ifndef __CUDA_ARCH__\n__device__ int f(int v) { return v; }\nint g;\n#endif\n";
+    let s = lex(src);
+    let at = |name: &str| (0..s.toks.len()).find(|&i| s.is(i, name)).unwrap();
+    // in the device function: only HIP's device passes compile it
+    assert_eq!(s.platform(at("return")), Platform::Amd);
+    // at file scope: the host passes of both vendors too
+    assert_eq!(s.platform(at("g")), Platform::Any);
+}
