@@ -1,5 +1,5 @@
 //! `kplan.toml`: scan configuration (`targets`, `select`, `ignore`, `per-file-ignores`,
-//! `header`), at the top level or under `[scan]`. Errors carry file:line:column.
+//! `header`, `hip-flags`), at the top level or under `[scan]`. Errors carry file:line:column.
 
 use crate::error::ScanError;
 use globset::{Glob, GlobMatcher};
@@ -41,6 +41,9 @@ pub struct Config {
     pub per_file_ignores: Vec<(GlobMatcher, Vec<String>)>,
     /// Portability headers, relative to the configuration's directory.
     pub headers: Vec<PathBuf>,
+    /// `hip-flags`: flags the project compiles its HIP code with. The scanner reads
+    /// `-mwavefrontsize64` / `-mno-wavefrontsize64` (RDNA built for 64-lane wavefronts).
+    pub hip_flags: Vec<String>,
 }
 
 fn err(path: &Path, text: &str, offset: usize, message: String) -> ScanError {
@@ -63,11 +66,19 @@ struct RawScan {
     ignore: Option<Vec<Spanned<String>>>,
     per_file_ignores: Option<BTreeMap<Spanned<String>, Vec<Spanned<String>>>>,
     header: Option<Spanned<toml::Value>>,
+    hip_flags: Option<Vec<Spanned<String>>>,
     /// `[scan]` (read at the top level only; a nested one is an unknown key).
     scan: Option<Box<RawScan>>,
 }
 
-const KEYS: &[&str] = &["targets", "select", "ignore", "per-file-ignores", "header"];
+const KEYS: &[&str] = &[
+    "targets",
+    "select",
+    "ignore",
+    "per-file-ignores",
+    "header",
+    "hip-flags",
+];
 
 /// Every key of a table with its span, for the unknown-key check.
 type Keys = BTreeMap<Spanned<String>, toml::Value>;
@@ -229,6 +240,9 @@ impl Config {
                 };
                 cfg.headers = hs.into_iter().map(|h| base.join(h)).collect();
             }
+            if let Some(f) = raw.hip_flags {
+                cfg.hip_flags = f.into_iter().map(Spanned::into_inner).collect();
+            }
             if let Some(t) = raw.per_file_ignores {
                 for (glob, ids) in t {
                     let ids =
@@ -259,6 +273,16 @@ impl Config {
         } else {
             self.ignore.extend(ignore.iter().cloned());
         }
+    }
+
+    /// Whether the HIP flags build wave32-capable AMD targets (RDNA) for 64-lane wavefronts:
+    /// the last of `-mwavefrontsize64` / `-mno-wavefrontsize64` decides, as in clang.
+    pub fn forces_wave64(&self) -> bool {
+        self.hip_flags
+            .iter()
+            .rev()
+            .find(|f| matches!(f.as_str(), "-mwavefrontsize64" | "-mno-wavefrontsize64"))
+            .is_some_and(|f| f == "-mwavefrontsize64")
     }
 
     pub fn rule_enabled(&self, id: &str, path: &Path) -> bool {

@@ -99,11 +99,14 @@ impl<'kb> ScanCtx<'kb> {
                     continue;
                 }
                 let a = r.arch;
+                // `-mwavefrontsize64`: RDNA parts that can run 64 lanes are built for it
+                let wave64 =
+                    config.forces_wave64() && a.vendor == Vendor::Amd && a.warp_sizes.contains(&64);
                 targets.push(Target {
                     name: name.to_string(),
                     arch: a.id.clone(),
                     vendor: a.vendor,
-                    warp_size: a.warp_size.get(),
+                    warp_size: if wave64 { Some(64) } else { a.warp_size.get() },
                     warp_sizes: a.warp_sizes.clone(),
                     shared_max: a.shared_per_block_bytes.get(),
                     shared_default: a

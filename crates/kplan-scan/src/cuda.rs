@@ -9,7 +9,9 @@ use crate::rule::RuleMeta;
 use std::path::Path;
 
 /// Identifiers whose presence makes a file worth the full pass. A file with none of them has
-/// no device code, launches, shared memory or inline assembly for the rules to read.
+/// no device code, launches, shared memory, inline assembly, GPU runtime calls or
+/// compute-capability tests for the rules to read (a host-only dispatch file names its GPU
+/// runtime or the NVIDIA generations it compares with).
 const TRIGGERS: &[&str] = &[
     "__global__",
     "__device__",
@@ -42,6 +44,27 @@ const TRIGGERS: &[&str] = &[
     "blockDim",
     "kernel",
     "Kernel",
+    // host-only dispatch and launch files: compute-capability tests, launch configuration,
+    // anything that names a GPU runtime or architecture
+    "TURING",
+    "AMPERE",
+    "VOLTA",
+    "HOPPER",
+    "BLACKWELL",
+    "LOVELACE",
+    "PASCAL",
+    "Turing",
+    "Ampere",
+    "Volta",
+    "Hopper",
+    "Blackwell",
+    "dim3",
+    "cuda",
+    "CUDA",
+    "hip",
+    "HIP",
+    "gfx",
+    "GFX",
     // conditionals: an unmatched one is a finding of its own
     "#if",
     "#endif",
@@ -226,16 +249,54 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
         }
     }
     /// Whether token `i` never compiles where a wave64 hazard bites: an NVIDIA-only branch
-    /// (`__CUDA_ARCH__`, `__CUDACC__`, `!defined(USE_ROCM)`, ...) or an AMD branch whose
-    /// condition fixes 32-lane wavefronts (`__GFX11__`, `__AMDGCN_WAVEFRONT_SIZE == 32`).
-    /// Code in other AMD-only branches is scanned: a 32-lane assumption there is certainly
-    /// wrong on wave64 hardware.
+    /// (`__CUDA_ARCH__`, `__CUDACC__`, `!defined(USE_ROCM)`, ...) or a branch that only
+    /// 32-lane device passes reach (`__GFX11__`, `__AMDGCN_WAVEFRONT_SIZE == 32`, the `#else`
+    /// of `__AMDGCN_WAVEFRONT_SIZE == 64`). Code in other AMD-only branches is scanned: a
+    /// 32-lane assumption there is certainly wrong on wave64 hardware.
+    ///
+    /// The `#elif`/`#else` of a group that chooses by AMD architecture or wavefront size is
+    /// guarded too: the width there is the list's choice, which `wave-size-arch-list` checks
+    /// per target.
     pub fn guarded(&self, i: usize) -> bool {
         match self.src.platform(i) {
             Platform::Nvidia => true,
-            Platform::Amd => self.amd_wave(i) == 32,
-            Platform::Any => false,
+            _ => self.amd_wave(i) == 32 || self.in_arch_alternative(i),
         }
+    }
+    /// Whether token `i` sits in an `#elif`/`#else` (or below one) of a group whose conditions
+    /// name AMD architectures or the wavefront size, reached by wave64 and wave32 device passes.
+    pub fn in_arch_alternative(&self, i: usize) -> bool {
+        let src = self.src;
+        let Some(t) = src.toks.get(i) else {
+            return false;
+        };
+        let mut b = t.branch;
+        let mut guard = 0;
+        while b != 0 && guard < 100_000 {
+            let Some(br) = src.branches.get(b as usize) else {
+                break;
+            };
+            // an alternative that parts of both widths may reach: the list chose per part
+            if br.is_alternative
+                && br.reach & crate::lex::pass::AMD_DEV64 != 0
+                && br.reach & crate::lex::pass::AMD_DEV32 != 0
+                && src
+                    .groups
+                    .get(br.group as usize)
+                    .is_some_and(|g| g.names_amd_arch)
+            {
+                return true;
+            }
+            b = br.parent;
+            guard += 1;
+        }
+        false
+    }
+    /// The warp intrinsic token `i` calls: its own name, or the intrinsic a project macro of
+    /// that name stands for (`SHFL(v, l)` defined as `__shfl(v, l)` in another header).
+    pub fn intrinsic_at(&self, i: usize) -> &str {
+        let w = self.src.s(i);
+        self.index.intrinsic_alias(w).unwrap_or(w)
     }
     /// Whether token `i` sits in a branch that never compiles for AMD.
     pub fn nv_only(&self, i: usize) -> bool {
@@ -282,14 +343,16 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
         }
         false
     }
-    /// Whether the file is compiled by HIP only: a `.hip` file, or one that includes HIP
-    /// headers unconditionally and no CUDA header.
+    /// Whether the file is compiled by HIP only: a `.hip` file, one that includes HIP headers
+    /// unconditionally and no CUDA header, or one the include graph says only HIP compiles
+    /// (it includes a HIP-only project header, or only HIP-only files include it).
     pub fn hip_file(&self) -> bool {
         self.src.hip_only
             || self
                 .path
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("hip"))
+            || self.index.is_hip_only(self.path)
     }
     /// Whether token `i` is compiled for AMD for certain: an AMD-only branch or a HIP-only
     /// file (outside NVIDIA branches).

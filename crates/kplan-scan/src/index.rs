@@ -8,7 +8,10 @@
 //! A file scanned alone builds the index of that file only ([`ProjectIndex::of_text`]).
 //! Building is linear in the input and runs in parallel over files.
 
-use crate::lex::{classify_condition_with, hip_sibling, LexEnv, Locals, Platform};
+use crate::lex::{
+    eval_condition, eval_ifdef, hip_sibling, pass, reach_platform, CondEval, LexEnv, Locals,
+    Platform,
+};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -40,6 +43,12 @@ pub struct ProjectIndex {
     /// Functions or macros whose body returns a ballot / active mask, with the width of
     /// the declared return type (32 or 64; 0 unknown).
     pub ballot_wrappers: HashMap<String, u8>,
+    /// Files compiled by HIP only, by their includes or by the files that include them
+    /// ([`hip_only_files`]).
+    pub hip_only: HashSet<PathBuf>,
+    /// Macros that stand for a warp intrinsic (`SHFL` -> `__shfl`, `BALLOT` -> `__ballot`),
+    /// from any file of the scan; the first definition met wins.
+    pub intrinsic_aliases: HashMap<String, String>,
     /// Number of files indexed.
     pub files: usize,
 }
@@ -61,6 +70,13 @@ struct FileIndex {
     /// `name = other` definitions (a macro, constant or function returning another name).
     aliases: Vec<(String, String, PathBuf)>,
     ballot_wrappers: Vec<(String, u8)>,
+    /// `#include "..."` names outside every branch but the include guard.
+    includes: Vec<String>,
+    /// Function-like macros whose body calls a warp intrinsic (`#define SHFL(v, l) __shfl(v,
+    /// l)`), with the intrinsic.
+    intrinsic_aliases: Vec<(String, String)>,
+    /// The file includes HIP headers unconditionally and no CUDA header, or is a `.hip` file.
+    hip_only: bool,
 }
 
 fn ident_words(s: &str) -> impl Iterator<Item = &str> {
@@ -139,7 +155,12 @@ fn type_width(ty: &str) -> u8 {
 }
 
 fn index_text(path: &Path, text: &str) -> FileIndex {
-    let mut fi = FileIndex::default();
+    let mut fi = FileIndex {
+        hip_only: path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("hip")),
+        ..Default::default()
+    };
     let b = text.as_bytes();
     let interesting = memchr::memmem::find(b, b"#").is_some()
         || memchr::memmem::find(b, b"const").is_some()
@@ -147,8 +168,12 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
     if !interesting {
         return fi;
     }
-    // stack of (condition text, platform, device_only) for the open branches
-    let mut stack: Vec<(Platform, bool)> = Vec::new();
+    // the open branches: (passes reaching it, passes reaching its group, passes where an
+    // earlier branch of the group certainly ran, chosen by a device-only macro)
+    let mut stack: Vec<(u8, u8, u8, bool)> = Vec::new();
+    // per open branch: it is the include guard
+    let mut guards: Vec<bool> = Vec::new();
+    let (mut hip_inc, mut cuda_inc) = (false, false);
     let locals = Locals::default();
     let mut last_sig: Option<(String, u8)> = None;
     let mut in_enum = false;
@@ -165,13 +190,8 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
             }
         }
         let t = line.trim_start();
-        let plat = stack
-            .iter()
-            .rev()
-            .map(|(p, _)| *p)
-            .find(|p| *p != Platform::Any)
-            .unwrap_or(Platform::Any);
-        let dev = stack.iter().any(|(_, d)| *d);
+        let plat = stack.last().map_or(Platform::Any, |t| reach_platform(t.0));
+        let dev = stack.iter().any(|t| t.3);
         if let Some(d) = t.strip_prefix('#') {
             let d = d.trim_start();
             let name_len = d.bytes().take_while(|c| c.is_ascii_alphabetic()).count();
@@ -187,37 +207,49 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
                         }
                     }
                     let dev_cond = ident_words(rest).any(device_only_macro);
-                    let p = match name {
-                        "if" | "elif" => classify_condition_with(rest, &locals).0,
-                        "ifdef" | "elifdef" => {
-                            crate::lex::classify_macro(ident_words(rest).next().unwrap_or(""))
-                        }
-                        "ifndef" | "elifndef" => {
-                            match crate::lex::classify_macro(ident_words(rest).next().unwrap_or(""))
-                            {
-                                Platform::Amd => Platform::Nvidia,
-                                Platform::Nvidia => Platform::Amd,
-                                Platform::Any => Platform::Any,
-                            }
-                        }
-                        _ => Platform::Any,
+                    let first = ident_words(rest).next().unwrap_or("");
+                    let ev = match name {
+                        "if" | "elif" => eval_condition(rest, &locals),
+                        "ifdef" | "elifdef" => eval_ifdef(first, false, &locals),
+                        "ifndef" | "elifndef" => eval_ifdef(first, true, &locals),
+                        _ => CondEval {
+                            possible: pass::ALL,
+                            certain: pass::ALL,
+                            vendor_test: false,
+                            constant: Some(true),
+                        },
                     };
                     if name == "ifndef" {
-                        last_ifndef = ident_words(rest).next().map(str::to_string);
+                        last_ifndef = Some(first.to_string());
                     }
                     if matches!(name, "if" | "ifdef" | "ifndef") {
-                        stack.push((p, dev_cond));
+                        let outer = stack.last().map_or(pass::ALL, |t| t.0);
+                        stack.push((outer & ev.possible, outer, ev.certain, dev_cond));
+                        guards.push(false);
                     } else if let Some(top) = stack.last_mut() {
-                        let else_p = match top.0 {
-                            Platform::Amd => Platform::Nvidia,
-                            Platform::Nvidia => Platform::Amd,
-                            Platform::Any => Platform::Any,
-                        };
-                        *top = (if name == "else" { else_p } else { p }, top.1 || dev_cond);
+                        let own = ev.possible & !top.2;
+                        *top = (top.1 & own, top.1, top.2 | ev.certain, top.3 || dev_cond);
                     }
                 }
                 "endif" => {
                     stack.pop();
+                    guards.pop();
+                }
+                "include" if guards.iter().all(|g| *g) => {
+                    let r = rest.trim();
+                    if let Some(q) = r.strip_prefix('"') {
+                        if let Some(e) = q.find('"') {
+                            if fi.includes.len() < 1024 {
+                                fi.includes.push(q[..e].to_string());
+                            }
+                        }
+                    }
+                    let inc = r.trim_start_matches(['<', '"']);
+                    if inc.starts_with("hip/") || inc.starts_with("hipcub/") {
+                        hip_inc = true;
+                    } else if inc.starts_with("cuda") || inc.starts_with("cub/") {
+                        cuda_inc = true;
+                    }
                 }
                 "define" => {
                     let r = rest.trim_start();
@@ -232,16 +264,25 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
                     if guard.as_deref() == Some(mname) {
                         // an include guard: not a platform test
                         if let Some(top) = stack.last_mut() {
-                            *top = (Platform::Any, false);
+                            *top = (top.1, top.1, 0, false);
+                        }
+                        if let Some(g) = guards.last_mut() {
+                            *g = true;
                         }
                         continue;
                     }
                     if body.starts_with('(') {
-                        // function-like: a ballot wrapper macro
+                        // function-like: a ballot wrapper macro, an alias of a warp intrinsic
                         if let Some(close) = body.find(')') {
                             let b2 = &body[close + 1..];
                             if b2.contains("__ballot") || b2.contains("__activemask") {
                                 fi.ballot_wrappers.push((mname.to_string(), 0));
+                            }
+                            if let Some(w) = ident_words(b2).find(|w| is_warp_intrinsic(w)) {
+                                if fi.intrinsic_aliases.len() < 1024 && mname != w {
+                                    fi.intrinsic_aliases
+                                        .push((mname.to_string(), w.to_string()));
+                                }
                             }
                         }
                         continue;
@@ -363,18 +404,109 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
             }
         }
     }
+    fi.hip_only |= hip_inc && !cuda_inc;
     fi
 }
 
+/// A warp-level intrinsic a project macro may stand for: shuffles, votes, the active mask.
+fn is_warp_intrinsic(w: &str) -> bool {
+    w.starts_with("__shfl")
+        || w.starts_with("__ballot")
+        || w.starts_with("__any")
+        || w.starts_with("__all")
+        || w == "__activemask"
+        || w.starts_with("__reduce_")
+        || w.starts_with("__match_")
+}
+
+/// Whether `p` names a header (a file other translation units include).
+fn is_header_path(p: &Path) -> bool {
+    p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        matches!(
+            e.to_ascii_lowercase().as_str(),
+            "h" | "hpp" | "cuh" | "inl" | "hh" | "hxx" | "cuinc"
+        )
+    })
+}
+
+/// Files compiled by HIP only, following the include graph: a file that includes a HIP-only
+/// project header unconditionally needs a HIP compiler, and a header that only HIP-only files
+/// include is compiled by HIP only. Quoted includes are resolved next to the including file,
+/// else to the one indexed file whose path ends with the included name.
+fn hip_only_files(paths: &[PathBuf], includes: &[Vec<String>], seeds: &[bool]) -> HashSet<PathBuf> {
+    let n = paths.len();
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut by_path: HashMap<&Path, usize> = HashMap::new();
+    for (i, p) in paths.iter().enumerate() {
+        by_path.insert(p.as_path(), i);
+        if let Some(f) = p.file_name().and_then(|f| f.to_str()) {
+            by_name.entry(f).or_default().push(i);
+        }
+    }
+    // edges: includer -> included
+    let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut includers: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, incs) in includes.iter().enumerate() {
+        let dir = paths[i].parent().unwrap_or(Path::new(""));
+        for inc in incs {
+            let local = dir.join(inc);
+            let target = by_path.get(local.as_path()).copied().or_else(|| {
+                let base = Path::new(inc).file_name()?.to_str()?;
+                let cands: Vec<usize> = by_name
+                    .get(base)?
+                    .iter()
+                    .copied()
+                    .filter(|&c| paths[c].ends_with(inc))
+                    .collect();
+                (cands.len() == 1).then(|| cands[0])
+            });
+            if let Some(t) = target.filter(|&t| t != i) {
+                edges[i].push(t);
+                includers[t].push(i);
+            }
+        }
+    }
+    let mut hip: Vec<bool> = seeds.to_vec();
+    for _ in 0..16 {
+        let mut changed = false;
+        for i in 0..n {
+            if hip[i] {
+                continue;
+            }
+            let up = edges[i].iter().any(|&t| hip[t]);
+            let down = is_header_path(&paths[i])
+                && !includers[i].is_empty()
+                && includers[i].iter().all(|&f| hip[f]);
+            if up || down {
+                hip[i] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    (0..n)
+        .filter(|&i| hip[i])
+        .map(|i| paths[i].clone())
+        .collect()
+}
+
 impl ProjectIndex {
-    fn merge(parts: Vec<FileIndex>) -> ProjectIndex {
+    fn merge(parts: Vec<(PathBuf, FileIndex)>) -> ProjectIndex {
         let mut idx = ProjectIndex {
             files: parts.len(),
             ..Default::default()
         };
+        let mut paths: Vec<PathBuf> = Vec::with_capacity(parts.len());
+        let mut includes: Vec<Vec<String>> = Vec::with_capacity(parts.len());
+        let mut seeds: Vec<bool> = Vec::with_capacity(parts.len());
         let mut words: HashSet<String> = HashSet::new();
         let mut aliases: Vec<(String, String, PathBuf)> = Vec::new();
-        for fi in parts {
+        for (path, mut fi) in parts {
+            paths.push(path);
+            includes.push(std::mem::take(&mut fi.includes));
+            seeds.push(fi.hip_only);
             for (n, p) in fi.platform_macros {
                 match idx.env.macros.get(&n) {
                     // defined under more than one platform: not a platform test
@@ -399,6 +531,9 @@ impl ProjectIndex {
             for (n, w) in fi.ballot_wrappers {
                 idx.ballot_wrappers.insert(n, w);
             }
+            for (n, w) in fi.intrinsic_aliases {
+                idx.intrinsic_aliases.entry(n).or_insert(w);
+            }
         }
         // names defined as a device-only warp width through other names
         for _ in 0..3 {
@@ -413,6 +548,7 @@ impl ProjectIndex {
                 break;
             }
         }
+        idx.hip_only = hip_only_files(&paths, &includes, &seeds);
         idx.env.macros.retain(|_, p| *p != Platform::Any);
         for w in &words {
             if crate::lex::classify_macro(w) != Platform::Any {
@@ -429,13 +565,13 @@ impl ProjectIndex {
 
     /// The index of one buffer (a file scanned alone).
     pub fn of_text(path: &Path, text: &str) -> ProjectIndex {
-        ProjectIndex::merge(vec![index_text(path, text)])
+        ProjectIndex::merge(vec![(path.to_path_buf(), index_text(path, text))])
     }
 
     /// Indexes the C++/CUDA/HIP files among `files`, in parallel. Unreadable files are left
     /// out (the scan reports them).
     pub fn build(files: &[(PathBuf, crate::walk::FileKind)]) -> ProjectIndex {
-        let parts: Vec<FileIndex> = files
+        let parts: Vec<(PathBuf, FileIndex)> = files
             .par_iter()
             .filter(|(_, k)| *k == crate::walk::FileKind::Cuda)
             .filter_map(|(p, _)| {
@@ -444,7 +580,7 @@ impl ProjectIndex {
                     return None;
                 }
                 let text = String::from_utf8_lossy(&bytes);
-                Some(index_text(p, &text))
+                Some((p.clone(), index_text(p, &text)))
             })
             .collect();
         ProjectIndex::merge(parts)
@@ -464,6 +600,16 @@ impl ProjectIndex {
             defs.iter().all(|d| d.value == 32 && !d.device_only)
                 && defs.iter().all(|d| d.platform != Platform::Nvidia)
         })
+    }
+
+    /// Whether the file at `path` is compiled by HIP only (by the include graph).
+    pub fn is_hip_only(&self, path: &Path) -> bool {
+        self.hip_only.contains(path)
+    }
+
+    /// The warp intrinsic the macro `name` stands for, when it is one's alias.
+    pub fn intrinsic_alias(&self, name: &str) -> Option<&str> {
+        self.intrinsic_aliases.get(name).map(String::as_str)
     }
 
     /// Whether `name` stands for the device-only warp width.

@@ -55,12 +55,17 @@ pub struct Branch {
     pub is_alternative: bool,
     /// Byte span of the directive that opens the branch (`#if ...`, `#elif ...`, `#else`).
     pub cond: (u32, u32),
-    /// Wavefront width the branch's condition fixes on AMD (`__gfx942__`, `__GFX11__`,
-    /// `__AMDGCN_WAVEFRONT_SIZE == 32`): 0 when the condition does not say.
+    /// Warp width every device pass reaching the branch has: 64 when only wave64 AMD device
+    /// passes reach it (`__gfx942__`, `__GFX9__`, `__AMDGCN_WAVEFRONT_SIZE == 64` in device
+    /// code), 32 when only 32-lane ones do (`__GFX11__`, the `#else` of a wave64 test, shared
+    /// with NVIDIA); 0 when the branch does not fix it.
     pub wave: u8,
     /// The condition selects matrix-core (MFMA) hardware: a CDNA architecture or a macro
     /// naming MFMA. Fragment layouts there are fixed by the instruction, not by the warp.
     pub mfma: bool,
+    /// The compilation passes ([`pass`]) that reach the branch: its condition and every
+    /// enclosing one may hold, and no earlier branch of its group certainly did.
+    pub reach: u8,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -73,6 +78,9 @@ pub struct Group {
     pub func: u32,
     /// `#ifndef X` immediately followed by `#define X`.
     pub include_guard: bool,
+    /// A condition of the group names AMD architectures (`__gfx942__`, `__GFX11__`) or the
+    /// wavefront size: the group chooses per AMD architecture.
+    pub names_amd_arch: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,7 +221,21 @@ impl<'a> Src<'a> {
     /// Innermost platform guard around token `i`.
     pub fn platform(&self, i: usize) -> Platform {
         match self.toks.get(i) {
-            Some(t) => self.branch_platform(t.branch),
+            Some(t) => {
+                let p = self.branch_platform(t.branch);
+                // device function bodies generate code in the device passes only: a branch
+                // both vendors' host passes reach may still be one vendor's device code
+                // (`#ifndef __CUDA_ARCH__` around a device function is HIP's)
+                if p == Platform::Any && t.func != 0 && t.branch != 0 {
+                    if let Some(br) = self.branches.get(t.branch as usize) {
+                        let d = br.reach & pass::DEV;
+                        if d != 0 {
+                            return reach_platform(d);
+                        }
+                    }
+                }
+                p
+            }
             None => Platform::Any,
         }
     }
@@ -492,193 +514,421 @@ fn sibling_switches(text: &str, out: &mut Vec<(String, Platform)>) {
     }
 }
 
-/// Value of a condition over the "which platform compiles this" question.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum CV {
-    Amd,
-    Nv,
-    Other,
-    True,
-    False,
+/// The compilation passes a preprocessor condition is evaluated in, one bit each. A CUDA/HIP
+/// source is compiled in a host pass and one device pass per target; what each defines follows
+/// the real compilers (see [`classify_macro`]): nvcc and clang-CUDA (host, device with
+/// `__CUDA_ARCH__`), clang-HIP / hipcc (host, a wave64 device pass such as gfx942, a wave32 one
+/// such as gfx1100).
+pub mod pass {
+    /// nvcc / clang-CUDA host pass.
+    pub const NV_HOST: u8 = 1;
+    /// nvcc / clang-CUDA device pass (`__CUDA_ARCH__` defined).
+    pub const NV_DEV: u8 = 2;
+    /// clang-HIP host pass (`__AMDGCN_WAVEFRONT_SIZE` is 64 here whatever the target).
+    pub const AMD_HOST: u8 = 4;
+    /// clang-HIP device pass of a wave64 target (CDNA, GCN: `__GFX9__`).
+    pub const AMD_DEV64: u8 = 8;
+    /// clang-HIP device pass of a wave32 target (RDNA: `__GFX10__`, `__GFX11__`, `__GFX12__`).
+    pub const AMD_DEV32: u8 = 16;
+    pub const NV: u8 = NV_HOST | NV_DEV;
+    pub const AMD: u8 = AMD_HOST | AMD_DEV64 | AMD_DEV32;
+    pub const DEV: u8 = NV_DEV | AMD_DEV64 | AMD_DEV32;
+    pub const ALL: u8 = NV | AMD;
+    pub const LIST: [u8; 5] = [NV_HOST, NV_DEV, AMD_HOST, AMD_DEV64, AMD_DEV32];
 }
 
-fn flip(v: CV) -> CV {
-    match v {
-        CV::Amd => CV::Nv,
-        CV::Nv => CV::Amd,
-        CV::True => CV::False,
-        CV::False => CV::True,
-        CV::Other => CV::Other,
+/// A macro's state in one pass: not defined, defined (value known or not), or unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MacroState {
+    Undef,
+    Def(Option<i64>),
+    Unknown,
+}
+
+/// What `name` is in pass `p` (one of [`pass::LIST`]).
+fn macro_state(name: &str, p: u8, local: &Locals) -> MacroState {
+    use pass::*;
+    use MacroState::*;
+    let nv = p & NV != 0;
+    let amd = p & AMD != 0;
+    let on = |cond: bool, v: MacroState| if cond { v } else { Undef };
+    match name {
+        // nvcc defines both in every pass; clang-CUDA `__CUDACC__` (runtime wrapper header)
+        "__CUDACC__" | "__NVCC__" => return on(nv, Def(Some(1))),
+        "__CUDA__"
+        | "__NVPTX__"
+        | "__CUDACC_DEBUG__"
+        | "__CUDACC_EWP__"
+        | "__CUDACC_RDC__"
+        | "__CUDACC_RTC__"
+        | "__NVCOMPILER"
+        | "__HIP_PLATFORM_NVIDIA__"
+        | "__HIP_PLATFORM_NVCC__" => return on(nv, Unknown),
+        "__CUDA_ARCH__" | "__CUDA_ARCH_LIST__" => return on(p == NV_DEV, Def(None)),
+        "__CUDA_ARCH_SPECIFIC__" | "__CUDA_ARCH_FAMILY_SPECIFIC__" => {
+            return on(p == NV_DEV, Unknown)
+        }
+        "CUDA_VERSION"
+        | "CUDART_VERSION"
+        | "__CUDACC_VER_MAJOR__"
+        | "__CUDACC_VER_MINOR__"
+        | "__CUDACC_VER_BUILD__" => return on(nv, Def(None)),
+        // clang-19 -x hip: both passes (`__AMDGCN__`/`__AMDGPU__` come from the aux target in
+        // the host pass); `__HIP_PLATFORM_AMD__` from the HIP headers
+        "__HIP__"
+        | "__HIPCC__"
+        | "__AMDGCN__"
+        | "__AMDGPU__"
+        | "__HIP_PLATFORM_AMD__"
+        | "__HIP_PLATFORM_HCC__" => return on(amd, Def(Some(1))),
+        "__HIPCC_RTC__" => return on(amd, Unknown),
+        "__HIP_DEVICE_COMPILE__" => return on(p & (AMD_DEV64 | AMD_DEV32) != 0, Def(Some(1))),
+        "__AMDGCN_WAVEFRONT_SIZE" | "__AMDGCN_WAVEFRONT_SIZE__" => {
+            return match p {
+                AMD_HOST | AMD_DEV64 => Def(Some(64)),
+                AMD_DEV32 => Def(Some(32)),
+                _ => Undef,
+            }
+        }
+        "__clang__" => return if amd { Def(Some(1)) } else { Unknown },
+        _ => {}
+    }
+    if name.starts_with("__CUDA_ARCH_FEAT_") {
+        return on(p == NV_DEV, Unknown);
+    }
+    let w = arch_macro_wave(name);
+    if w != 0 {
+        // `__GFX9__` (every wave64 target HIP supports), `__GFX11__`, `__gfx942__`, ...
+        let family9 = name == "__GFX9__";
+        return match (w, p) {
+            (64, AMD_DEV64) if family9 => Def(Some(1)),
+            (64, AMD_DEV64) | (32, AMD_DEV32) => Unknown,
+            _ => Undef,
+        };
+    }
+    match classify_local(name, local) {
+        Platform::Amd => on(amd, Def(None)),
+        Platform::Nvidia => on(nv, Unknown),
+        Platform::Any => Unknown,
     }
 }
 
-struct CondParser<'c> {
-    local: &'c Locals<'c>,
-    toks: Vec<&'c str>,
-    pos: usize,
-    depth: u32,
-    vendor_test: bool,
+/// A condition evaluated in every pass: where it may hold and where it certainly holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CondEval {
+    /// Passes where the condition may be true.
+    pub possible: u8,
+    /// Passes where it is certainly true.
+    pub certain: u8,
+    /// The condition names a vendor platform macro (not only `__CUDA_ARCH__` levels).
+    pub vendor_test: bool,
+    /// The condition is a constant (no macro in it): its value.
+    pub constant: Option<bool>,
 }
 
-impl<'c> CondParser<'c> {
-    fn peek(&self) -> &'c str {
+struct PassEval<'c> {
+    toks: &'c [&'c str],
+    pos: usize,
+    p: u8,
+    local: &'c Locals<'c>,
+    names: bool,
+    vendor: bool,
+}
+
+type PV = Option<i64>;
+
+impl PassEval<'_> {
+    fn peek(&self) -> &str {
         self.toks.get(self.pos).copied().unwrap_or("")
     }
-    fn bump(&mut self) -> &'c str {
-        let t = self.peek();
+    fn ternary(&mut self, d: u32) -> PV {
+        let c = self.binary(0, d);
+        if self.peek() != "?" {
+            return c;
+        }
         self.pos += 1;
-        t
-    }
-    fn or(&mut self) -> CV {
-        let mut v = self.and();
-        while self.peek() == "||" {
-            self.bump();
-            let r = self.and();
-            v = match (v, r) {
-                (CV::True, _) | (_, CV::True) => CV::True,
-                (CV::False, x) | (x, CV::False) => x,
-                (a, b) if a == b => a,
-                _ => CV::Other,
-            };
+        let a = self.ternary(d + 1);
+        if self.peek() == ":" {
+            self.pos += 1;
         }
-        v
-    }
-    fn and(&mut self) -> CV {
-        let mut v = self.cmp();
-        while self.peek() == "&&" {
-            self.bump();
-            let r = self.cmp();
-            v = match (v, r) {
-                (CV::False, _) | (_, CV::False) => CV::False,
-                (CV::True, x) | (x, CV::True) => x,
-                (CV::Amd, CV::Nv) | (CV::Nv, CV::Amd) => CV::Other,
-                (CV::Amd, _) | (_, CV::Amd) => CV::Amd,
-                (CV::Nv, _) | (_, CV::Nv) => CV::Nv,
-                _ => CV::Other,
-            };
+        let b = self.ternary(d + 1);
+        match c {
+            Some(0) => b,
+            Some(_) => a,
+            None if a == b => a,
+            None => None,
         }
-        v
     }
-    fn cmp(&mut self) -> CV {
-        let v = self.unary();
-        let mut out = v;
+    fn prec(op: &str) -> Option<u8> {
+        Some(match op {
+            "||" => 1,
+            "&&" => 2,
+            "|" => 3,
+            "^" => 4,
+            "&" => 5,
+            "==" | "!=" => 6,
+            "<" | ">" | "<=" | ">=" => 7,
+            "<<" | ">>" => 8,
+            "+" | "-" => 9,
+            "*" | "/" | "%" => 10,
+            _ => return None,
+        })
+    }
+    fn binary(&mut self, min: u8, d: u32) -> PV {
+        let mut l = self.unary(d);
         loop {
-            let op = self.peek();
-            if !matches!(
-                op,
-                "==" | "!="
-                    | "<"
-                    | ">"
-                    | "<="
-                    | ">="
-                    | "+"
-                    | "-"
-                    | "*"
-                    | "/"
-                    | "%"
-                    | "&"
-                    | "|"
-                    | "^"
-                    | "<<"
-                    | ">>"
-                    | "?"
-                    | ":"
-            ) {
+            let op = self.peek().to_string();
+            let Some(pr) = Self::prec(&op) else { break };
+            if pr <= min {
                 break;
             }
-            self.bump();
-            let rhs_tok = self.peek();
-            let rhs = self.unary();
-            // `X == 0` / `X != 1` read as "not X".
-            let zero = rhs_tok == "0";
-            out = match (op, out, rhs) {
-                ("==", a @ (CV::Amd | CV::Nv), _) if zero => flip(a),
-                ("!=", a @ (CV::Amd | CV::Nv), _) if !zero => flip(a),
-                (_, a @ (CV::Amd | CV::Nv), _) => a,
-                (_, _, b @ (CV::Amd | CV::Nv)) => b,
-                _ => CV::Other,
+            self.pos += 1;
+            let r = self.binary(pr, d + 1);
+            l = match op.as_str() {
+                "||" => match (l, r) {
+                    (Some(a), _) if a != 0 => Some(1),
+                    (_, Some(b)) if b != 0 => Some(1),
+                    (Some(_), Some(_)) => Some(0),
+                    _ => None,
+                },
+                "&&" => match (l, r) {
+                    (Some(0), _) | (_, Some(0)) => Some(0),
+                    (Some(_), Some(_)) => Some(1),
+                    _ => None,
+                },
+                _ => match (l, r) {
+                    (Some(a), Some(b)) => match op.as_str() {
+                        "|" => Some(a | b),
+                        "^" => Some(a ^ b),
+                        "&" => Some(a & b),
+                        "==" => Some(i64::from(a == b)),
+                        "!=" => Some(i64::from(a != b)),
+                        "<" => Some(i64::from(a < b)),
+                        ">" => Some(i64::from(a > b)),
+                        "<=" => Some(i64::from(a <= b)),
+                        ">=" => Some(i64::from(a >= b)),
+                        "<<" => u32::try_from(b).ok().and_then(|b| a.checked_shl(b)),
+                        ">>" => u32::try_from(b).ok().and_then(|b| a.checked_shr(b)),
+                        "+" => a.checked_add(b),
+                        "-" => a.checked_sub(b),
+                        "*" => a.checked_mul(b),
+                        "/" => a.checked_div(b),
+                        _ => a.checked_rem(b),
+                    },
+                    _ => None,
+                },
             };
         }
-        out
+        l
     }
-    fn unary(&mut self) -> CV {
-        self.depth += 1;
-        if self.depth > 200 {
+    fn unary(&mut self, d: u32) -> PV {
+        if d > 200 {
             self.pos = self.toks.len();
-            return CV::Other;
+            return None;
         }
-        let t = self.bump();
-        let v = match t {
-            "!" => flip(self.unary()),
+        let t = self.peek().to_string();
+        self.pos += 1;
+        match t.as_str() {
+            "!" => self.unary(d + 1).map(|v| i64::from(v == 0)),
+            "-" => self.unary(d + 1).map(|v| v.wrapping_neg()),
+            "+" => self.unary(d + 1),
+            "~" => self.unary(d + 1).map(|v| !v),
             "(" => {
-                let v = self.or();
+                let v = self.ternary(d + 1);
                 if self.peek() == ")" {
-                    self.bump();
+                    self.pos += 1;
                 }
                 v
             }
             "defined" => {
                 let paren = self.peek() == "(";
                 if paren {
-                    self.bump();
+                    self.pos += 1;
                 }
-                let name = self.bump();
+                let name = self.peek().to_string();
+                self.pos += 1;
                 if paren && self.peek() == ")" {
-                    self.bump();
+                    self.pos += 1;
                 }
-                self.name(name)
+                match self.name(&name) {
+                    MacroState::Undef => Some(0),
+                    MacroState::Def(_) => Some(1),
+                    MacroState::Unknown => None,
+                }
             }
-            "" => CV::Other,
+            "" => None,
             _ => {
                 let b = t.as_bytes()[0];
                 if b.is_ascii_digit() {
-                    match parse_int(t) {
-                        Some(0) => CV::False,
-                        Some(_) => CV::True,
-                        None => CV::Other,
-                    }
-                } else if is_ident_start(b) {
-                    // function-like macro call: skip its arguments
-                    if self.peek() == "(" {
-                        let mut d = 0i32;
-                        while self.pos < self.toks.len() {
-                            let x = self.bump();
-                            if x == "(" {
-                                d += 1;
-                            } else if x == ")" {
-                                d -= 1;
-                                if d <= 0 {
-                                    break;
-                                }
+                    return parse_int(&t).and_then(|v| i64::try_from(v).ok());
+                }
+                if !is_ident_start(b) {
+                    return None;
+                }
+                if self.peek() == "(" {
+                    // a function-like macro (`__has_builtin(x)`): its value is unknown
+                    let mut depth = 0i32;
+                    while self.pos < self.toks.len() {
+                        let x = self.peek().to_string();
+                        self.pos += 1;
+                        if x == "(" {
+                            depth += 1;
+                        } else if x == ")" {
+                            depth -= 1;
+                            if depth <= 0 {
+                                break;
                             }
                         }
                     }
-                    self.name(t)
-                } else {
-                    CV::Other
+                    self.names = true;
+                    return None;
+                }
+                match self.name(&t) {
+                    MacroState::Undef => Some(0),
+                    MacroState::Def(v) => v,
+                    MacroState::Unknown => None,
                 }
             }
-        };
-        self.depth -= 1;
-        v
-    }
-    fn name(&mut self, n: &str) -> CV {
-        match classify_local(n, self.local) {
-            Platform::Amd => {
-                self.vendor_test = true;
-                CV::Amd
-            }
-            Platform::Nvidia => {
-                if !n.starts_with("__CUDA_ARCH")
-                    && !n.starts_with("CUTLASS_ARCH_")
-                    && !n.starts_with("CUTE_ARCH_")
-                {
-                    self.vendor_test = true;
-                }
-                CV::Nv
-            }
-            Platform::Any => CV::Other,
         }
+    }
+    fn name(&mut self, n: &str) -> MacroState {
+        self.names = true;
+        let st = macro_state(n, self.p, self.local);
+        if !self.vendor {
+            let plat = classify_local(n, self.local);
+            self.vendor = match plat {
+                Platform::Amd => true,
+                Platform::Nvidia => {
+                    !n.starts_with("__CUDA_ARCH")
+                        && !n.starts_with("CUTLASS_ARCH_")
+                        && !n.starts_with("CUTE_ARCH_")
+                }
+                Platform::Any => false,
+            };
+        }
+        st
+    }
+}
+
+/// Evaluates an `#if`/`#elif` condition in every compilation pass.
+pub fn eval_condition(cond: &str, local: &Locals) -> CondEval {
+    let toks = cond_tokens(cond);
+    let mut out = CondEval {
+        possible: 0,
+        certain: 0,
+        vendor_test: false,
+        constant: None,
+    };
+    let mut values: Vec<PV> = Vec::with_capacity(5);
+    let mut names = false;
+    for p in pass::LIST {
+        let mut e = PassEval {
+            toks: &toks,
+            pos: 0,
+            p,
+            local,
+            names: false,
+            vendor: false,
+        };
+        let mut v = e.ternary(0);
+        if e.pos < toks.len() {
+            // trailing tokens the grammar does not know: unknown
+            v = None;
+        }
+        names |= e.names;
+        out.vendor_test |= e.vendor;
+        match v {
+            Some(0) => {}
+            Some(_) => {
+                out.possible |= p;
+                out.certain |= p;
+            }
+            None => out.possible |= p,
+        }
+        values.push(v);
+    }
+    if !names && !toks.is_empty() {
+        out.constant = match values.first().copied().flatten() {
+            Some(0) => Some(false),
+            Some(_) => Some(true),
+            None => None,
+        };
+    }
+    out
+}
+
+/// `#ifdef NAME` (`negate`: `#ifndef NAME`) evaluated in every pass.
+pub fn eval_ifdef(name: &str, negate: bool, local: &Locals) -> CondEval {
+    let mut out = CondEval {
+        possible: 0,
+        certain: 0,
+        vendor_test: false,
+        constant: None,
+    };
+    for p in pass::LIST {
+        let def = match macro_state(name, p, local) {
+            MacroState::Undef => Some(false),
+            MacroState::Def(_) => Some(true),
+            MacroState::Unknown => None,
+        };
+        match def.map(|d| d != negate) {
+            Some(false) => {}
+            Some(true) => {
+                out.possible |= p;
+                out.certain |= p;
+            }
+            None => out.possible |= p,
+        }
+    }
+    out.vendor_test = match classify_local(name, local) {
+        Platform::Amd => true,
+        Platform::Nvidia => !name.starts_with("__CUDA_ARCH") && !name.starts_with("CUTLASS_ARCH_"),
+        Platform::Any => false,
+    };
+    out
+}
+
+/// Whether a condition names an AMD architecture macro or the wavefront size.
+fn names_arch_or_wave(cond: &str) -> bool {
+    cond_tokens(cond)
+        .iter()
+        .any(|w| arch_macro_wave(w) != 0 || w.starts_with("__AMDGCN_WAVEFRONT_SIZE"))
+}
+
+/// Platform of a branch reached in `reach` (its own condition alone reaches `own`): in a
+/// device function body only the device passes generate code.
+fn own_platform(reach: u8, own: u8, in_func: bool) -> Platform {
+    let r = if reach != 0 { reach } else { own };
+    let r = if in_func && r & pass::DEV != 0 {
+        r & pass::DEV
+    } else {
+        r
+    };
+    reach_platform(r)
+}
+
+/// The platform of code reached in the passes `reach`: AMD-only, NVIDIA-only or both.
+pub fn reach_platform(reach: u8) -> Platform {
+    let nv = reach & pass::NV != 0;
+    let amd = reach & pass::AMD != 0;
+    match (nv, amd) {
+        (false, true) => Platform::Amd,
+        (true, false) => Platform::Nvidia,
+        _ => Platform::Any,
+    }
+}
+
+/// The warp width fixed in every device pass of `reach` (0: not fixed, or no AMD pass): 64
+/// when only wave64 AMD device passes reach it, 32 when only 32-lane ones do (wave32 AMD,
+/// possibly with NVIDIA).
+pub fn reach_wave(reach: u8) -> u8 {
+    let dev = reach & pass::DEV;
+    if dev == pass::AMD_DEV64 {
+        64
+    } else if dev & pass::AMD_DEV32 != 0 && dev & pass::AMD_DEV64 == 0 {
+        32
+    } else {
+        0
     }
 }
 
@@ -710,7 +960,18 @@ fn cond_tokens(s: &str) -> Vec<&str> {
             {
                 i += 1;
             }
-            out.push(&s[st..i]);
+            // the alternative tokens of C++ (`and`, `or`, `not`) are operators in `#if` too
+            out.push(match &s[st..i] {
+                "and" => "&&",
+                "or" => "||",
+                "not" => "!",
+                "not_eq" => "!=",
+                "bitand" => "&",
+                "bitor" => "|",
+                "xor" => "^",
+                "compl" => "~",
+                w => w,
+            });
         } else {
             // compared as bytes: the next byte may start a multibyte character
             let two = b.get(i..i + 2).unwrap_or(b"");
@@ -737,25 +998,8 @@ pub fn classify_condition(cond: &str) -> (Platform, bool, Option<bool>) {
 
 /// [`classify_condition`] knowing this file's platform feature macros.
 pub fn classify_condition_with(cond: &str, local: &Locals) -> (Platform, bool, Option<bool>) {
-    let mut p = CondParser {
-        local,
-        toks: cond_tokens(cond),
-        pos: 0,
-        depth: 0,
-        vendor_test: false,
-    };
-    let v = p.or();
-    let plat = match v {
-        CV::Amd => Platform::Amd,
-        CV::Nv => Platform::Nvidia,
-        _ => Platform::Any,
-    };
-    let constant = match v {
-        CV::True => Some(true),
-        CV::False => Some(false),
-        _ => None,
-    };
-    (plat, p.vendor_test, constant)
+    let e = eval_condition(cond, local);
+    (reach_platform(e.possible), e.vendor_test, e.constant)
 }
 
 /// Wavefront width an AMD architecture macro fixes (`__gfx942__` 64, `__gfx1100__` and
@@ -860,13 +1104,15 @@ struct CondFrame {
     group: u32,
     depth_at_if: u32,
     first_end_depth: Option<u32>,
-    /// Platforms of the branches so far (for `#else` and platform-less `#elif`).
-    seen: Platform,
     any_taken_const: bool,
     parent_branch: u32,
-    /// An `#if`/`#elif` so far was a disjunction with an AMD term (`CUDA_VERSION < 9000 ||
-    /// defined(USE_ROCM)`): the `#else` does not run on AMD.
-    else_not_amd: bool,
+    /// Passes that reach the group (the enclosing branch's reach).
+    parent_reach: u8,
+    /// Passes where an earlier branch of the group is certainly taken: later ones never run
+    /// there.
+    taken: u8,
+    /// Passes where the earlier branches' own conditions may hold.
+    earlier: u8,
 }
 
 /// `cond` (the text after `#if`) is a disjunction one of whose top-level terms is a plain AMD
@@ -953,6 +1199,7 @@ fn lex_ignoring<'t>(text: &'t str, ignore: &[u32], env: Option<&LexEnv>) -> Src<
         cond: (0, 0),
         wave: 0,
         mfma: false,
+        reach: pass::ALL,
     }];
     let mut groups = vec![Group::default()];
     let mut funcs: Vec<Func> = Vec::new();
@@ -1100,29 +1347,24 @@ fn lex_ignoring<'t>(text: &'t str, ignore: &[u32], env: Option<&LexEnv>) -> Src<
             match name {
                 _ if ignored => {}
                 "if" | "ifdef" | "ifndef" => {
-                    let (mut plat, vendor, constant) = if name == "if" {
-                        classify_condition_with(rest, &local_macros)
+                    let ev = if name == "if" {
+                        eval_condition(rest, &local_macros)
                     } else {
                         let m = cond_tokens(rest).first().copied().unwrap_or("");
-                        let p = classify_local(m, &local_macros);
-                        let vendor = p != Platform::Any
-                            && !m.starts_with("__CUDA_ARCH")
-                            && !m.starts_with("CUTLASS_ARCH_");
-                        (p, vendor, None)
+                        eval_ifdef(m, name == "ifndef", &local_macros)
                     };
-                    if name == "ifndef" {
-                        plat = match plat {
-                            Platform::Amd => Platform::Nvidia,
-                            Platform::Nvidia => Platform::Amd,
-                            Platform::Any => Platform::Any,
-                        };
-                    }
+                    let constant = ev.constant;
+                    let parent_reach = branches.get(branch as usize).map_or(pass::ALL, |b| b.reach);
+                    let reach = parent_reach & ev.possible;
+                    let in_func = cur_func != 0;
+                    let plat = own_platform(reach, ev.possible, in_func);
                     let g = groups.len() as u32;
                     groups.push(Group {
                         has_alternative: false,
-                        platform_test: plat != Platform::Any,
+                        platform_test: reach_platform(ev.possible) != Platform::Any,
                         func: cur_func,
                         include_guard: false,
+                        names_amd_arch: names_arch_or_wave(rest),
                     });
                     last_ifndef = if name == "ifndef" {
                         Some((
@@ -1148,19 +1390,16 @@ fn lex_ignoring<'t>(text: &'t str, ignore: &[u32], env: Option<&LexEnv>) -> Src<
                         group: g,
                         is_alternative: false,
                         cond: (dstart as u32, e as u32),
-                        wave: if plat == Platform::Amd {
-                            cond_wave(rest)
-                        } else {
-                            0
-                        },
+                        wave: reach_wave(reach),
                         mfma: plat == Platform::Amd && cond_mfma(rest),
+                        reach,
                     });
                     directives.push(Directive {
                         start: dstart as u32,
                         end: e as u32,
                         line,
-                        platform: plat,
-                        vendor_test: vendor,
+                        platform: reach_platform(ev.possible),
+                        vendor_test: ev.vendor_test,
                         func: cur_func,
                     });
                     cond_stack.push(CondFrame {
@@ -1168,10 +1407,11 @@ fn lex_ignoring<'t>(text: &'t str, ignore: &[u32], env: Option<&LexEnv>) -> Src<
                         group: g,
                         depth_at_if: depth,
                         first_end_depth: None,
-                        seen: plat,
                         any_taken_const: constant == Some(true),
                         parent_branch: branch,
-                        else_not_amd: name == "if" && amd_disjunct_with(rest, &local_macros),
+                        parent_reach,
+                        taken: ev.certain,
+                        earlier: ev.possible,
                     });
                     branch = nb;
                 }
@@ -1183,47 +1423,41 @@ fn lex_ignoring<'t>(text: &'t str, ignore: &[u32], env: Option<&LexEnv>) -> Src<
                         depth = fr.depth_at_if;
                         if let Some(g) = groups.get_mut(fr.group as usize) {
                             g.has_alternative = true;
+                            g.names_amd_arch |= name != "else" && names_arch_or_wave(rest);
                         }
-                        let (mut plat, vendor, constant) = if name == "else" {
-                            (Platform::Any, false, Some(true))
-                        } else if name == "elif" {
-                            classify_condition_with(rest, &local_macros)
-                        } else {
-                            let m = cond_tokens(rest).first().copied().unwrap_or("");
-                            let p = classify_local(m, &local_macros);
-                            (
-                                if name == "elifndef" {
-                                    match p {
-                                        Platform::Amd => Platform::Nvidia,
-                                        Platform::Nvidia => Platform::Amd,
-                                        x => x,
-                                    }
-                                } else {
-                                    p
-                                },
-                                p != Platform::Any,
-                                None,
-                            )
+                        let ev = match name {
+                            "else" => CondEval {
+                                possible: pass::ALL,
+                                certain: pass::ALL,
+                                vendor_test: false,
+                                constant: Some(true),
+                            },
+                            "elif" => eval_condition(rest, &local_macros),
+                            _ => {
+                                let m = cond_tokens(rest).first().copied().unwrap_or("");
+                                eval_ifdef(m, name == "elifndef", &local_macros)
+                            }
                         };
-                        if name == "elif" && amd_disjunct_with(rest, &local_macros) {
-                            fr.else_not_amd = true;
+                        let constant = ev.constant;
+                        // the branch runs where no earlier branch of the group certainly did
+                        let own = ev.possible & !fr.taken;
+                        let reach = fr.parent_reach & own;
+                        fr.taken |= ev.certain;
+                        let mut plat = own_platform(reach, own, cur_func != 0);
+                        // the other side of a vendor test (one the host pass evaluates, not a
+                        // device-pass or architecture test): where both vendors may reach it
+                        // (`#if defined(USE_ROCM) && ROCM_VERSION >= N` / `#else`), it is
+                        // read as the other vendor's branch, as its author meant it
+                        if plat == Platform::Any
+                            && fr.earlier & (pass::AMD_HOST | pass::NV_HOST) != 0
+                        {
+                            if fr.earlier & !pass::AMD == 0 {
+                                plat = Platform::Nvidia;
+                            } else if fr.earlier & !pass::NV == 0 {
+                                plat = Platform::Amd;
+                            }
                         }
-                        if plat == Platform::Any {
-                            // the branch runs where earlier platform branches did not
-                            plat = match fr.seen {
-                                Platform::Amd => Platform::Nvidia,
-                                Platform::Nvidia => Platform::Amd,
-                                Platform::Any if name == "else" && fr.else_not_amd => {
-                                    Platform::Nvidia
-                                }
-                                Platform::Any => Platform::Any,
-                            };
-                        } else if fr.seen != Platform::Any && fr.seen != plat {
-                            // #if AMD / #elif NVIDIA / #else: the else is neither
-                            fr.seen = Platform::Any;
-                        } else {
-                            fr.seen = plat;
-                        }
+                        fr.earlier |= ev.possible;
                         let is_dead =
                             fr.any_taken_const || (constant == Some(false) && name != "else");
                         if constant == Some(true) && name != "else" {
@@ -1237,20 +1471,17 @@ fn lex_ignoring<'t>(text: &'t str, ignore: &[u32], env: Option<&LexEnv>) -> Src<
                             group: fr.group,
                             is_alternative: true,
                             cond: (dstart as u32, e as u32),
-                            wave: if plat == Platform::Amd && name != "else" {
-                                cond_wave(rest)
-                            } else {
-                                0
-                            },
+                            wave: reach_wave(reach),
                             mfma: plat == Platform::Amd && name != "else" && cond_mfma(rest),
+                            reach,
                         });
                         if name != "else" {
                             directives.push(Directive {
                                 start: dstart as u32,
                                 end: e as u32,
                                 line,
-                                platform: plat,
-                                vendor_test: vendor,
+                                platform: reach_platform(own),
+                                vendor_test: ev.vendor_test,
                                 func: cur_func,
                             });
                         }
@@ -1302,16 +1533,24 @@ fn lex_ignoring<'t>(text: &'t str, ignore: &[u32], env: Option<&LexEnv>) -> Src<
                                     // nothing about the platform
                                     gr.platform_test = false;
                                 }
-                                if let Some(br) = branches.get_mut(branch as usize) {
+                                let outer = cond_stack
+                                    .last()
+                                    .filter(|fr| fr.group == g)
+                                    .map(|fr| fr.parent_reach);
+                                if let (Some(br), Some(pr)) =
+                                    (branches.get_mut(branch as usize), outer)
+                                {
                                     if br.group == g {
-                                        br.platform = Platform::Any;
+                                        br.reach = pr;
+                                        br.platform = reach_platform(pr);
                                         br.wave = 0;
                                         br.mfma = false;
                                     }
                                 }
                                 if let Some(fr) = cond_stack.last_mut() {
                                     if fr.group == g {
-                                        fr.seen = Platform::Any;
+                                        fr.taken = 0;
+                                        fr.earlier = 0;
                                     }
                                 }
                                 if let Some(d) = directives.last_mut() {

@@ -84,3 +84,107 @@ fn directory_symlink_into_the_tree_is_not_scanned_twice() {
     assert_eq!(n, 1);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+const DISPATCH: &str = "#include \"common.h\"\nint pick(int cc) {\n    if (cc >= CC_TURING) {\n        return 8;\n    }\n    return 4;\n}\n";
+
+/// A host-only dispatch file that includes a project header which includes the HIP runtime is
+/// compiled by HIP: AMD capabilities reach its NVIDIA-generation test.
+#[test]
+fn include_graph_makes_a_file_hip_only() {
+    let hip = "#pragma once\n#include <hip/hip_runtime.h>\n#define CC_TURING 750\n";
+    // distinct file counts keep the temporary trees of parallel tests apart
+    let pads = [("p1.h", ""), ("p2.h", ""), ("p3.h", ""), ("p4.h", "")];
+    let mut files = vec![("common.h", hip), ("dispatch.cpp", DISPATCH)];
+    files.extend(pads);
+    let d = tree(&files);
+    let ctx = ScanCtx::with_targets(Kb::builtin(), &["sm_90a", "gfx942", "gfx1100"]).unwrap();
+    let r = scan_paths(&ctx, std::slice::from_ref(&d)).unwrap();
+    let hits: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|f| f.rule == "capability-order-on-amd")
+        .map(|f| (f.line, f.message.clone()))
+        .collect();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].0, 3);
+    // the threshold is known (750): every AMD target in scope passes it
+    assert!(hits[0].1.contains("gfx942 (940)"), "{}", hits[0].1);
+    // the same header without HIP: nothing says AMD compiles the dispatch file
+    let cuda = "#pragma once\n#include <cuda_runtime.h>\n#define CC_TURING 750\n";
+    let mut files = vec![("common.h", cuda), ("dispatch.cpp", DISPATCH), ("x.h", "")];
+    files.extend(pads);
+    let d2 = tree(&files);
+    let r = scan_paths(&ctx, std::slice::from_ref(&d2)).unwrap();
+    assert!(r
+        .findings
+        .iter()
+        .all(|f| f.rule != "capability-order-on-amd"));
+    // a header only HIP-only files include is HIP-only too
+    let idx = ProjectIndex::build(&[
+        (d.join("common.h"), kplan_scan::FileKind::Cuda),
+        (d.join("dispatch.cpp"), kplan_scan::FileKind::Cuda),
+    ]);
+    assert!(idx.is_hip_only(&d.join("dispatch.cpp")));
+    let _ = std::fs::remove_dir_all(&d);
+    let _ = std::fs::remove_dir_all(&d2);
+}
+
+/// The mask-free warp intrinsics are HIP's native form: in a header that is HIP-only by the
+/// include graph they are not NVIDIA's removed legacy intrinsics.
+#[test]
+fn include_graph_hip_only_header_keeps_native_hip_intrinsics() {
+    let util = "#pragma once\n#include \"config.hpp\"\n__device__ inline unsigned long long vote(int p) { return __ballot(p); }\n";
+    let ctx = ScanCtx::with_targets(Kb::builtin(), &["sm_90a", "gfx942", "gfx1100"]).unwrap();
+    let count = |cfg: &str, n: usize| {
+        let files: Vec<(String, &str)> = (0..n)
+            .map(|i| (format!("pad{i}.h"), ""))
+            .chain([
+                ("config.hpp".to_string(), cfg),
+                ("util.hpp".to_string(), util),
+            ])
+            .collect();
+        let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), *b)).collect();
+        let d = tree(&refs);
+        let r = scan_paths(&ctx, std::slice::from_ref(&d)).unwrap();
+        let _ = std::fs::remove_dir_all(&d);
+        r.findings
+            .iter()
+            .filter(|f| f.rule == "implicit-warp-sync")
+            .count()
+    };
+    assert_eq!(count("#pragma once\n#include <hip/hip_runtime.h>\n", 2), 0);
+    // nothing says HIP compiles it: the legacy NVIDIA intrinsic
+    assert_eq!(count("#pragma once\n#include <cuda_runtime.h>\n", 3), 1);
+}
+
+/// Macros that stand for warp intrinsics are known in every file of the scan, with the
+/// intrinsic; a file scanned alone knows only its own.
+#[test]
+fn intrinsic_aliases_are_indexed_across_files() {
+    let d = std::env::temp_dir().join(format!("kplan-index-alias-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(
+        d.join("intrinsics.h"),
+        "#if defined(__HIP_PLATFORM_AMD__)\n#define SHFL(v, l) __shfl(v, l)\n#define BALLOT(p) __ballot(p)\n#else\n#define SHFL(v, l) __shfl_sync(0xffffffffu, v, l)\n#endif\n#define SQUARE(x) ((x) * (x))\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("k.cu"),
+        "#include \"intrinsics.h\"\n__global__ void k(int* x) { x[0] = SHFL(x[1], 0); }\n",
+    )
+    .unwrap();
+    let idx = ProjectIndex::build(&[
+        (d.join("intrinsics.h"), kplan_scan::FileKind::Cuda),
+        (d.join("k.cu"), kplan_scan::FileKind::Cuda),
+    ]);
+    assert_eq!(idx.intrinsic_alias("SHFL"), Some("__shfl"));
+    assert_eq!(idx.intrinsic_alias("BALLOT"), Some("__ballot"));
+    assert_eq!(idx.intrinsic_alias("SQUARE"), None);
+    let alone = ProjectIndex::of_text(
+        &d.join("k.cu"),
+        "__global__ void k(int* x) { x[0] = SHFL(x[1], 0); }\n",
+    );
+    assert_eq!(alone.intrinsic_alias("SHFL"), None);
+    let _ = std::fs::remove_dir_all(&d);
+}

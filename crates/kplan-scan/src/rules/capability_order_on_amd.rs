@@ -63,6 +63,74 @@ fn vendor_name(s: &str) -> bool {
         || u.starts_with("ISHIP")
 }
 
+/// HIP's compute capability of an AMD architecture id: `gfx942` 9.4, `gfx90a` 9.0, `gfx1100`
+/// 11.0 (major, minor).
+pub fn amd_capability(arch: &str) -> Option<(u32, u32)> {
+    let rest = arch.strip_prefix("gfx")?;
+    let digits: Vec<u32> = rest.chars().map_while(|c| c.to_digit(16)).collect();
+    match digits.len() {
+        3 => Some((digits[0], digits[1])),
+        4 => Some((digits[0] * 10 + digits[1], digits[2])),
+        _ => None,
+    }
+}
+
+/// The rest of the message: which AMD targets in scope pass the threshold `v`, when its
+/// value is known (scaled as `100 * major + 10 * minor` or `10 * major + minor`).
+fn amd_passes_text(cx: &Cx, v: Option<u64>) -> String {
+    let amd: Vec<(String, u32, u32)> = cx
+        .ctx
+        .targets
+        .iter()
+        .filter(|t| t.vendor == kplan_kb::Vendor::Amd)
+        .filter_map(|t| amd_capability(&t.arch).map(|(a, b)| (t.arch.clone(), a, b)))
+        .collect();
+    let scale = match v {
+        Some(v) if v >= 300 => Some((100, 10)),
+        Some(v) if (30..300).contains(&v) => Some((10, 1)),
+        _ => None,
+    };
+    let (Some(v), Some((ma, mi))) = (v, scale) else {
+        let list: Vec<String> = amd
+            .iter()
+            .map(|(a, x, y)| format!("{a} is {x}.{y}"))
+            .collect();
+        return format!(
+            ", and AMD compute capabilities ({}, or a project's AMD offset) pass it: AMD devices take this NVIDIA branch",
+            if list.is_empty() { "HIP reports the gfx version".to_string() } else { list.join(", ") }
+        );
+    };
+    let mut pass = Vec::new();
+    let mut fail = Vec::new();
+    for (a, x, y) in &amd {
+        let c = u64::from(x * ma + y * mi);
+        if c >= v {
+            pass.push(format!("{a} ({c})"));
+        } else {
+            fail.push(format!("{a} ({c})"));
+        }
+    }
+    let mut out = format!(" ({v}); HIP reports the gfx version as the capability");
+    if !pass.is_empty() {
+        out.push_str(&format!(
+            ": {} pass{} it and take{} this NVIDIA branch",
+            pass.join(", "),
+            if pass.len() == 1 { "es" } else { "" },
+            if pass.len() == 1 { "s" } else { "" }
+        ));
+    }
+    if !fail.is_empty() {
+        out.push_str(&format!(
+            "{} {} {} not",
+            if pass.is_empty() { ":" } else { ", while" },
+            fail.join(", "),
+            if fail.len() == 1 { "does" } else { "do" }
+        ));
+    }
+    out.push_str("; a project offset for AMD values passes it on every AMD device");
+    out
+}
+
 pub fn check(cx: &mut Cx) {
     if !GENERATIONS
         .iter()
@@ -73,6 +141,7 @@ pub fn check(cx: &mut Cx) {
     let src = cx.src;
     let n = src.toks.len();
     let mut last_line = 0;
+    let mut local_consts: Option<crate::rules::consts::Consts> = None;
     for k in 0..n {
         if !matches!(src.s(k), ">=" | ">" | "<" | "<=") || src.kind(k) != Some(Tk::Punct) {
             continue;
@@ -178,9 +247,20 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         last_line = line;
+        let gen_tok = (if gen_right { k + 1..=r } else { l..=k - 1 })
+            .find(|&j| src.is_ident(j) && generation_name(src.s(j)));
+        let threshold = match gen_tok {
+            Some(j) => cx.index.const_value(src.s(j)).or_else(|| {
+                local_consts
+                    .get_or_insert_with(|| crate::rules::consts::Consts::collect(src))
+                    .get(src.s(j))
+            }),
+            None => None,
+        };
         let msg = format!(
-            "`{}` compares with an NVIDIA generation, and AMD compute capabilities (9.4 for gfx942, 11.0 for gfx1100, or a project's AMD offset) pass it: AMD devices take this NVIDIA branch",
-            cx.snippet(l, r)
+            "`{}` compares with an NVIDIA generation{}",
+            cx.snippet(l, r),
+            amd_passes_text(cx, threshold)
         );
         cx.report(&META, l, r, msg, "test the vendor first (`is_nvidia(cc) && cc >= ...`), and give AMD its own branch by architecture");
     }

@@ -183,6 +183,43 @@ fn check_host_fallback(cx: &mut Cx) {
     }
 }
 
+/// Whether the name at token `i` is declared earlier in its enclosing function: a parameter
+/// (`unsigned int& warp_size`) or a local (`int warp_size = ...`).
+fn declared_locally(cx: &Cx, i: usize) -> bool {
+    let src = cx.src;
+    let w = src.s(i);
+    let mut k = i;
+    let mut steps = 0;
+    // back to the enclosing function body's `{`, then through its parameter list
+    while k > 0 && steps < 200_000 {
+        k -= 1;
+        steps += 1;
+        if src.is(k, w) && src.toks[k].depth <= src.toks[i].depth {
+            let before = src.s(k.saturating_sub(1));
+            let decl = k > 0
+                && (src.is_ident(k - 1) || matches!(before, "&" | "*" | ">"))
+                && !matches!(before, "return" | "case" | "sizeof")
+                && matches!(src.s(k + 1), "=" | ";" | "," | ")" | "{" | "(" | "[");
+            if decl {
+                return true;
+            }
+        }
+        if src.is(k, "{") && src.mate(k).is_some_and(|m| m > i) && k > 0 && src.is(k - 1, ")") {
+            // the parameter list of the function (or a control statement's condition)
+            let open = src.mate(k - 1).unwrap_or(k - 1);
+            if open > 0 && !matches!(src.s(open - 1), "if" | "for" | "while" | "switch" | "catch") {
+                return (open + 1..k - 1).any(|j| {
+                    src.is(j, w)
+                        && j > open + 1
+                        && (src.is_ident(j - 1) || matches!(src.s(j - 1), "&" | "*" | ">"))
+                        && matches!(src.s(j + 1), "," | ")" | "=" | "[")
+                });
+            }
+        }
+    }
+    false
+}
+
 pub fn check(cx: &mut Cx) {
     // the project's portability header is where the per-pass widths are chosen
     if cx.is_header {
@@ -230,6 +267,11 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         if builtin && shadowed {
+            continue;
+        }
+        // a parameter or local of the same name (`unsigned int& warp_size`) is not the
+        // project's device width
+        if project && declared_locally(cx, i) {
             continue;
         }
         // `constexpr x = warpSize` is warp-size-constexpr's finding

@@ -41,7 +41,8 @@ pub fn check(cx: &mut Cx) {
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("hip"))
         || src.text.contains("hip/hip_runtime")
-        || in_hip_dir(cx.path);
+        || in_hip_dir(cx.path)
+        || cx.hip_file();
     if !nv.is_empty() && !is_hip {
         for i in 0..n {
             let w = src.s(i);

@@ -223,6 +223,12 @@ fn bound_name(name: &str) -> bool {
     l.contains("max") || l.contains("upper") || l.contains("limit")
 }
 
+/// A name that spells its own value (`LIB_WARP_SIZE_32` = 32, `..._64` = 64): one of a set of
+/// named widths, not the choice of one; the code that picks among them is what matters.
+fn named_literal(name: &str, v: u64) -> bool {
+    name.rsplit('_').next() == Some(v.to_string().as_str())
+}
+
 pub fn check(cx: &mut Cx) {
     if !(cx.has("arp") || cx.has("ARP")) {
         return;
@@ -241,7 +247,9 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         if src.int(d.body.0 as usize) == Some(64) {
-            if let Some(amd) = width64_scope(cx, d.branch).filter(|_| !bound_name(name)) {
+            if let Some(amd) = width64_scope(cx, d.branch)
+                .filter(|_| !bound_name(name) && !named_literal(name, 64))
+            {
                 report_64(cx, d.name_start as usize, d.name_end as usize, name, amd);
             }
             continue;
@@ -249,7 +257,10 @@ pub fn check(cx: &mut Cx) {
         if src.int(d.body.0 as usize) != Some(32) {
             continue;
         }
-        if src.branch_platform(d.branch) != crate::lex::Platform::Any || used_as_width(cx, name) {
+        if src.branch_platform(d.branch) != crate::lex::Platform::Any
+            || used_as_width(cx, name)
+            || named_literal(name, 32)
+        {
             continue;
         }
         if let Some((sev, targets)) = cx.ctx.scope_severity(&META) {

@@ -5,7 +5,7 @@ use crate::cuda::Cx;
 use crate::diag::Severity;
 use crate::lex::Tk;
 use crate::rule::{Lang, RuleMeta, Scope};
-use crate::rules::target_cond::{amd_passes, branch_taken, names_amd_arch};
+use crate::rules::target_cond::{amd_passes, branch_taken, names_amd_arch, AmdPass};
 
 pub static META: RuleMeta = RuleMeta {
     id: "wave-size-arch-list",
@@ -13,14 +13,16 @@ pub static META: RuleMeta = RuleMeta {
     what: "Finds warp-width constants (`#define WARP_SIZE 64`, `constexpr int kWaveSize = 32;`: a name with \
 `warp` or `wave` and the value 32 or 64) defined in preprocessor branches that test AMD architecture macros \
 (`__gfx1030__`, `__GFX9__`, ...), evaluates those conditions for the device pass of each AMD target in scope, \
-and reports the list when a target gets a width other than its own.",
+and reports the list when a target gets a width other than its own. AMD architectures the knowledge base \
+knows but the scope leaves out (gfx950, gfx1201, ...) are evaluated too: when only they get the wrong width, \
+the finding is a note naming them.",
     why: "clang defines exactly one `__gfxNNNN__` and one `__GFXn__` macro per device pass. An allow-list of \
 wave32 parts (`#if defined(__gfx1030__)` / `32` / `#else` / `64`) sends every RDNA part it does not name, such \
 as gfx1100 or a newer one, to the 64 branch, although HIP compiles RDNA for 32-lane wavefronts; a wave64 list \
 that misses a CDNA part gives it 32. Masks, lane ids and reductions built on the constant then cover half, or \
 twice, the real wavefront.",
     example: "#if defined(__gfx1030__)\n#define WARP_SIZE 32\n#else\n#define WARP_SIZE 64\n#endif",
-    use_instead: "// families, not single parts: every RDNA generation compiles for 32-lane wavefronts\n#if defined(__GFX10__) || defined(__GFX11__) || defined(__GFX12__)\n#define WARP_SIZE 32\n#else\n#define WARP_SIZE 64\n#endif",
+    use_instead: "// device passes only, by family: every RDNA generation compiles for 32-lane wavefronts\n#if defined(__HIP_DEVICE_COMPILE__)\n#if defined(__GFX10__) || defined(__GFX11__) || defined(__GFX12__)\n#define WARP_SIZE 32\n#else\n#define WARP_SIZE 64\n#endif\n#endif\n// host code: hipDeviceProp_t::warpSize",
     severity: Severity::Error,
     scope: Scope::Amd,
     lang: Lang::Cuda,
@@ -84,6 +86,19 @@ pub fn check(cx: &mut Cx) {
     if passes.is_empty() {
         return;
     }
+    // the AMD architectures the KB knows that the scope leaves out
+    let outside: Vec<AmdPass> = cx
+        .ctx
+        .kb
+        .archs_by_vendor(kplan_kb::Vendor::Amd)
+        .filter(|a| a.id.starts_with("gfx") && !passes.iter().any(|p| p.arch == a.id))
+        .filter_map(|a| {
+            a.warp_size.get().map(|w| AmdPass {
+                arch: a.id.clone(),
+                wave: w,
+            })
+        })
+        .collect();
     let src = cx.src;
     // (branch of the definition, name, value)
     let mut defs: Vec<(u32, &str, u64)> = Vec::new();
@@ -127,18 +142,22 @@ pub fn check(cx: &mut Cx) {
             defs.push((t.branch, src.s(i), v));
         }
     }
-    // per deciding group: the targets that get the wrong width
-    let mut found: Vec<(u32, &str, u64, Vec<String>)> = Vec::new();
+    // per deciding group: the targets that get the wrong width (in scope, out of scope)
+    type Found<'n> = (u32, &'n str, u64, Vec<String>, Vec<String>);
+    let mut found: Vec<Found> = Vec::new();
     for (b, name, v) in defs {
         let Some(g) = deciding_group(cx, b) else {
             continue;
         };
-        let wrong: Vec<String> = passes
-            .iter()
-            .filter(|p| u64::from(p.wave) != v && branch_taken(cx, b, p) == Some(true))
-            .map(|p| p.arch.clone())
-            .collect();
-        if wrong.is_empty() {
+        let wrong_of = |ps: &[AmdPass]| -> Vec<String> {
+            ps.iter()
+                .filter(|p| u64::from(p.wave) != v && branch_taken(cx, b, p) == Some(true))
+                .map(|p| p.arch.clone())
+                .collect()
+        };
+        let wrong = wrong_of(&passes);
+        let wrong_out = wrong_of(&outside);
+        if wrong.is_empty() && wrong_out.is_empty() {
             continue;
         }
         if let Some(e) = found.iter_mut().find(|e| e.0 == g && e.1 == name) {
@@ -147,30 +166,65 @@ pub fn check(cx: &mut Cx) {
                     e.3.push(w);
                 }
             }
+            for w in wrong_out {
+                if !e.4.contains(&w) {
+                    e.4.push(w);
+                }
+            }
         } else {
-            found.push((g, name, v, wrong));
+            found.push((g, name, v, wrong, wrong_out));
         }
     }
-    for (g, name, v, wrong) in found {
+    let help = "in device code, test the architecture families (`__GFX10__`, `__GFX11__`, `__GFX12__` are wave32; `__GFX9__` wave64) under `__HIP_DEVICE_COMPILE__` rather than single parts; in host code, query `hipDeviceProp_t::warpSize`";
+    for (g, name, v, wrong, wrong_out) in found {
         let Some(br) = src.branches.get(g as usize) else {
             continue;
         };
+        let wave_of = |a: &String| {
+            passes
+                .iter()
+                .chain(outside.iter())
+                .find(|p| &p.arch == a)
+                .map_or(0, |p| p.wave)
+        };
         let own: Vec<String> = wrong
             .iter()
-            .map(|a| {
-                let w = passes.iter().find(|p| &p.arch == a).map_or(0, |p| p.wave);
-                format!("{a} ({w}-lane wavefronts)")
-            })
+            .map(|a| format!("{a} ({}-lane wavefronts)", wave_of(a)))
             .collect();
-        let msg = format!(
-            "this architecture list gives {} `{name}` = {v}: the condition does not name it, so it falls to the other branch",
-            own.join(", ")
-        );
+        let out: Vec<String> = wrong_out
+            .iter()
+            .map(|a| format!("{a} ({})", wave_of(a)))
+            .collect();
         let text = src
             .text
             .get(br.cond.0 as usize..br.cond.1 as usize)
             .unwrap_or("");
         let end = br.cond.0 as usize + text.trim_end().len();
+        if wrong.is_empty() {
+            let msg = format!(
+                "this architecture list gives {} `{name}` = {v}: no target in scope is affected, but these AMD architectures fall to the other branch",
+                out.join(", ")
+            );
+            cx.report_span(
+                &META,
+                Severity::Note,
+                wrong_out,
+                br.cond.0 as usize,
+                end,
+                msg,
+                help,
+            );
+            continue;
+        }
+        let also = if out.is_empty() {
+            String::new()
+        } else {
+            format!(" (outside the scope too: {})", out.join(", "))
+        };
+        let msg = format!(
+            "this architecture list gives {} `{name}` = {v}: the condition does not name it, so it falls to the other branch{also}",
+            own.join(", ")
+        );
         cx.report_span(
             &META,
             META.severity,
@@ -178,7 +232,7 @@ pub fn check(cx: &mut Cx) {
             br.cond.0 as usize,
             end,
             msg,
-            "choose the width from `__AMDGCN_WAVEFRONT_SIZE` (device passes) or, in code that can run at run time, from `warpSize`; if you keep a list, test the architecture families (`__GFX10__`, `__GFX11__`, `__GFX12__`) rather than single parts",
+            help,
         );
     }
 }

@@ -10,14 +10,16 @@ pub static META: RuleMeta = RuleMeta {
     what: "Finds uses of `__AMDGCN_WAVEFRONT_SIZE` / `__AMDGCN_WAVEFRONT_SIZE__`, in code and in `#if` conditions, \
 and host functions that use a warp-width macro the file defines from device-only architecture macros \
 (`#if defined(__GFX9__)` / `#define WARP_SIZE 64` / `#else` / `#define WARP_SIZE 32`).",
-    why: "The macro is defined only while compiling device code, so host code sizing launches or buffers from it \
-sees a different (or no) value; ROCm deprecates it in favour of `warpSize` at run time. As the only source of \
-truth it gives wrong sizes on the host and breaks when it disappears. The same holds for `__GFX9__`, \
-`__gfx942__` and `__HIP_DEVICE_COMPILE__`: the host pass of a HIP compilation defines none of them, so a width \
-chosen from them is the fallback (32) in host code while kernels on MI-series GPUs run 64 lanes; launch sizes \
-and dispatch decisions made on the host then disagree with the kernels.",
+    why: "The macro is the device pass's width only. clang in HIP mode defines it in the host pass too, as 64 \
+whatever the target (`clang -x hip --cuda-host-only --offload-arch=gfx1100 -E -dM` shows \
+`__AMDGCN_WAVEFRONT_SIZE 64`), so host code that sizes launches or buffers from it, or an `#if` on it that the \
+host pass evaluates, silently gets 64 for wave32 RDNA parts. The macro is also deprecated (ROCm 6.3 release \
+notes) and being removed from clang, so device code built on it stops compiling or falls to a fallback. The \
+same holds for `__GFX9__`, `__gfx942__` and `__HIP_DEVICE_COMPILE__`, which the host pass does not define at \
+all: a width chosen from them is the fallback (32) in host code while kernels on MI-series GPUs run 64 \
+lanes; launch sizes and dispatch decisions made on the host then disagree with the kernels.",
     example: "#define WARP_SIZE __AMDGCN_WAVEFRONT_SIZE",
-    use_instead: "// device code: warpSize at run time; host code: hipDeviceProp_t::warpSize\nint ws = prop.warpSize;",
+    use_instead: "// device code: the architecture families, in device passes only\n#if defined(__HIP_DEVICE_COMPILE__)\n#if defined(__GFX10__) || defined(__GFX11__) || defined(__GFX12__)\n#define WARP_SIZE 32\n#else\n#define WARP_SIZE 64\n#endif\n#endif\n// host code: the device property\nint ws = prop.warpSize;",
     severity: Severity::Warning,
     scope: Scope::Amd,
     lang: Lang::Cuda,
@@ -33,11 +35,15 @@ pub fn check(cx: &mut Cx) {
         return;
     }
     let src = cx.src;
-    let help = "use `warpSize` in device code and the device property (`hipDeviceProp_t::warpSize`) on the host";
+    let help = "in device code choose the width from the architecture families (`__GFX10__`, `__GFX11__`, `__GFX12__`: 32; else 64) under `__HIP_DEVICE_COMPILE__`; on the host, query `hipDeviceProp_t::warpSize`";
     for i in 0..src.toks.len() {
         let w = src.s(i);
         if w == "__AMDGCN_WAVEFRONT_SIZE" || w == "__AMDGCN_WAVEFRONT_SIZE__" {
-            let msg = format!("`{w}` is a device-only, deprecated macro used as the warp width");
+            let msg = match token_context(cx, i) {
+                Ctx::Device => format!("`{w}` is deprecated and being removed from clang: device code built on it stops compiling or takes a fallback width"),
+                Ctx::Host => format!("`{w}` is 64 in every host pass, also for wave32 targets such as gfx1100: this host code silently sees 64 (the macro is also deprecated)"),
+                Ctx::Unknown => format!("`{w}` is the device pass's width only: the host pass defines it as 64 for every target (gfx1100 too), and the macro is deprecated"),
+            };
             cx.report(&META, i, i, msg, help);
         }
     }
@@ -50,11 +56,61 @@ pub fn check(cx: &mut Cx) {
             } else {
                 23
             };
+            // the directive reaches a host pass unless an enclosing condition is device-only
+            let host = d.func == 0 && directive_reaches_host(cx, d.start);
+            let msg = if host {
+                "`__AMDGCN_WAVEFRONT_SIZE` tested in a preprocessor condition the host pass also evaluates, where it is 64 for every target (gfx1100 too): host code takes the wave64 branch; the macro is also deprecated"
+            } else {
+                "`__AMDGCN_WAVEFRONT_SIZE` tested in a device-only preprocessor condition: the macro is deprecated and being removed from clang"
+            };
             if let Some((sev, t)) = cx.ctx.scope_severity(&META) {
-                cx.report_span(&META, sev, t, s, s + len, "`__AMDGCN_WAVEFRONT_SIZE` tested in a preprocessor condition is defined only for device code".to_string(), help);
+                cx.report_span(&META, sev, t, s, s + len, msg.to_string(), help);
             }
         }
     }
+}
+
+/// Where a token's code runs.
+enum Ctx {
+    /// A device function body, or a branch only device passes reach.
+    Device,
+    /// A host function body reached by the host pass.
+    Host,
+    /// A macro body or a declaration whose use decides.
+    Unknown,
+}
+
+fn token_context(cx: &Cx, i: usize) -> Ctx {
+    let src = cx.src;
+    let Some(t) = src.toks.get(i) else {
+        return Ctx::Unknown;
+    };
+    let reach = src
+        .branches
+        .get(t.branch as usize)
+        .map_or(crate::lex::pass::ALL, |b| b.reach);
+    if src.in_device(i) || reach & crate::lex::pass::AMD_HOST == 0 {
+        Ctx::Device
+    } else if in_host_function(cx, i) {
+        Ctx::Host
+    } else {
+        Ctx::Unknown
+    }
+}
+
+/// Whether the directive starting at byte `start` sits in code the HIP host pass reads.
+fn directive_reaches_host(cx: &Cx, start: u32) -> bool {
+    let src = cx.src;
+    // branches are in file order: the one this directive opens, then its parent
+    let Ok(k) =
+        src.branches[1.min(src.branches.len())..].binary_search_by_key(&start, |b| b.cond.0)
+    else {
+        return true;
+    };
+    let br = &src.branches[k + 1];
+    src.branches
+        .get(br.parent as usize)
+        .map_or(true, |p| p.reach & crate::lex::pass::AMD_HOST != 0)
 }
 
 /// An `#if` condition that only device compilation can make true.
