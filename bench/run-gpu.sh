@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every reference kernel on the CUDA GPU of this machine: `kplan verify --backend cuda` for
-# all kernels, `kplan bench all`, and the anchors (bench/anchors.py: PyTorch eager and kplan's
+# all kernels, `kplan bench all` (500 warm-up launches per configuration), and the anchors (bench/anchors.py: PyTorch eager and kplan's
 # Triton kernels) in the same run; merges everything into ONE JSON file.
 #
 #   bench/run-gpu.sh OUTDIR [KPLAN_BINARY]
@@ -51,7 +51,12 @@ pids+=($!)
 verify_rc=0
 for p in "${pids[@]}"; do wait "$p" || verify_rc=$?; done
 verified=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-bounded "${KPLAN_BENCH_TIMEOUT:-}" "$kplan" bench all --kernels kernels --alternatives --format json -o "$out/bench.json"; bench_rc=$?
+# Warm-up launches before each configuration's timed runs: each follows a CPU-side check of its
+# output during which the GPU idles and its clocks drop; 5 launches of a 10 us kernel did not
+# bring them back (the same configuration timed twice in one run differed by up to 4%, the
+# first time slower). 500 launches are at least a few milliseconds for every case.
+warmup=${KPLAN_BENCH_WARMUP:-500}
+bounded "${KPLAN_BENCH_TIMEOUT:-}" "$kplan" bench all --kernels kernels --alternatives --warmup "$warmup" --format json -o "$out/bench.json"; bench_rc=$?
 bounded "${KPLAN_ANCHORS_TIMEOUT:-}" env PYTHONUNBUFFERED=1 "$py" bench/anchors.py "$out/bench.json" > "$out/anchors.json" 2> "$out/anchors.log"; anchors_rc=$?
 finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
@@ -98,7 +103,7 @@ doc = {
     "verify_sizes": {"rows": rows_sizes, "flat": flat_sizes},
     "commands": ["bench/run-gpu.sh OUTDIR",
                  f"kplan verify <kernel> --backend cuda --sizes=<rows: {rows_sizes} | flat: {flat_sizes}> --format json (one process per kernel, in parallel)",
-                 "kplan bench all --alternatives --format json", "python3 bench/anchors.py OUTDIR/bench.json"],
+                 f"kplan bench all --alternatives --warmup {os.environ.get('KPLAN_BENCH_WARMUP', '500')} --format json", "python3 bench/anchors.py OUTDIR/bench.json"],
     "exit_codes": {"verify": int(vrc), "bench": int(brc), "anchors": int(arc)},
     "verify": verify,
     "bench": load("bench.json"),
