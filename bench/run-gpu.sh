@@ -51,10 +51,12 @@ pids+=($!)
 verify_rc=0
 for p in "${pids[@]}"; do wait "$p" || verify_rc=$?; done
 verified=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-# Warm-up launches before each configuration's timed runs: each follows a CPU-side check of its
-# output during which the GPU idles and its clocks drop; 5 launches of a 10 us kernel did not
-# bring them back (the same configuration timed twice in one run differed by up to 4%, the
-# first time slower). 500 launches are at least a few milliseconds for every case.
+# Warm-up launches before each configuration's timed runs (each follows a CPU-side check of its
+# output, the GPU idle meanwhile): 500, a few milliseconds at least for every case, as the
+# anchors' do_bench warms up for 25 ms. It did not remove the spread of repeated timings: the
+# same configuration timed twice in one run still differed by up to 2.5% event-timed (4% with 5
+# warm-up launches) while its CUDA-graph times agreed within 0.1%, i.e. the spread is in the
+# per-launch cost, not in the kernel (bench/results/h200-2026-12-01b*.json).
 warmup=${KPLAN_BENCH_WARMUP:-500}
 bounded "${KPLAN_BENCH_TIMEOUT:-}" "$kplan" bench all --kernels kernels --alternatives --warmup "$warmup" --format json -o "$out/bench.json"; bench_rc=$?
 bounded "${KPLAN_ANCHORS_TIMEOUT:-}" env PYTHONUNBUFFERED=1 "$py" bench/anchors.py "$out/bench.json" > "$out/anchors.json" 2> "$out/anchors.log"; anchors_rc=$?
