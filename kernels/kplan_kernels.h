@@ -97,12 +97,24 @@ typedef unsigned short kplan_u16;
 typedef unsigned int kplan_u32;
 __device__ __forceinline__ float kplan_bits_to_f32(kplan_u32 b) { return __uint_as_float(b); }
 __device__ __forceinline__ kplan_u32 kplan_f32_to_bits(float f) { return __float_as_uint(f); }
-__device__ __forceinline__ float kplan_exp2(float x) { return exp2f(x); }
 __device__ __forceinline__ float kplan_rsqrt(float x) { return rsqrtf(x); }
 __device__ __forceinline__ float kplan_fmax(float a, float b) { return fmaxf(a, b); }
 __device__ __forceinline__ float kplan_rint(float x) { return rintf(x); }
 __device__ __forceinline__ float kplan_fmin(float a, float b) { return fminf(a, b); }
 __device__ __forceinline__ float kplan_fabs(float x) { return fabsf(x); }
+#endif
+
+/* kplan_exp2(x) = 2^x. One definition per platform, chosen here: NVIDIA uses the hardware
+ * approximation directly (ex2.approx.ftz: one MUFU instruction, relative error below 2^-22,
+ * results below 2^-126 flushed to zero); AMD and the host use exp2f / std::exp2. */
+#if KPLAN_BACKEND_CUDA && defined(__CUDA_ARCH__)
+__device__ __forceinline__ float kplan_exp2(float x) {
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+#elif !KPLAN_BACKEND_HOST
+__device__ __forceinline__ float kplan_exp2(float x) { return exp2f(x); }
 #endif
 
 #define KPLAN_NEG_INF kplan_bits_to_f32(0xff800000u)
@@ -137,21 +149,36 @@ template <> struct kplan_words<8> { typedef kplan_w8 type; };
 template <> struct kplan_words<4> { typedef kplan_u32 type; };
 template <> struct kplan_words<2> { typedef kplan_u16 type; };
 
-/* KPLAN_VEC elements of kplan_t, accessed as one load/store of VEC * sizeof(T) bytes. */
+/* Two fp32 values to two bf16 (round to nearest even) in one 32-bit word, low half `lo`. One
+ * definition per platform, chosen here: NVIDIA sm_80+ converts the pair in one instruction
+ * (cvt.rn.bf16x2.f32; NaN becomes the canonical quiet NaN 0x7fff), elsewhere kplan_from_f32 twice.
+ * Both give the same bits for every non-NaN input. */
+#if KPLAN_BACKEND_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+__device__ __forceinline__ kplan_u32 kplan_pack_bf16x2(float lo, float hi) {
+    kplan_u32 r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+#else
+__device__ __forceinline__ kplan_u32 kplan_pack_bf16x2(float lo, float hi) {
+    kplan_u16 a, b;
+    kplan_from_f32(lo, &a);
+    kplan_from_f32(hi, &b);
+    return (kplan_u32)a | ((kplan_u32)b << 16);
+}
+#endif
+
+/* KPLAN_VEC elements of kplan_t, accessed as one load/store of VEC * sizeof(T) bytes; `u` views
+ * the same bytes as 32-bit words (two bf16 per word). */
+#define KPLAN_VEC_WORDS ((KPLAN_VEC * (int)sizeof(kplan_t) + 3) / 4)
 struct kplan_vec {
     typedef typename kplan_words<KPLAN_VEC * sizeof(kplan_t)>::type words_t;
     union {
         words_t w;
         kplan_t e[KPLAN_VEC];
+        kplan_u32 u[KPLAN_VEC_WORDS];
     };
 };
-
-__device__ __forceinline__ void kplan_load(const kplan_t* __restrict__ p, float (&out)[KPLAN_VEC]) {
-    kplan_vec v;
-    v.w = *reinterpret_cast<const typename kplan_vec::words_t*>(p);
-#pragma unroll
-    for (int i = 0; i < KPLAN_VEC; ++i) out[i] = kplan_to_f32(v.e[i]);
-}
 
 /* Raw (still packed) vector: rows held in registers stay in their storage type, which halves
  * the registers a bf16 row needs; kplan_unpack converts when the values are used. */
@@ -160,14 +187,43 @@ __device__ __forceinline__ void kplan_load_raw(const kplan_t* __restrict__ p, kp
 }
 
 __device__ __forceinline__ void kplan_unpack(const kplan_vec& v, float (&out)[KPLAN_VEC]) {
+#if KPLAN_DTYPE_BF16
+    if (KPLAN_VEC >= 2) {
+        /* a bf16 is the high half of an fp32: one shift or mask per element */
 #pragma unroll
-    for (int i = 0; i < KPLAN_VEC; ++i) out[i] = kplan_to_f32(v.e[i]);
+        for (int i = 0; i + 1 < KPLAN_VEC; i += 2) {
+            out[i] = kplan_bits_to_f32(v.u[i / 2] << 16);
+            out[i + 1] = kplan_bits_to_f32(v.u[i / 2] & 0xffff0000u);
+        }
+    } else {
+        out[0] = kplan_to_f32(v.e[0]);
+    }
+#else
+#pragma unroll
+    for (int i = 0; i < KPLAN_VEC; ++i) out[i] = v.e[i];
+#endif
 }
 
+__device__ __forceinline__ void kplan_load(const kplan_t* __restrict__ p, float (&out)[KPLAN_VEC]) {
+    kplan_vec v;
+    kplan_load_raw(p, v);
+    kplan_unpack(v, out);
+}
+
+/* KPLAN_VEC fp32 values rounded to the storage type and stored as one access. */
 __device__ __forceinline__ void kplan_store(kplan_t* __restrict__ p, const float (&in)[KPLAN_VEC]) {
     kplan_vec v;
+#if KPLAN_DTYPE_BF16
+    if (KPLAN_VEC >= 2) {
 #pragma unroll
-    for (int i = 0; i < KPLAN_VEC; ++i) kplan_from_f32(in[i], &v.e[i]);
+        for (int i = 0; i + 1 < KPLAN_VEC; i += 2) v.u[i / 2] = kplan_pack_bf16x2(in[i], in[i + 1]);
+    } else {
+        kplan_from_f32(in[0], &v.e[0]);
+    }
+#else
+#pragma unroll
+    for (int i = 0; i < KPLAN_VEC; ++i) v.e[i] = in[i];
+#endif
     *reinterpret_cast<typename kplan_vec::words_t*>(p) = v.w;
 }
 
@@ -205,9 +261,13 @@ __device__ __forceinline__ void kplan_prefetch_row(const kplan_t* __restrict__ x
 #endif
 
 /* Reduction over the KPLAN_TPR threads of one row group. A group no wider than a warp reduces
- * with shuffles over its lanes; a wider group reduces each warp, then the warps' results through
- * shared memory. Every thread of the group gets the result. `scratch` holds
- * KPLAN_ROWS_PER_BLOCK * KPLAN_WARPS_PER_ROW floats; all threads of the block must call. */
+ * with shuffles over its lanes (no shared memory, no barrier); a wider group reduces each warp,
+ * then the warps' results through shared memory, with one barrier. Every thread of the group
+ * gets the result. `scratch` holds KPLAN_SCRATCH floats; all threads of the block must call.
+ * Two consecutive reductions must use different scratch buffers (a kernel keeps two and
+ * alternates): the barrier of the reduction in between is what keeps a fast warp from
+ * overwriting a buffer that a slow warp is still reading. */
+#define KPLAN_SCRATCH (KPLAN_ROWS_PER_BLOCK * KPLAN_WARPS_PER_ROW)
 #define KPLAN_OP_SUM 0
 #define KPLAN_OP_MAX 1
 template <int OP> __device__ __forceinline__ float kplan_combine(float a, float b) {
@@ -225,7 +285,6 @@ template <int OP> __device__ __forceinline__ float kplan_group_reduce(float v, f
     const int row = threadIdx.x / KPLAN_TPR;
     const int lane = t % KPLAN_WARP_SIZE;
     const int warp = t / KPLAN_WARP_SIZE;
-    __syncthreads(); /* scratch may still be read by a previous reduction */
     if (lane == 0) scratch[row * KPLAN_WARPS_PER_ROW + warp] = v;
     __syncthreads();
     float r = scratch[row * KPLAN_WARPS_PER_ROW];

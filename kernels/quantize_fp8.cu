@@ -64,7 +64,7 @@ __device__ __forceinline__ void kplan_fp8_store(kplan_u8* __restrict__ q, const 
 extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
     kplan_quantize_fp8(const kplan_t* __restrict__ x, kplan_u8* __restrict__ q, float* __restrict__ scale,
                        int rows, int cols) {
-    __shared__ float scratch[KPLAN_ROWS_PER_BLOCK * KPLAN_WARPS_PER_ROW];
+    __shared__ float scratch[2][KPLAN_SCRATCH];
     const int t = threadIdx.x % KPLAN_TPR;
     const int sub = threadIdx.x / KPLAN_TPR;
     const int nvec = cols / KPLAN_VEC;
@@ -73,7 +73,7 @@ extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
     kplan_vec raw[KPLAN_ITEMS], cur[KPLAN_ITEMS];
     long long g = blockIdx.x;
     if (KPLAN_ROWS_IN_FLIGHT > 1 && g < groups) kplan_prefetch_row(x, g, groups, sub, t, rows, cols, nvec, raw);
-    for (; g < groups; g += gridDim.x) {
+    for (int it = 0; g < groups; g += gridDim.x, ++it) {
         const long long row = g * KPLAN_ROWS_PER_BLOCK + sub;
         const int lim = row < rows ? nvec : 0;
         const long long base = (row < rows ? row : 0) * (long long)cols;
@@ -91,7 +91,7 @@ extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
                 for (int i = 0; i < KPLAN_VEC; ++i) amax = kplan_fmax(amax, kplan_fabs(v[i]));
             }
         }
-        amax = kplan_group_reduce<KPLAN_OP_MAX>(amax, scratch);
+        amax = kplan_group_reduce<KPLAN_OP_MAX>(amax, scratch[it & 1]);
         float sc, mul;
         kplan_fp8_scale(amax, &sc, &mul);
 #pragma unroll
@@ -106,7 +106,8 @@ extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
         if (t == 0 && row < rows) scale[row] = sc;
     }
 #else
-    for (long long g = blockIdx.x; g < groups; g += gridDim.x) {
+    int it = 0;
+    for (long long g = blockIdx.x; g < groups; g += gridDim.x, ++it) {
         const long long row = g * KPLAN_ROWS_PER_BLOCK + sub;
         const int lim = row < rows ? nvec : 0;
         const long long base = (row < rows ? row : 0) * (long long)cols;
@@ -117,7 +118,7 @@ extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
 #pragma unroll
             for (int i = 0; i < KPLAN_VEC; ++i) amax = kplan_fmax(amax, kplan_fabs(v[i]));
         }
-        amax = kplan_group_reduce<KPLAN_OP_MAX>(amax, scratch);
+        amax = kplan_group_reduce<KPLAN_OP_MAX>(amax, scratch[it & 1]);
         float sc, mul;
         kplan_fp8_scale(amax, &sc, &mul);
         for (int j = t; j < lim; j += KPLAN_TPR) {

@@ -10,21 +10,29 @@
  * max-and-sum pass, then the write. cols must be a multiple of KPLAN_VEC.
  *
  * Rows in registers compute exp(x - m) as exp2(x * log2(e) - m * log2(e)): one multiply-add and
- * one exp2 per element (rows whose maximum exceeds 2^24 / log2(e) subtract first).
+ * one exp2 per element (rows whose maximum exceeds 2^24 / log2(e) subtract first), kept in fp32
+ * registers for the write, or computed again for it when the thread holds more than
+ * KPLAN_SOFTMAX_EXP_REGS values (the packed row then needs half the registers).
  * Max-subtracted. A row of all -inf gives zeros (no probability mass); NaN in a row gives a NaN
  * row, as the CPU reference defines.
  */
 #include "kplan_kernels.h"
 
+/* Rows in registers: exp(x - m) stays in fp32 registers between the sum and the write while the
+ * thread's share of the row is at most KPLAN_SOFTMAX_EXP_REGS values; a larger share is kept
+ * packed (half the registers for bf16) and exp2 is evaluated again for the write. */
+#define KPLAN_SOFTMAX_EXP_REGS 32
+#define KPLAN_SOFTMAX_KEEP_EXP (KPLAN_ITEMS * KPLAN_VEC <= KPLAN_SOFTMAX_EXP_REGS)
+
 extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
     kplan_softmax(const kplan_t* __restrict__ x, kplan_t* __restrict__ y, int rows, int cols) {
-    __shared__ float scratch[KPLAN_ROWS_PER_BLOCK * KPLAN_WARPS_PER_ROW];
+    __shared__ float scratch[2][KPLAN_SCRATCH];
     const int t = threadIdx.x % KPLAN_TPR;
     const int sub = threadIdx.x / KPLAN_TPR;
     const int nvec = cols / KPLAN_VEC;
     const long long groups = ((long long)rows + KPLAN_ROWS_PER_BLOCK - 1) / KPLAN_ROWS_PER_BLOCK;
     const float neg_inf = KPLAN_NEG_INF;
-#if KPLAN_ITEMS > 0
+#if KPLAN_ITEMS > 0 && KPLAN_SOFTMAX_KEEP_EXP
     /* raw: the packed 16-byte vectors of the row being loaded; v: the row in fp32 (x, then exp) */
     kplan_vec raw[KPLAN_ITEMS];
     long long g = blockIdx.x;
@@ -51,7 +59,7 @@ extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
         for (int k = 0; k < KPLAN_ITEMS; ++k)
 #pragma unroll
             for (int i = 0; i < KPLAN_VEC; ++i) m = kplan_fmax(m, v[k][i]);
-        m = kplan_group_reduce<KPLAN_OP_MAX>(m, scratch);
+        m = kplan_group_reduce<KPLAN_OP_MAX>(m, scratch[0]);
         const float mz = m == neg_inf ? 0.0f : m;
         const float ms = mz * KPLAN_LOG2E;
         float s = 0.0f;
@@ -75,7 +83,7 @@ extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
                     s += v[k][i];
                 }
         }
-        s = kplan_group_reduce<KPLAN_OP_SUM>(s, scratch);
+        s = kplan_group_reduce<KPLAN_OP_SUM>(s, scratch[1]);
         const float inv = s == 0.0f ? 0.0f : 1.0f / s;
 #pragma unroll
         for (int k = 0; k < KPLAN_ITEMS; ++k) {
@@ -84,6 +92,62 @@ extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
 #pragma unroll
                 for (int i = 0; i < KPLAN_VEC; ++i) v[k][i] *= inv;
                 kplan_store(y + base + (long long)j * KPLAN_VEC, v[k]);
+            }
+        }
+    }
+#elif KPLAN_ITEMS > 0
+    /* raw: the packed 16-byte vectors of the row being loaded; cur: the row being reduced and
+     * written, still packed. exp is computed twice (for the sum, then for the output) instead of
+     * being kept in fp32 registers: half the registers, one more exp2 per element. */
+    kplan_vec raw[KPLAN_ITEMS], cur[KPLAN_ITEMS];
+    long long g = blockIdx.x;
+    if (KPLAN_ROWS_IN_FLIGHT > 1 && g < groups) kplan_prefetch_row(x, g, groups, sub, t, rows, cols, nvec, raw);
+    for (; g < groups; g += gridDim.x) {
+        const long long row = g * KPLAN_ROWS_PER_BLOCK + sub;
+        const int lim = row < rows ? nvec : 0;
+        const long long base = (row < rows ? row : 0) * (long long)cols;
+        if (KPLAN_ROWS_IN_FLIGHT == 1) kplan_load_row(x, base, 1, t, lim, raw);
+#pragma unroll
+        for (int k = 0; k < KPLAN_ITEMS; ++k) cur[k] = raw[k];
+        if (KPLAN_ROWS_IN_FLIGHT > 1) kplan_prefetch_row(x, g + gridDim.x, groups, sub, t, rows, cols, nvec, raw);
+        float m = neg_inf;
+#pragma unroll
+        for (int k = 0; k < KPLAN_ITEMS; ++k) {
+            if (t + k * KPLAN_TPR < lim) {
+                float v[KPLAN_VEC];
+                kplan_unpack(cur[k], v);
+#pragma unroll
+                for (int i = 0; i < KPLAN_VEC; ++i) m = kplan_fmax(m, v[i]);
+            }
+        }
+        m = kplan_group_reduce<KPLAN_OP_MAX>(m, scratch[0]);
+        const float mz = m == neg_inf ? 0.0f : m;
+        const float ms = mz * KPLAN_LOG2E;
+        /* folded: exp2(x * log2e - m * log2e), one multiply-add; huge magnitudes subtract first */
+        const bool folded = ms < 16777216.0f && ms > -16777216.0f;
+        float s = 0.0f;
+#pragma unroll
+        for (int k = 0; k < KPLAN_ITEMS; ++k) {
+            if (t + k * KPLAN_TPR < lim) {
+                float v[KPLAN_VEC];
+                kplan_unpack(cur[k], v);
+#pragma unroll
+                for (int i = 0; i < KPLAN_VEC; ++i)
+                    s += kplan_exp2(folded ? v[i] * KPLAN_LOG2E - ms : (v[i] - mz) * KPLAN_LOG2E);
+            }
+        }
+        s = kplan_group_reduce<KPLAN_OP_SUM>(s, scratch[1]);
+        const float inv = s == 0.0f ? 0.0f : 1.0f / s;
+#pragma unroll
+        for (int k = 0; k < KPLAN_ITEMS; ++k) {
+            const int j = t + k * KPLAN_TPR;
+            if (j < lim) {
+                float v[KPLAN_VEC];
+                kplan_unpack(cur[k], v);
+#pragma unroll
+                for (int i = 0; i < KPLAN_VEC; ++i)
+                    v[i] = kplan_exp2(folded ? v[i] * KPLAN_LOG2E - ms : (v[i] - mz) * KPLAN_LOG2E) * inv;
+                kplan_store(y + base + (long long)j * KPLAN_VEC, v);
             }
         }
     }
@@ -116,9 +180,9 @@ extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
             comp = (tk - s) - yk;
             s = tk;
         }
-        const float gm = kplan_group_reduce<KPLAN_OP_MAX>(m, scratch);
+        const float gm = kplan_group_reduce<KPLAN_OP_MAX>(m, scratch[0]);
         s = m == neg_inf ? 0.0f : s * kplan_exp2((m - gm) * KPLAN_LOG2E);
-        s = kplan_group_reduce<KPLAN_OP_SUM>(s, scratch);
+        s = kplan_group_reduce<KPLAN_OP_SUM>(s, scratch[1]);
         const float ms = gm == neg_inf ? 0.0f : gm;
         const float inv = s == 0.0f ? 0.0f : 1.0f / s;
         /* Pass 2: write; the row is re-read (from L2 for rows that fit). */

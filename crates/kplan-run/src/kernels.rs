@@ -774,11 +774,11 @@ mod tests {
             // longer rows stream
             assert_eq!(pick(op, 8, 65536).items, 0);
         }
-        // softmax's long rows: persistent grid with the next row in flight
+        // softmax's long rows: 512 threads of 8 vectors, one block per row
         let c = pick(Op::Softmax, 8192, 32768);
         assert_eq!(
             (c.tpr, c.items, c.unroll, c.blocks_per_sm),
-            (512, 8, 2, 4),
+            (512, 8, 1, 0),
             "{c:?}"
         );
         assert_eq!(
@@ -789,14 +789,16 @@ mod tests {
                 },
                 132
             ),
-            528
+            8192
         );
         let c = pick(Op::Softmax, 8192, 1024);
         assert_eq!(
             (c.block, c.tpr, c.unroll, c.blocks_per_sm),
-            (128, 32, 1, 0),
+            (64, 32, 1, 0),
             "{c:?}"
         );
+        let c = pick(Op::Rmsnorm, 8192, 1024);
+        assert_eq!((c.block, c.tpr, c.items), (128, 64, 2), "{c:?}");
         let c = pick(Op::Rmsnorm, 8192, 16384);
         assert_eq!((c.tpr, c.items, c.blocks_per_sm), (256, 8, 0), "{c:?}");
     }

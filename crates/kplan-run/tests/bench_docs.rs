@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-const RUN: &str = "bench/results/h200-2026-12-01.json";
+const RUN: &str = "bench/results/h200-2026-12-01b.json";
 
 #[test]
 fn bench_docs_match_the_committed_run() {
