@@ -8,7 +8,7 @@ use crate::rules::arch_list_partial_family::cond_idents;
 
 pub static META: RuleMeta = RuleMeta {
     id: "arch-macro-misspelled",
-    summary: "target macro in a condition misspelled (`__gfx90a`, `__gfx940_`): never defined, always false",
+    summary: "target macro in a condition misspelled (`__gfx90a`, `__gfx940_`): never defined, the same on every target",
     what: "Finds, in `#if`/`#elif`/`#ifdef` conditions, identifiers that are a misspelling of a macro the \
 compiler defines per target or platform: an architecture macro (`__gfx942__`, `__GFX9__`) or one of \
 `__HIP_PLATFORM_AMD__`, `__HIP_PLATFORM_NVIDIA__`, `__HIP_DEVICE_COMPILE__`, `__HIPCC__`, `__HIP__`, \
@@ -84,7 +84,7 @@ pub fn check(cx: &mut Cx) {
                 continue;
             }
             let msg = format!(
-                "`{w}` is never defined (the compiler defines `{right}`): this test is always false, so the branch is dead on the target it names"
+                "`{w}` is never defined (the macro is `{right}`): the test has the same value on every target, so the branch is taken (or skipped) everywhere instead of on the target it names"
             );
             if let Some((sev, targets)) = cx.ctx.scope_severity(&META) {
                 cx.report_span(

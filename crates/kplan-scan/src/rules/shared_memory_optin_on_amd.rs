@@ -36,6 +36,15 @@ fn optin_name(s: &str) -> bool {
         || l.contains("shared_memory_per_block_optin")
 }
 
+/// The plain per-block limit's spellings (no opt-in).
+fn plain_name(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    !optin_name(s)
+        && (l == "sharedmemperblock"
+            || l.ends_with("maxsharedmemoryperblock")
+            || l.ends_with("max_shared_memory_per_block"))
+}
+
 pub fn check(cx: &mut Cx) {
     if !(cx.has("ptin") || cx.has("PTIN")) {
         return;
@@ -52,6 +61,14 @@ pub fn check(cx: &mut Cx) {
         .filter(|t| t.vendor == Vendor::Amd)
         .filter_map(|t| t.shared_max.map(|b| (b, t.arch.clone())))
         .min();
+    let lds_by_arch: Vec<(u64, String)> = cx
+        .ctx
+        .targets
+        .iter()
+        .filter(|t| t.vendor == Vendor::Amd)
+        .filter_map(|t| t.shared_max.map(|b| (b, t.arch.clone())))
+        .collect();
+    let lds_all: Vec<u64> = lds_by_arch.iter().map(|(b, _)| *b).collect();
     for i in 0..src.toks.len() {
         if src.kind(i) != Some(Tk::Ident) || !optin_name(src.s(i)) || cx.nv_only(i) {
             continue;
@@ -63,10 +80,32 @@ pub fn check(cx: &mut Cx) {
         {
             continue;
         }
-        let limit = lds
-            .as_ref()
-            .map(|(b, a)| format!(" ({} KiB on {a})", b / 1024))
-            .unwrap_or_default();
+        // a fallback in the same statement (`std::max(optin, sharedMemPerBlock)`,
+        // `optin ? optin : sharedMemPerBlock`) is right on every ROCm
+        let start = (i.saturating_sub(200)..i)
+            .rev()
+            .find(|&j| matches!(src.s(j), ";" | "{" | "}"))
+            .map_or(0, |j| j + 1);
+        let stop = (i..src.toks.len().min(i + 200))
+            .find(|&j| src.is(j, ";"))
+            .unwrap_or(i);
+        if (start..stop).any(|j| j != i && src.kind(j) == Some(Tk::Ident) && plain_name(src.s(j))) {
+            continue;
+        }
+        let limit = match &lds {
+            Some((b, _)) if lds_all.iter().all(|x| x == b) => {
+                format!(" ({} KiB on every AMD target in scope)", b / 1024)
+            }
+            Some(_) => format!(
+                " ({})",
+                lds_by_arch
+                    .iter()
+                    .map(|(b, a)| format!("{a}: {} KiB", b / 1024))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => String::new(),
+        };
         let msg = format!(
             "`{}` is NVIDIA's opt-in shared-memory size; AMD has no opt-in: a workgroup gets the LDS size{limit}, and HIP reports this value as 0 on older ROCm",
             src.s(i)

@@ -28,7 +28,7 @@ MI300/MI350 too, and NVIDIA-only code paths run on AMD, where they fail to compi
 fn capability_call(name: &str) -> bool {
     let l = name.trim_end_matches('_').to_ascii_lowercase();
     l == "get_device_capability"
-        || l.ends_with("_compute_capability")
+        || (l.starts_with("get_") && l.ends_with("_compute_capability"))
         || l == "compute_capability"
         || l == "device_capability"
 }
