@@ -129,6 +129,38 @@ pub fn strict(flag: bool) -> bool {
     flag || std::env::var("KPLAN_STRICT").is_ok_and(|v| v == "1")
 }
 
+/// A kernel spec read from `path` and parsed, with its text; `Ok(Err(EXIT_USAGE))` once its
+/// located error (`path:line:col`, for invalid UTF-8 as for any spec error) is printed on
+/// standard error.
+pub fn read_spec(kb: &Kb, path: &Path) -> anyhow::Result<Result<(String, kplan_plan::Spec), u8>> {
+    let raw =
+        std::fs::read(path).with_context(|| format!("cannot read spec {}", path.display()))?;
+    let shown = path.display().to_string();
+    let text = match String::from_utf8(raw) {
+        Ok(t) => t,
+        Err(e) => {
+            // binary or mis-encoded input: locate the first bad byte like any other spec error
+            let bytes = e.as_bytes();
+            let at = e.utf8_error().valid_up_to();
+            let valid = std::str::from_utf8(&bytes[..at]).unwrap_or("");
+            let (line, col) = kplan_kb::line_col(valid, at);
+            eprintln!(
+                "{shown}:{line}:{col}: error: invalid UTF-8 (byte 0x{:02x}), expected a UTF-8 TOML kernel spec",
+                bytes[at]
+            );
+            return Ok(Err(EXIT_USAGE));
+        }
+    };
+    match kplan_plan::parse_spec(&text, kb) {
+        Ok(spec) => Ok(Ok((text, spec))),
+        Err(e) => {
+            // a located diagnostic (file:line:col, source line, caret); nothing is written
+            eprint!("{}", e.render(&shown, &text));
+            Ok(Err(EXIT_USAGE))
+        }
+    }
+}
+
 pub fn report(e: anyhow::Error, out: Output) -> ExitCode {
     if is_broken_pipe(&e) {
         // the reader went away (`kplan scan | head -1`): nothing more to say, as `head` users
