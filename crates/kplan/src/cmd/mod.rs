@@ -30,6 +30,14 @@ pub enum ColorWhen {
     Never,
 }
 
+/// `--format` of a verb whose output is text for people only (`kplan header`): `human`, the
+/// name every verb gives its text output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum TextFormat {
+    #[default]
+    Human,
+}
+
 /// Output settings every verb honours: `--color`, `--quiet`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Output {
@@ -77,11 +85,30 @@ impl Output {
 /// See [`Output::progress`].
 pub struct Progress(Option<indicatif::ProgressBar>);
 
+impl Output {
+    /// A bar with `message`, `N/M` and the elapsed time on standard error while `total` items
+    /// of long work run (build targets, verify cases), under the same conditions as
+    /// [`Output::progress`]. [`Progress::set`] moves it; finished (cleared) when dropped.
+    pub fn progress_bar(&self, message: String, total: usize, machine_output: bool) -> Progress {
+        let p = self.progress(message, machine_output);
+        if let Some(pb) = &p.0 {
+            pb.set_length(total as u64);
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} ({elapsed})")
+            {
+                pb.set_style(style);
+            }
+        }
+        p
+    }
+}
+
 impl Progress {
-    /// Replaces the message shown beside the spinner.
-    pub fn set_message(&self, message: String) {
+    /// `done` of `total` items finished.
+    pub fn set(&self, done: usize, total: usize) {
         if let Some(pb) = &self.0 {
-            pb.set_message(message);
+            pb.set_length(total as u64);
+            pb.set_position(done as u64);
         }
     }
 }
