@@ -63,7 +63,7 @@ macro_rules! plan {
 }
 
 /// The one element of `v` that `is` picks (panics listing `v` when none does).
-fn one<'a, T: std::fmt::Debug>(v: &'a [T], is: impl Fn(&T) -> bool) -> &'a T {
+fn one<T: std::fmt::Debug>(v: &[T], is: impl Fn(&T) -> bool) -> &T {
     v.iter()
         .find(|x| is(x))
         .unwrap_or_else(|| panic!("none matches in {v:#?}"))
