@@ -599,7 +599,7 @@ pub fn ridge_point(peak_tflops: f64, bandwidth_gbs: f64) -> Option<f64> {
     (bandwidth_gbs > 0.0).then(|| peak_tflops * 1e12 / (bandwidth_gbs * 1e9))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Bound {
     Memory,

@@ -12,6 +12,7 @@ pub mod error;
 pub mod keys;
 pub mod model;
 pub mod render;
+pub mod schema;
 pub mod spec;
 
 pub use build::{build_plan, PlanInputs};

@@ -55,18 +55,46 @@ impl S<'_> {
     }
 }
 
+/// The plan of `S { FIELD: VALUE, ..S::default() }` (`FIELD` alone: the variable of that name).
+macro_rules! plan {
+    ($($field:ident $(: $value:expr)?),* $(,)?) => {
+        S { $($field $(: $value)?,)* ..S::default() }.plan()
+    };
+}
+
+/// The one element of `v` that `is` picks (panics listing `v` when none does).
+fn one<T: std::fmt::Debug>(v: &[T], is: impl Fn(&T) -> bool) -> &T {
+    v.iter()
+        .find(|x| is(x))
+        .unwrap_or_else(|| panic!("none matches in {v:#?}"))
+}
+
+/// `text` contains `needle`.
+fn says(text: &str, needle: &str) {
+    assert!(text.contains(needle), "{needle:?} not in:\n{text}");
+}
+
+/// `text` does not contain `needle`.
+fn lacks(text: &str, needle: &str) {
+    assert!(!text.contains(needle), "{needle:?} in:\n{text}");
+}
+
+/// Each target's implementation (strategy, per target).
+fn implementations(p: &Plan) -> Vec<&str> {
+    p.strategy
+        .per_target
+        .iter()
+        .map(|t| t.implementation.as_str())
+        .collect()
+}
+
 fn risk_ids(p: &Plan) -> Vec<&str> {
     p.risks.iter().map(|r| r.id.as_str()).collect()
 }
 
 #[test]
 fn framework_expressible_and_reasonable_uses_the_framework() {
-    let p = S {
-        fx: true,
-        perf: "reasonable",
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(fx: true, perf: "reasonable");
     assert_eq!(p.verdict.decision, Decision::UseFramework);
     assert_eq!(p.strategy.chosen, "framework");
 }
@@ -74,18 +102,9 @@ fn framework_expressible_and_reasonable_uses_the_framework() {
 #[test]
 fn framework_expressible_but_near_peak_row_op_needs_a_kernel() {
     // NVIDIA framework row kernels reach 22-70% (efficiency table): not near-peak.
-    let p = S {
-        fx: true,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(fx: true);
     assert_eq!(p.verdict.decision, Decision::CustomKernel);
-    let fw = p
-        .strategy
-        .alternatives
-        .iter()
-        .find(|a| a.abstraction == "framework")
-        .unwrap();
+    let fw = one(&p.strategy.alternatives, |a| a.abstraction == "framework");
     assert_eq!(fw.outcome, "rejected");
     assert!(fw.why.contains("near-peak"), "{}", fw.why);
 }
@@ -93,24 +112,11 @@ fn framework_expressible_but_near_peak_row_op_needs_a_kernel() {
 #[test]
 fn framework_streaming_op_already_near_peak_uses_the_framework() {
     // NVIDIA only: the framework's streaming kernels are near peak there.
-    let p = S {
-        op: "elementwise",
-        problem: "n = 100000000, inputs = 2",
-        fx: true,
-        targets: r#""sm_80", "sm_90a""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(op: "elementwise", problem: "n = 100000000, inputs = 2", fx: true, targets: r#""sm_80", "sm_90a""#);
     assert_eq!(p.verdict.decision, Decision::UseFramework);
     // With AMD in scope the verdict weighs AMD's framework efficiency too, which is not
     // near peak: a kernel is planned, and the inputs show both vendors' figures.
-    let p = S {
-        op: "elementwise",
-        problem: "n = 100000000, inputs = 2",
-        fx: true,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(op: "elementwise", problem: "n = 100000000, inputs = 2", fx: true);
     assert_eq!(p.verdict.decision, Decision::CustomKernel);
     assert!(
         p.verdict.inputs.iter().any(|i| i.contains("on amd")),
@@ -121,19 +127,9 @@ fn framework_streaming_op_already_near_peak_uses_the_framework() {
 
 #[test]
 fn plain_gemm_uses_the_vendor_library() {
-    let p = S {
-        op: "gemm",
-        problem: "m = 4096, n = 4096, k = 4096",
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(op: "gemm", problem: "m = 4096, n = 4096, k = 4096");
     assert_eq!(p.verdict.decision, Decision::UseVendorLibrary);
-    let imp: Vec<&str> = p
-        .strategy
-        .per_target
-        .iter()
-        .map(|t| t.implementation.as_str())
-        .collect();
+    let imp = implementations(&p);
     assert!(
         imp.iter().any(|i| i.contains("cuBLAS")) && imp.iter().any(|i| i.contains("hipBLASLt")),
         "{imp:?}"
@@ -142,41 +138,23 @@ fn plain_gemm_uses_the_vendor_library() {
 
 #[test]
 fn gemm_without_vendor_blas_and_triton_goes_per_backend() {
-    let p = S {
-        op: "gemm",
-        problem: "m = 4096, n = 4096, k = 4096",
-        allowed: Some(r#""hip-single-source", "per-backend", "cutlass""#),
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(op: "gemm", problem: "m = 4096, n = 4096, k = 4096", allowed: Some(r#""hip-single-source", "per-backend", "cutlass""#));
     assert_eq!(p.verdict.decision, Decision::CustomKernel);
     assert_eq!(p.strategy.chosen, "per-backend");
-    let hip = p
-        .strategy
-        .alternatives
-        .iter()
-        .find(|a| a.abstraction == "hip-single-source")
-        .unwrap();
+    let hip = one(&p.strategy.alternatives, |a| {
+        a.abstraction == "hip-single-source"
+    });
     assert!(hip.why.contains("matrix instructions"), "{}", hip.why);
     // CUTLASS for the NVIDIA leg, since it is allowed and the op is a matrix op.
     assert_eq!(
-        p.strategy
-            .per_target
-            .iter()
-            .find(|t| t.target == "sm_90a")
-            .unwrap()
-            .abstraction,
+        one(&p.strategy.per_target, |t| t.target == "sm_90a").abstraction,
         "cutlass"
     );
 }
 
 #[test]
 fn only_nvidia_gpu_targets_is_nvidia_only() {
-    let p = S {
-        targets: r#""sm_80", "h100", "cpu-x86_64""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(targets: r#""sm_80", "h100", "cpu-x86_64""#);
     assert_eq!(p.verdict.decision, Decision::NvidiaOnly);
     assert!(p.verdict.reason.contains("CPU fallback"));
     assert!(!risk_ids(&p).contains(&"warp-size"));
@@ -184,15 +162,7 @@ fn only_nvidia_gpu_targets_is_nvidia_only() {
 
 #[test]
 fn near_peak_nvidia_only_feature_without_per_backend_is_nvidia_only() {
-    let p = S {
-        op: "gemm",
-        problem: "m = 8192, n = 8192, k = 8192",
-        features: r#""wgmma""#,
-        targets: r#""sm_90a", "gfx942""#,
-        allowed: Some(r#""triton", "hip-single-source""#),
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(op: "gemm", problem: "m = 8192, n = 8192, k = 8192", features: r#""wgmma""#, targets: r#""sm_90a", "gfx942""#, allowed: Some(r#""triton", "hip-single-source""#));
     assert_eq!(
         p.verdict.decision,
         Decision::NvidiaOnly,
@@ -200,12 +170,7 @@ fn near_peak_nvidia_only_feature_without_per_backend_is_nvidia_only() {
         p.verdict.reason
     );
     assert!(p.verdict.reason.contains("wgmma"));
-    let amd = p
-        .strategy
-        .per_target
-        .iter()
-        .find(|t| t.target == "gfx942")
-        .unwrap();
+    let amd = one(&p.strategy.per_target, |t| t.target == "gfx942");
     assert_eq!(amd.abstraction, "framework");
 }
 
@@ -213,61 +178,30 @@ fn near_peak_nvidia_only_feature_without_per_backend_is_nvidia_only() {
 fn team_with_triton_gets_triton_and_the_num_warps_risk() {
     let p = S::default().plan();
     assert_eq!(p.strategy.chosen, "triton");
-    let r = p
-        .risks
-        .iter()
-        .find(|r| r.id == "triton-num-warps")
-        .expect("num_warps risk");
+    let r = one(&p.risks, |r| r.id == "triton-num-warps");
     assert_eq!(r.targets, vec!["gfx942".to_string()]);
 }
 
 #[test]
 fn cuda_only_team_gets_hip_single_source() {
-    let p = S {
-        expertise: r#""cuda""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(expertise: r#""cuda""#);
     assert_eq!(p.strategy.chosen, "hip-single-source");
-    let tri = p
-        .strategy
-        .alternatives
-        .iter()
-        .find(|a| a.abstraction == "triton")
-        .unwrap();
+    let tri = one(&p.strategy.alternatives, |a| a.abstraction == "triton");
     assert!(tri.why.contains("no Triton experience"), "{}", tri.why);
     assert!(!risk_ids(&p).contains(&"triton-num-warps"));
 }
 
 #[test]
 fn no_known_option_falls_back_to_triton_with_ramp_up() {
-    let p = S {
-        expertise: r#""cpu""#,
-        allowed: Some(r#""triton""#),
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(expertise: r#""cpu""#, allowed: Some(r#""triton""#));
     assert_eq!(p.strategy.chosen, "triton");
-    assert!(
-        p.strategy.summary.contains("no Triton experience"),
-        "{}",
-        p.strategy.summary
-    );
+    says(&p.strategy.summary, "no Triton experience");
 }
 
 #[test]
 fn triton_rejected_below_sm_80() {
-    let p = S {
-        targets: r#""sm_75", "gfx942""#,
-        ..S::default()
-    }
-    .plan();
-    let tri = p
-        .strategy
-        .alternatives
-        .iter()
-        .find(|a| a.abstraction == "triton")
-        .unwrap();
+    let p = plan!(targets: r#""sm_75", "gfx942""#);
+    let tri = one(&p.strategy.alternatives, |a| a.abstraction == "triton");
     assert_eq!(tri.outcome, "rejected");
     assert!(tri.why.contains("sm_75"));
 }
@@ -275,11 +209,7 @@ fn triton_rejected_below_sm_80() {
 #[test]
 fn warp_size_risk_names_the_wave64_targets() {
     let p = S::default().plan();
-    let r = p
-        .risks
-        .iter()
-        .find(|r| r.id == "warp-size")
-        .expect("warp-size risk");
+    let r = one(&p.risks, |r| r.id == "warp-size");
     assert!(r.targets.contains(&"gfx942".to_string()));
     assert!(!r.targets.contains(&"sm_80".to_string()));
     assert!(r
@@ -290,11 +220,7 @@ fn warp_size_risk_names_the_wave64_targets() {
 
 #[test]
 fn rdna_and_cdna_together_add_the_wave32_risk() {
-    let p = S {
-        targets: r#""gfx942", "gfx1100""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(targets: r#""gfx942", "gfx1100""#);
     assert!(risk_ids(&p).contains(&"rdna-wave32"));
     // AMD only: no NVIDIA, so the CI adds no NVIDIA legs; CDNA present.
     assert!(p.ci.legs.iter().all(|l| !l.arch.starts_with("sm_")));
@@ -302,19 +228,8 @@ fn rdna_and_cdna_together_add_the_wave32_risk() {
 
 #[test]
 fn fp8_across_ocp_and_fnuz_targets_adds_the_encoding_risk() {
-    let p = S {
-        op: "gemm",
-        dtypes: r#""fp8", "fp32""#,
-        problem: "m = 4096, n = 4096, k = 4096",
-        targets: r#""sm_90a", "gfx942", "gfx950""#,
-        ..S::default()
-    }
-    .plan();
-    let r = p
-        .risks
-        .iter()
-        .find(|r| r.id == "fp8-encoding")
-        .expect("fp8 risk");
+    let p = plan!(op: "gemm", dtypes: r#""fp8", "fp32""#, problem: "m = 4096, n = 4096, k = 4096", targets: r#""sm_90a", "gfx942", "gfx950""#);
+    let r = one(&p.risks, |r| r.id == "fp8-encoding");
     assert!(r.targets.contains(&"gfx942".to_string()), "{:?}", r.targets);
     let ds: Vec<_> = p
         .operation
@@ -327,16 +242,8 @@ fn fp8_across_ocp_and_fnuz_targets_adds_the_encoding_risk() {
 
 #[test]
 fn missing_feature_gets_a_risk_with_the_kb_fallback() {
-    let p = S {
-        features: r#""wgmma""#,
-        ..S::default()
-    }
-    .plan();
-    let r = p
-        .risks
-        .iter()
-        .find(|r| r.id == "feature-wgmma-no")
-        .expect("wgmma missing risk");
+    let p = plan!(features: r#""wgmma""#);
+    let r = one(&p.risks, |r| r.id == "feature-wgmma-no");
     assert!(
         r.targets.contains(&"gfx942".to_string()) && r.targets.contains(&"sm_80".to_string()),
         "{:?}",
@@ -360,13 +267,8 @@ fn tiles_are_whole_warps_within_budget() {
         ),
         ("scan", "rows = 9, cols = 1000000"),
     ] {
-        let p = S {
-            op,
-            problem,
-            targets: r#""sm_75", "sm_90a", "gfx942", "gfx1201", "cpu-aarch64""#,
-            ..S::default()
-        }
-        .plan();
+        let p =
+            plan!(op, problem, targets: r#""sm_75", "sm_90a", "gfx942", "gfx1201", "cpu-aarch64""#);
         for (t, b) in p.tiles.iter().zip(&p.backend_matrix) {
             let w = b.warp_size.unwrap_or(1);
             if b.vendor != "cpu" {
@@ -394,11 +296,7 @@ fn tiles_are_whole_warps_within_budget() {
 
 #[test]
 fn ci_adds_a_second_nvidia_generation_and_a_cdna_target() {
-    let p = S {
-        targets: r#""sm_90a", "gfx1100""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(targets: r#""sm_90a", "gfx1100""#);
     let gens: std::collections::BTreeSet<String> =
         p.ci.legs
             .iter()
@@ -434,26 +332,12 @@ fn performance_units_follow_the_bound() {
             );
         }
     }
-    let gemm = S {
-        op: "gemm",
-        problem: "m = 8192, n = 8192, k = 8192",
-        ..S::default()
-    }
-    .plan();
-    let h100 = gemm
-        .performance
-        .iter()
-        .find(|x| x.target == "sm_90a")
-        .unwrap();
+    let gemm = plan!(op: "gemm", problem: "m = 8192, n = 8192, k = 8192");
+    let h100 = one(&gemm.performance, |x| x.target == "sm_90a");
     assert_eq!(h100.bound, Some(Bound::Compute));
     assert_eq!(h100.unit.as_deref(), Some("TFLOP/s"));
     // vendor library on NVIDIA: 70-80% of the dense bf16 peak
-    let peak = gemm
-        .operation
-        .per_target
-        .iter()
-        .find(|t| t.target == "sm_90a")
-        .unwrap()
+    let peak = one(&gemm.operation.per_target, |t| t.target == "sm_90a")
         .peak_tflops
         .unwrap();
     assert!((h100.expected_low.unwrap() / (0.70 * peak) - 1.0).abs() < 1e-3);
@@ -461,12 +345,7 @@ fn performance_units_follow_the_bound() {
 
 #[test]
 fn skinny_gemm_is_memory_bound() {
-    let p = S {
-        op: "gemm",
-        problem: "m = 1, n = 16384, k = 16384",
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(op: "gemm", problem: "m = 1, n = 16384, k = 16384");
     assert!(p
         .performance
         .iter()
@@ -476,13 +355,7 @@ fn skinny_gemm_is_memory_bound() {
 
 #[test]
 fn unknown_device_numbers_stay_unknown() {
-    let p = S {
-        targets: r#""m3", "cpu-x86_64""#,
-        allowed: Some(r#""metal""#),
-        expertise: r#""metal""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(targets: r#""m3", "cpu-x86_64""#, allowed: Some(r#""metal""#), expertise: r#""metal""#);
     for x in &p.performance {
         assert!(x.roofline.is_none() && x.expected_low.is_none(), "{x:?}");
         assert!(x.note.as_deref().unwrap_or("").starts_with("unknown"));
@@ -490,27 +363,17 @@ fn unknown_device_numbers_stay_unknown() {
     let m = markdown(&p);
     assert!(m.contains("unknown"));
     assert_eq!(p.strategy.per_target[0].abstraction, "metal");
-    let item = p
-        .checklist
-        .iter()
-        .find(|c| c.item == "performance per backend documented")
-        .unwrap();
+    let item = one(&p.checklist, |c| {
+        c.item == "performance per backend documented"
+    });
     assert_eq!(item.status, Status::NeedsHuman);
 }
 
 #[test]
 fn checklist_has_the_ten_items() {
-    let p = S {
-        targets: r#""sm_80", "gfx942""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(targets: r#""sm_80", "gfx942""#);
     assert_eq!(p.checklist.len(), 10);
-    let cpu = p
-        .checklist
-        .iter()
-        .find(|c| c.item == "CPU fallback decided")
-        .unwrap();
+    let cpu = one(&p.checklist, |c| c.item == "CPU fallback decided");
     assert_eq!(cpu.status, Status::Fail, "no CPU target");
 }
 
@@ -540,11 +403,7 @@ fn backends_devices_add_targets_by_device_name() {
     let spec = parse_spec(text, Kb::builtin()).unwrap();
     assert_eq!(spec.targets, ["gfx942", "h200"]);
     let p = build_plan(&spec, Kb::builtin(), &PlanInputs::default());
-    let h200 = p
-        .backend_matrix
-        .iter()
-        .find(|b| b.target == "h200")
-        .unwrap();
+    let h200 = one(&p.backend_matrix, |b| b.target == "h200");
     assert_eq!(h200.resolved_via, "device");
     assert_eq!(h200.arch, "sm_90a");
     let only_devices = "[kernel]\nname='d'\nop='softmax'\ndtypes=['fp16']\nproblem={rows=8,cols=8}\n[backends]\ndevices=['mi300x']\n";
@@ -557,19 +416,9 @@ fn backends_devices_add_targets_by_device_name() {
 
 #[test]
 fn intel_and_apple_get_their_own_language_and_risk() {
-    let p = S {
-        targets: r#""sm_90a", "gfx942", "pvc", "m3""#,
-        allowed: Some(r#""triton", "hip-single-source", "per-backend", "sycl", "metal""#),
-        expertise: r#""cuda", "sycl", "metal""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(targets: r#""sm_90a", "gfx942", "pvc", "m3""#, allowed: Some(r#""triton", "hip-single-source", "per-backend", "sycl", "metal""#), expertise: r#""cuda", "sycl", "metal""#);
     let imp = |t: &str| {
-        p.strategy
-            .per_target
-            .iter()
-            .find(|x| x.target == t)
-            .unwrap()
+        one(&p.strategy.per_target, |x| x.target == t)
             .abstraction
             .clone()
     };
@@ -588,12 +437,7 @@ fn intel_and_apple_get_their_own_language_and_risk() {
         .risks
         .iter()
         .any(|r| r.id == "warp-size" && r.targets.contains(&"pvc".to_string())));
-    let sycl = p
-        .strategy
-        .alternatives
-        .iter()
-        .find(|a| a.abstraction == "sycl")
-        .unwrap();
+    let sycl = one(&p.strategy.alternatives, |a| a.abstraction == "sycl");
     assert_ne!(sycl.outcome, "not-applicable");
     assert!(p
         .ci
@@ -604,59 +448,28 @@ fn intel_and_apple_get_their_own_language_and_risk() {
 
 #[test]
 fn apple_without_metal_allowed_is_uncovered_and_fails_the_checklist() {
-    let p = S {
-        targets: r#""sm_90a", "gfx942", "m3", "cpu""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(targets: r#""sm_90a", "gfx942", "m3", "cpu""#);
     assert_eq!(
-        p.strategy
-            .per_target
-            .iter()
-            .find(|x| x.target == "m3")
-            .unwrap()
-            .abstraction,
+        one(&p.strategy.per_target, |x| x.target == "m3").abstraction,
         "none"
     );
-    let item = p
-        .checklist
-        .iter()
-        .find(|c| c.item == "strategy decided with justification")
-        .unwrap();
+    let item = one(&p.checklist, |c| {
+        c.item == "strategy decided with justification"
+    });
     assert_eq!(item.status, Status::Fail);
 }
 
 #[test]
 fn unsupported_fp8_uses_the_upconvert_peak_and_says_so() {
-    let p = S {
-        op: "gemm",
-        dtypes: r#""fp8", "fp32""#,
-        problem: "m = 4096, n = 4096, k = 4096",
-        targets: r#""sm_80", "sm_90a""#,
-        ..S::default()
-    }
-    .plan();
-    let a100 = p
-        .operation
-        .per_target
-        .iter()
-        .find(|t| t.target == "sm_80")
-        .unwrap();
+    let p = plan!(op: "gemm", dtypes: r#""fp8", "fp32""#, problem: "m = 4096, n = 4096, k = 4096", targets: r#""sm_80", "sm_90a""#);
+    let a100 = one(&p.operation.per_target, |t| t.target == "sm_80");
     assert_eq!(a100.peak_dtype.as_deref(), Some("bf16"));
     assert!(a100.note.as_deref().unwrap().contains("upconverts"));
-    let h100 = p
-        .operation
-        .per_target
-        .iter()
-        .find(|t| t.target == "sm_90a")
-        .unwrap();
+    let h100 = one(&p.operation.per_target, |t| t.target == "sm_90a");
     assert_eq!(h100.peak_dtype.as_deref(), Some("fp8"));
-    let ds = p
-        .operation
-        .dtype_support
-        .iter()
-        .find(|d| d.target == "sm_80" && d.dtype == "fp8")
-        .unwrap();
+    let ds = one(&p.operation.dtype_support, |d| {
+        d.target == "sm_80" && d.dtype == "fp8"
+    });
     assert_eq!(ds.status, "no");
 }
 
@@ -696,11 +509,7 @@ fn kb_measurements_are_quoted_for_the_same_op_device_and_dtype() {
         (1234.5, "GB/s", "MEAS-TEST")
     );
     assert!(!m.what.contains("different shape"));
-    assert!(p
-        .performance
-        .iter()
-        .find(|x| x.target == "mi300x")
-        .unwrap()
+    assert!(one(&p.performance, |x| x.target == "mi300x")
         .measured
         .is_none());
     assert!(p.sources.iter().any(|s| s.key == "MEAS-TEST"));
@@ -722,31 +531,13 @@ fn kb_measurements_are_quoted_for_the_same_op_device_and_dtype() {
 #[test]
 fn near_peak_gemm_rejects_triton_on_amd_when_per_backend_is_allowed() {
     let allowed = Some(r#""triton", "per-backend""#);
-    let p = S {
-        op: "gemm",
-        problem: "m = 8192, n = 8192, k = 8192",
-        allowed,
-        ..S::default()
-    }
-    .plan();
-    let tri = p
-        .strategy
-        .alternatives
-        .iter()
-        .find(|a| a.abstraction == "triton")
-        .unwrap();
+    let p = plan!(op: "gemm", problem: "m = 8192, n = 8192, k = 8192", allowed);
+    let tri = one(&p.strategy.alternatives, |a| a.abstraction == "triton");
     assert_eq!(tri.outcome, "rejected");
     assert!(tri.why.contains("on amd"), "{}", tri.why);
     assert_eq!(p.strategy.chosen, "per-backend");
     // The same spec at `reasonable` keeps Triton.
-    let p = S {
-        op: "gemm",
-        problem: "m = 8192, n = 8192, k = 8192",
-        allowed,
-        perf: "reasonable",
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(op: "gemm", problem: "m = 8192, n = 8192, k = 8192", allowed, perf: "reasonable");
     assert_eq!(p.strategy.chosen, "triton");
 }
 
@@ -787,11 +578,7 @@ allowed = ["framework", "vendor-blas", "triton", "hip-single-source", "cutlass",
 
 #[test]
 fn cpu_levels_the_ci_host_cannot_run_get_their_own_runner() {
-    let p = S {
-        targets: r#""cpu-x86_64", "cpu-aarch64", "cpu-x86_64-avx512""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(targets: r#""cpu-x86_64", "cpu-aarch64", "cpu-x86_64-avx512""#);
     let leg = |name: &str| {
         p.ci.legs
             .iter()
@@ -803,21 +590,13 @@ fn cpu_levels_the_ci_host_cannot_run_get_their_own_runner() {
     assert!(leg("compile-cpu-aarch64").toolchain.contains("cross"));
     assert_ne!(leg("run-cpu-aarch64").runner, "CI host");
     assert_ne!(leg("run-cpu-x86_64-avx512").runner, "CI host");
-    let warp = p
-        .checklist
-        .iter()
-        .find(|c| c.item == "warp size addressed")
-        .unwrap();
+    let warp = one(&p.checklist, |c| c.item == "warp size addressed");
     assert!(warp.evidence.contains("no GPU target"));
 }
 
 #[test]
 fn short_rows_get_one_warp_each() {
-    let p = S {
-        problem: "rows = 100000, cols = 96",
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(problem: "rows = 100000, cols = 96");
     for t in p.tiles.iter().filter(|t| t.target != "cpu-x86_64") {
         assert!(t.tile["rows_per_block"] > 1, "{}: {:?}", t.target, t.tile);
         assert_eq!(t.shared_bytes, 0);
@@ -827,16 +606,8 @@ fn short_rows_get_one_warp_each() {
 
 #[test]
 fn two_names_for_one_arch_share_ci_legs_and_pass_the_ci_item() {
-    let p = S {
-        targets: r#""sm_90a", "h200", "cpu""#,
-        ..S::default()
-    }
-    .plan();
-    let ci = p
-        .checklist
-        .iter()
-        .find(|c| c.item == "CI covers every backend")
-        .unwrap();
+    let p = plan!(targets: r#""sm_90a", "h200", "cpu""#);
+    let ci = one(&p.checklist, |c| c.item == "CI covers every backend");
     assert_eq!(ci.status, Status::Pass, "{}", ci.evidence);
     assert_eq!(
         p.ci.legs
@@ -845,23 +616,16 @@ fn two_names_for_one_arch_share_ci_legs_and_pass_the_ci_item() {
             .count(),
         1
     );
-    let nv = p
-        .checklist
-        .iter()
-        .find(|c| c.item == "risk register lists every NVIDIA-specific feature")
-        .unwrap();
+    let nv = one(&p.checklist, |c| {
+        c.item == "risk register lists every NVIDIA-specific feature"
+    });
     assert_eq!(nv.status, Status::Pass);
 }
 
 #[test]
 fn compile_legs_name_the_kplan_build_command_for_the_strategy() {
     let tri = S::default().plan();
-    let leg = tri
-        .ci
-        .legs
-        .iter()
-        .find(|l| l.name == "compile-gfx942")
-        .unwrap();
+    let leg = one(&tri.ci.legs, |l| l.name == "compile-gfx942");
     assert_eq!(
         leg.command.as_deref(),
         Some("kplan build kernels/t.py --targets gfx942")
@@ -875,27 +639,13 @@ fn compile_legs_name_the_kplan_build_command_for_the_strategy() {
             || l.command
                 .as_deref()
                 .is_some_and(|c| c.starts_with("kplan verify kernels/t.toml --backend "))));
-    let hip = S {
-        expertise: r#""cuda""#,
-        ..S::default()
-    }
-    .plan();
-    let leg = hip
-        .ci
-        .legs
-        .iter()
-        .find(|l| l.name == "compile-sm_80")
-        .unwrap();
+    let hip = plan!(expertise: r#""cuda""#);
+    let leg = one(&hip.ci.legs, |l| l.name == "compile-sm_80");
     assert_eq!(
         leg.command.as_deref(),
         Some("kplan build kernels/t.cu --targets sm_80")
     );
-    let blas = S {
-        op: "gemm",
-        problem: "m = 64, n = 64, k = 64",
-        ..S::default()
-    }
-    .plan();
+    let blas = plan!(op: "gemm", problem: "m = 64, n = 64, k = 64");
     assert!(blas.ci.legs.iter().all(|l| l.command.is_none()));
 }
 
@@ -930,13 +680,7 @@ fn measured_prefers_the_strategy_implementation_family() {
 #[test]
 fn small_byte_counts_keep_the_space_before_the_unit() {
     // Below 1 kB `si` has no prefix: the Markdown must read "8.00 B", not "8.00B".
-    let p = S {
-        op: "elementwise",
-        dtypes: r#""fp32""#,
-        problem: "n = 1",
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(op: "elementwise", dtypes: r#""fp32""#, problem: "n = 1");
     let md = markdown(&p);
     assert!(md.contains("x 4 B = 8.00 B\n"), "{md}");
     let big = S::default().plan();
@@ -950,14 +694,7 @@ fn small_byte_counts_keep_the_space_before_the_unit() {
 fn compute_bound_streaming_op_gets_no_bandwidth_efficiency() {
     // A custom op at 1000 FLOP/byte is compute-bound on every GPU; the streaming efficiency
     // bands are fractions of bandwidth and must not be applied to a FLOP/s roofline.
-    let p = S {
-        op: "custom",
-        dtypes: r#""fp32""#,
-        problem: "flops = 1e12, bytes = 1e9",
-        targets: r#""sm_90a", "gfx942""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(op: "custom", dtypes: r#""fp32""#, problem: "flops = 1e12, bytes = 1e9", targets: r#""sm_90a", "gfx942""#);
     for perf in &p.performance {
         assert_eq!(perf.bound, Some(Bound::Compute), "{}", perf.target);
         assert!(perf.roofline.is_some(), "{}", perf.target);
@@ -967,14 +704,7 @@ fn compute_bound_streaming_op_gets_no_bandwidth_efficiency() {
         assert!(note.contains("compute-bound"), "{note}");
     }
     // The same op memory-bound keeps its streaming band.
-    let m = S {
-        op: "custom",
-        dtypes: r#""fp32""#,
-        problem: "flops = 1e9, bytes = 1e9",
-        targets: r#""sm_90a", "gfx942""#,
-        ..S::default()
-    }
-    .plan();
+    let m = plan!(op: "custom", dtypes: r#""fp32""#, problem: "flops = 1e9, bytes = 1e9", targets: r#""sm_90a", "gfx942""#);
     assert!(m.performance.iter().all(|p| p.expected_low.is_some()));
 }
 
@@ -982,17 +712,7 @@ fn compute_bound_streaming_op_gets_no_bandwidth_efficiency() {
 fn header_admits_the_ci_coverage_architectures() {
     // RDNA + NVIDIA with a single-source strategy: CI adds a CDNA (wave64) compile leg, which
     // builds the same code with the same header; the header's scope guard must admit it.
-    let p = S {
-        op: "reduction",
-        dtypes: r#""fp32""#,
-        problem: "n = 100000000",
-        targets: r#""gfx1201", "sm_120""#,
-        perf: "reasonable",
-        expertise: r#""cuda", "hip""#,
-        allowed: Some(r#""hip-single-source", "per-backend""#),
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(op: "reduction", dtypes: r#""fp32""#, problem: "n = 100000000", targets: r#""gfx1201", "sm_120""#, perf: "reasonable", expertise: r#""cuda", "hip""#, allowed: Some(r#""hip-single-source", "per-backend""#));
     let cdna: Vec<&str> =
         p.ci.legs
             .iter()
@@ -1014,25 +734,13 @@ fn header_admits_the_ci_coverage_architectures() {
 fn warp_size_title_does_not_claim_a_difference_between_wave32_targets() {
     // gfx1100 and gfx1201 both default to wave32 (wave64 selectable): the risk stays, but its
     // title must not say the targets differ.
-    let p = S {
-        targets: r#""gfx1100", "gfx1201""#,
-        ..S::default()
-    }
-    .plan();
-    let r = p
-        .risks
-        .iter()
-        .find(|r| r.id == "warp-size")
-        .expect("warp-size risk");
+    let p = plan!(targets: r#""gfx1100", "gfx1201""#);
+    let r = one(&p.risks, |r| r.id == "warp-size");
     assert!(!r.title.contains("differs across targets"), "{}", r.title);
     assert!(r.title.contains("selectable (32/64)"), "{}", r.title);
     let mixed = S::default().plan();
     let r = mixed.risks.iter().find(|r| r.id == "warp-size").unwrap();
-    assert!(
-        r.title.contains("differs across targets (32 vs 64)"),
-        "{}",
-        r.title
-    );
+    says(&r.title, "differs across targets (32 vs 64)");
 }
 
 #[test]
@@ -1040,14 +748,7 @@ fn min_toolchain_includes_the_features_the_spec_needs() {
     // fp8 MMA on sm_89/sm_90a needs a newer CUDA than the architectures themselves (KB feature
     // entry); the backend matrix and the CI legs must ask for the newer one.
     let kb = Kb::builtin();
-    let p = S {
-        op: "gemm",
-        dtypes: r#""fp8", "fp32""#,
-        problem: "m = 4096, n = 4096, k = 4096",
-        targets: r#""sm_89", "sm_90a", "gfx942""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(op: "gemm", dtypes: r#""fp8", "fp32""#, problem: "m = 4096, n = 4096, k = 4096", targets: r#""sm_89", "sm_90a", "gfx942""#);
     for b in &p.backend_matrix {
         let arch = kb.arch(&b.arch).unwrap();
         let want = kb.min_toolchain_with(arch, &["fp8-matrix"]);
@@ -1063,11 +764,7 @@ fn min_toolchain_includes_the_features_the_spec_needs() {
             );
         }
     }
-    let sm89 = p
-        .backend_matrix
-        .iter()
-        .find(|b| b.target == "sm_89")
-        .unwrap();
+    let sm89 = one(&p.backend_matrix, |b| b.target == "sm_89");
     assert_ne!(
         sm89.min_toolchain,
         kb.arch("sm_89").unwrap().min_toolchain.value,
@@ -1077,53 +774,22 @@ fn min_toolchain_includes_the_features_the_spec_needs() {
 
 #[test]
 fn nvidia_only_verdict_does_not_prescribe_cuda_when_the_strategy_is_triton() {
-    let p = S {
-        perf: "reasonable",
-        targets: r#""sm_80", "cpu-aarch64""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(perf: "reasonable", targets: r#""sm_80", "cpu-aarch64""#);
     assert_eq!(p.verdict.decision, Decision::NvidiaOnly);
     assert_eq!(p.strategy.chosen, "triton");
-    assert!(
-        !p.verdict.reason.contains("write CUDA"),
-        "{}",
-        p.verdict.reason
-    );
-    assert!(
-        p.verdict.reason.contains("section 3"),
-        "{}",
-        p.verdict.reason
-    );
+    lacks(&p.verdict.reason, "write CUDA");
+    says(&p.verdict.reason, "section 3");
 }
 
 #[test]
 fn output_dtype_sets_the_bytes_of_the_output() {
     // fp8 GEMM writing bf16: A and B at 1 B, C at 2 B.
-    let p = S {
-        op: "gemm",
-        dtypes: r#""fp8", "fp32", "bf16""#,
-        problem: "m = 1024, n = 2048, k = 512",
-        targets: r#""sm_90a", "gfx950""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(op: "gemm", dtypes: r#""fp8", "fp32", "bf16""#, problem: "m = 1024, n = 2048, k = 512", targets: r#""sm_90a", "gfx950""#);
     let want = (1024.0 * 512.0 + 512.0 * 2048.0) * 1.0 + 1024.0 * 2048.0 * 2.0;
     assert_eq!(p.operation.bytes, want, "{}", p.operation.bytes_formula);
-    assert!(
-        p.operation.bytes_formula.contains("bf16"),
-        "{}",
-        p.operation.bytes_formula
-    );
+    says(&p.operation.bytes_formula, "bf16");
     // Without a third dtype the output is in the storage dtype.
-    let q = S {
-        op: "gemm",
-        dtypes: r#""fp8", "fp32""#,
-        problem: "m = 1024, n = 2048, k = 512",
-        targets: r#""sm_90a", "gfx950""#,
-        ..S::default()
-    }
-    .plan();
+    let q = plan!(op: "gemm", dtypes: r#""fp8", "fp32""#, problem: "m = 1024, n = 2048, k = 512", targets: r#""sm_90a", "gfx950""#);
     assert_eq!(
         q.operation.bytes,
         (1024.0 * 512.0 + 512.0 * 2048.0 + 1024.0 * 2048.0) * 1.0
@@ -1133,27 +799,13 @@ fn output_dtype_sets_the_bytes_of_the_output() {
 #[test]
 fn a_problem_smaller_than_the_gpu_is_flagged_in_performance() {
     // n = 1: one block on a GPU with 100+ SMs/CUs; the full-GPU roofline cannot be reached.
-    let p = S {
-        op: "elementwise",
-        dtypes: r#""fp32""#,
-        problem: "n = 1",
-        targets: r#""sm_80", "gfx942""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(op: "elementwise", dtypes: r#""fp32""#, problem: "n = 1", targets: r#""sm_80", "gfx942""#);
     for perf in &p.performance {
         let w = perf.warning.as_deref().unwrap_or("");
         assert!(w.contains("launches 1 block(s)"), "{}: {w}", perf.target);
     }
     // A large problem fills the GPU: no such warning.
-    let big = S {
-        op: "elementwise",
-        dtypes: r#""fp32""#,
-        problem: "n = 100000000",
-        targets: r#""sm_80", "gfx942""#,
-        ..S::default()
-    }
-    .plan();
+    let big = plan!(op: "elementwise", dtypes: r#""fp32""#, problem: "n = 100000000", targets: r#""sm_80", "gfx942""#);
     for perf in &big.performance {
         assert!(
             !perf.warning.as_deref().unwrap_or("").contains("block(s)"),
@@ -1172,13 +824,7 @@ fn library_first_for_any_op_a_library_covers_on_every_gpu_target() {
         ("histogram", "n = 10000000, bins = 256"),
         ("sort", "n = 100000000"),
     ] {
-        let p = S {
-            op,
-            problem,
-            dtypes: r#""fp32""#,
-            ..S::default()
-        }
-        .plan();
+        let p = plan!(op, problem, dtypes: r#""fp32""#);
         assert_eq!(
             p.verdict.decision,
             Decision::UseVendorLibrary,
@@ -1198,30 +844,16 @@ fn library_first_for_any_op_a_library_covers_on_every_gpu_target() {
         );
     }
     // Not allowed: the library is still named as the baseline, and a kernel is planned.
-    let p = S {
-        op: "scan",
-        problem: "n = 1000000000",
-        allowed: Some(r#""triton", "per-backend""#),
-        ..S::default()
-    }
-    .plan();
+    let p =
+        plan!(op: "scan", problem: "n = 1000000000", allowed: Some(r#""triton", "per-backend""#));
     assert_eq!(p.verdict.decision, Decision::CustomKernel);
-    assert!(
-        p.verdict.reason.contains("not an allowed abstraction"),
-        "{}",
-        p.verdict.reason
-    );
+    says(&p.verdict.reason, "not an allowed abstraction");
 }
 
 #[test]
 fn nvidia_only_targets_give_nvidia_only_and_name_only_nvidia_libraries() {
-    let p = S {
-        op: "gemm",
-        problem: "m = 4096, n = 4096, k = 4096",
-        targets: r#""sm_90a", "h200""#,
-        ..S::default()
-    }
-    .plan();
+    let p =
+        plan!(op: "gemm", problem: "m = 4096, n = 4096, k = 4096", targets: r#""sm_90a", "h200""#);
     assert_eq!(p.verdict.decision, Decision::NvidiaOnly);
     assert!(p.verdict.reason.contains("cuBLAS"), "{}", p.verdict.reason);
     assert!(!p.verdict.reason.contains("hipBLASLt") && !p.verdict.reason.contains("OpenBLAS"));
@@ -1235,50 +867,28 @@ fn nvidia_only_targets_give_nvidia_only_and_name_only_nvidia_libraries() {
 
 #[test]
 fn amd_only_plans_say_so_and_build_with_hipcc_alone() {
-    let p = S {
-        op: "stencil",
-        problem: "nx = 512, ny = 512, nz = 512, points = 7",
-        dtypes: r#""fp64""#,
-        targets: r#""mi250x", "mi300x""#,
-        expertise: r#""rocm""#,
-        allowed: Some(r#""hip-single-source", "per-backend""#),
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(op: "stencil", problem: "nx = 512, ny = 512, nz = 512, points = 7", dtypes: r#""fp64""#, targets: r#""mi250x", "mi300x""#, expertise: r#""rocm""#, allowed: Some(r#""hip-single-source", "per-backend""#));
     assert_eq!(p.verdict.decision, Decision::AmdOnly);
     assert!(
         p.verdict.reason.starts_with("every GPU target is AMD"),
         "{}",
         p.verdict.reason
     );
-    let hip = p
-        .strategy
-        .alternatives
-        .iter()
-        .find(|a| a.abstraction == "hip-single-source")
-        .unwrap();
-    assert!(
-        hip.why.contains("hipcc for the AMD targets alone"),
-        "{}",
-        hip.why
-    );
+    let hip = one(&p.strategy.alternatives, |a| {
+        a.abstraction == "hip-single-source"
+    });
+    says(&hip.why, "hipcc for the AMD targets alone");
     assert!(!hip.why.contains("nvcc"));
 }
 
 #[test]
 fn shared_memory_budget_only_for_kernels_that_use_shared_memory() {
     let ids = |op: &str, problem: &str, features: &str| {
-        S {
-            op,
-            problem,
-            features,
-            ..S::default()
-        }
-        .plan()
-        .risks
-        .iter()
-        .map(|r| r.id.clone())
-        .collect::<Vec<_>>()
+        plan!(op, problem, features)
+            .risks
+            .iter()
+            .map(|r| r.id.clone())
+            .collect::<Vec<_>>()
     };
     // sm_80/sm_90a have far more shared memory per block than gfx942's 64 KiB.
     assert!(!ids("elementwise", "n = 1000000", "").contains(&"shared-memory-budget".to_string()));
@@ -1288,44 +898,21 @@ fn shared_memory_budget_only_for_kernels_that_use_shared_memory() {
 
 #[test]
 fn fp8_output_dtype_raises_the_encoding_risk() {
-    let p = S {
-        op: "quantize",
-        problem: "rows = 1024, cols = 4096",
-        dtypes: r#""bf16", "fp32", "fp8""#,
-        targets: r#""sm_90a", "gfx942""#,
-        ..S::default()
-    }
-    .plan();
-    let r = p
-        .risks
-        .iter()
-        .find(|r| r.id == "fp8-encoding")
-        .expect("fp8-encoding risk");
+    let p = plan!(op: "quantize", problem: "rows = 1024, cols = 4096", dtypes: r#""bf16", "fp32", "fp8""#, targets: r#""sm_90a", "gfx942""#);
+    let r = one(&p.risks, |r| r.id == "fp8-encoding");
     assert!(r.targets.contains(&"gfx942".to_string()));
     assert!(p.risks.iter().any(|r| r.id == "quant-scale-encoding"));
 }
 
 #[test]
 fn a_multi_die_device_is_planned_as_what_one_kernel_sees() {
-    let p = S {
-        targets: r#""mi250x", "h100""#,
-        ..S::default()
-    }
-    .plan();
-    let b = p
-        .backend_matrix
-        .iter()
-        .find(|b| b.target == "mi250x")
-        .unwrap();
+    let p = plan!(targets: r#""mi250x", "h100""#);
+    let b = one(&p.backend_matrix, |b| b.target == "mi250x");
     assert_eq!(b.compute_units, Some(110));
     assert_eq!(b.bandwidth_gbs, Some(1600.0));
     assert!(b.device_name.as_deref().unwrap().contains("one of 2 dies"));
     // A single-die device keeps its figures.
-    let h = p
-        .backend_matrix
-        .iter()
-        .find(|b| b.target == "h100")
-        .unwrap();
+    let h = one(&p.backend_matrix, |b| b.target == "h100");
     assert_eq!(h.compute_units, Some(132));
 }
 
@@ -1333,55 +920,21 @@ fn a_multi_die_device_is_planned_as_what_one_kernel_sees() {
 fn generic_hazards_fire_only_when_their_condition_holds() {
     let has = |p: &Plan, id: &str| p.risks.iter().any(|r| r.id == id);
     // int32 indices: 2^32 elements raise it, 2^20 do not.
-    let big = S {
-        op: "reduction",
-        problem: "n = 4294967296",
-        dtypes: r#""fp32""#,
-        allowed: Some(r#""per-backend""#),
-        ..S::default()
-    }
-    .plan();
+    let big = plan!(op: "reduction", problem: "n = 4294967296", dtypes: r#""fp32""#, allowed: Some(r#""per-backend""#));
     assert!(has(&big, "int32-index-overflow"));
-    let small = S {
-        op: "reduction",
-        problem: "n = 1048576",
-        dtypes: r#""fp32""#,
-        allowed: Some(r#""per-backend""#),
-        ..S::default()
-    }
-    .plan();
+    let small = plan!(op: "reduction", problem: "n = 1048576", dtypes: r#""fp32""#, allowed: Some(r#""per-backend""#));
     assert!(!has(&small, "int32-index-overflow"));
     // Multi-die: MI250X and MI300X raise it, a single-die RDNA3 part does not.
-    let p = S {
-        targets: r#""mi250x", "sm_90a""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(targets: r#""mi250x", "sm_90a""#);
     assert!(has(&p, "multi-die"));
-    let p = S {
-        targets: r#""mi300x", "sm_90a""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(targets: r#""mi300x", "sm_90a""#);
     assert!(has(&p, "multi-die"));
-    let p = S {
-        targets: r#""gfx1100", "sm_90a""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(targets: r#""gfx1100", "sm_90a""#);
     assert!(!has(&p, "multi-die"));
     // Blackwell: sm_100a with sm_103 in scope raises it; sm_100a alone does not.
-    let p = S {
-        targets: r#""sm_100a", "sm_103""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(targets: r#""sm_100a", "sm_103""#);
     assert!(has(&p, "blackwell-arch-specific"));
-    let p = S {
-        targets: r#""sm_100a""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(targets: r#""sm_100a""#);
     assert!(!has(&p, "blackwell-arch-specific"));
 }
 
@@ -1415,11 +968,7 @@ fn risk<'a>(p: &'a Plan, id: &str) -> &'a kplan_plan::model::Risk {
 #[test]
 fn warp_size_mitigation_keeps_warpsize_to_run_time() {
     // `warpSize` is not constexpr on ROCm 7: compile-time sizes come from the header constant.
-    let p = S {
-        allowed: Some(r#""hip-single-source""#),
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(allowed: Some(r#""hip-single-source""#));
     let m = &risk(&p, "warp-size").mitigation;
     assert!(
         m.contains("KPLAN_WARP_SIZE") && m.contains("template parameter"),
@@ -1432,11 +981,7 @@ fn warp_size_mitigation_keeps_warpsize_to_run_time() {
 
 #[test]
 fn rdna_wave32_is_supported_and_never_forced_to_wave64() {
-    let p = S {
-        targets: r#""gfx942", "gfx1100""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(targets: r#""gfx942", "gfx1100""#);
     let r = risk(&p, "rdna-wave32");
     let all = format!(
         "{} {}",
@@ -1446,23 +991,13 @@ fn rdna_wave32_is_supported_and_never_forced_to_wave64() {
     assert!(!all.contains("wavefrontsize64"), "{all}");
     assert!(r.mitigation.contains("wave32 under HIP"), "{all}");
     // CDNA alone: no RDNA, no wave32 risk.
-    let p = S {
-        targets: r#""gfx942", "gfx90a""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(targets: r#""gfx942", "gfx90a""#);
     assert!(!risk_ids(&p).contains(&"rdna-wave32"));
 }
 
 #[test]
 fn integer_accumulation_cpu_reference_is_exact_not_fp32() {
-    let p = S {
-        op: "gemm",
-        dtypes: r#""int8", "int32", "int32""#,
-        problem: "m = 2048, n = 1024, k = 512",
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(op: "gemm", dtypes: r#""int8", "int32", "int32""#, problem: "m = 2048, n = 1024, k = 512");
     let m = &risk(&p, "cpu-fallback-drift").mitigation;
     assert!(m.contains("exactly in int32"), "{m}");
     assert!(!m.contains("fp32"), "{m}");
@@ -1481,11 +1016,7 @@ fn cuda_hip_kernel_code_gets_a_cpu_simt_wave64_leg() {
             .map(|l| l.command.clone().unwrap_or_default())
     };
     // A custom CUDA/HIP kernel: the leg runs both warp widths.
-    let p = S {
-        allowed: Some(r#""hip-single-source""#),
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(allowed: Some(r#""hip-single-source""#));
     assert_eq!(
         simt(&p).as_deref(),
         Some("kplan verify kernels/t.toml --backend cpu-simt --warp 32,64"),
@@ -1493,19 +1024,10 @@ fn cuda_hip_kernel_code_gets_a_cpu_simt_wave64_leg() {
         p.strategy.per_target
     );
     // The framework's own op writes no kernel code: no leg.
-    let p = S {
-        fx: true,
-        perf: "reasonable",
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(fx: true, perf: "reasonable");
     assert_eq!(simt(&p), None);
     // A Triton kernel has no CUDA/HIP source: no leg.
-    let p = S {
-        allowed: Some(r#""triton""#),
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(allowed: Some(r#""triton""#));
     assert_eq!(simt(&p), None, "{:?}", p.strategy.per_target);
 }
 
@@ -1521,13 +1043,7 @@ fn reused_libraries_are_labelled_by_what_they_are_never_blas() {
     };
     // Attention: FlashAttention / FlashInfer on NVIDIA, CK / AITER on AMD are open-source
     // kernel libraries.
-    let p = S {
-        op: "attention",
-        problem: "batch = 16, heads = 32, kv_heads = 8, seq_q = 1, seq_kv = 8192, head_dim = 128",
-        targets: r#""sm_90a", "gfx942""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(op: "attention", problem: "batch = 16, heads = 32, kv_heads = 8, seq_q = 1, seq_kv = 8192, head_dim = 128", targets: r#""sm_90a", "gfx942""#);
     assert_eq!(
         p.verdict.decision,
         Decision::UseVendorLibrary,
@@ -1544,13 +1060,7 @@ fn reused_libraries_are_labelled_by_what_they_are_never_blas() {
     assert!(i.contains("cuDNN SDPA (vendor library)"), "{i}");
     assert_eq!(abs(&p, "gfx942").0, "kernel-library");
     // A BLAS GEMM: the vendors' own libraries.
-    let p = S {
-        op: "gemm",
-        problem: "m = 4096, n = 4096, k = 4096",
-        targets: r#""sm_90a", "gfx942""#,
-        ..S::default()
-    }
-    .plan();
+    let p = plan!(op: "gemm", problem: "m = 4096, n = 4096, k = 4096", targets: r#""sm_90a", "gfx942""#);
     assert_eq!(
         p.verdict.decision,
         Decision::UseVendorLibrary,
@@ -1585,12 +1095,7 @@ fn a_kernel_library_allowed_by_its_own_abstraction_is_reused() {
         "{}",
         p.verdict.reason
     );
-    let per: Vec<&str> = p
-        .strategy
-        .per_target
-        .iter()
-        .map(|t| t.implementation.as_str())
-        .collect();
+    let per = implementations(&p);
     assert!(
         per.iter().any(|i| i.contains("CUTLASS grouped GEMM")),
         "{per:?}"

@@ -287,98 +287,53 @@ impl CudaExecutor {
             block_dim: (cfg.block, 1, 1),
             shared_mem_bytes: 0,
         };
+        let stream = self.stream.clone();
+        // Launches kernel `$f` with `$lc` and the arguments in order.
+        macro_rules! launch {
+            ($f:expr, $lc:expr; $($arg:expr),+ $(,)?) => {{
+                let f: &CudaFunction = &$f;
+                let lc: LaunchConfig = $lc;
+                let mut args = stream.launch_builder(f);
+                $(args.arg($arg);)+
+                // SAFETY: every call below passes the arguments of its kernel's signature in
+                // order (kernels/*.cu), and the buffers hold what the kernel reads and writes
+                // for this shape (`out_bytes`, `partials_bytes`).
+                unsafe { args.launch(lc) }.map_err(cu("launch"))?;
+            }};
+        }
+        let (r, c) = match shape {
+            Shape::Rows { rows, cols } => (rows as i32, cols as i32),
+            Shape::Flat(_) => (0, 0),
+        };
         match (op, shape) {
             (Op::ReduceSum, Shape::Flat(n)) => {
                 let f = self.function(op, dtype, cfg, "kplan_reduce_sum_partial")?;
                 let g = self.function(op, dtype, cfg, "kplan_reduce_sum_final")?;
-                let n = n as i64;
-                let count = grid as i32;
                 let one = LaunchConfig {
                     grid_dim: (1, 1, 1),
-                    block_dim: (cfg.block, 1, 1),
-                    shared_mem_bytes: 0,
+                    ..lc
                 };
-                // SAFETY: argument types match the kernel signatures; buffers are large enough.
-                unsafe {
-                    self.stream
-                        .launch_builder(&f)
-                        .arg(a)
-                        .arg(&n)
-                        .arg(&mut *partials)
-                        .launch(lc)
-                        .map_err(cu("launch"))?;
-                    self.stream
-                        .launch_builder(&g)
-                        .arg(&*partials)
-                        .arg(&count)
-                        .arg(out)
-                        .launch(one)
-                        .map_err(cu("launch"))?;
-                }
+                let (n, count) = (n as i64, grid as i32);
+                launch!(f, lc; a, &n, &mut *partials);
+                launch!(g, one; &*partials, &count, out);
             }
             (Op::Add, Shape::Flat(n)) => {
                 let f = self.function(op, dtype, cfg, "kplan_add")?;
                 let n = n as i64;
-                // SAFETY: as above.
-                unsafe {
-                    self.stream
-                        .launch_builder(&f)
-                        .arg(a)
-                        .arg(b)
-                        .arg(out)
-                        .arg(&n)
-                        .launch(lc)
-                        .map_err(cu("launch"))?
-                };
+                launch!(f, lc; a, b, out, &n);
             }
-            (Op::Softmax, Shape::Rows { rows, cols }) => {
+            (Op::Softmax, Shape::Rows { .. }) => {
                 let f = self.function(op, dtype, cfg, "kplan_softmax")?;
-                let (r, c) = (rows as i32, cols as i32);
-                // SAFETY: as above.
-                unsafe {
-                    self.stream
-                        .launch_builder(&f)
-                        .arg(a)
-                        .arg(out)
-                        .arg(&r)
-                        .arg(&c)
-                        .launch(lc)
-                        .map_err(cu("launch"))?
-                };
+                launch!(f, lc; a, out, &r, &c);
             }
-            (Op::Rmsnorm, Shape::Rows { rows, cols }) => {
+            (Op::Rmsnorm, Shape::Rows { .. }) => {
                 let f = self.function(op, dtype, cfg, "kplan_rmsnorm")?;
-                let (r, c) = (rows as i32, cols as i32);
-                // SAFETY: as above.
-                unsafe {
-                    self.stream
-                        .launch_builder(&f)
-                        .arg(a)
-                        .arg(b)
-                        .arg(out)
-                        .arg(&r)
-                        .arg(&c)
-                        .arg(&eps)
-                        .launch(lc)
-                        .map_err(cu("launch"))?
-                };
+                launch!(f, lc; a, b, out, &r, &c, &eps);
             }
-            (Op::QuantizeFp8, Shape::Rows { rows, cols }) => {
-                // codes into `out`, one scale per row into `partials`
+            (Op::QuantizeFp8, Shape::Rows { .. }) => {
+                // codes into `out`, one scale per row into `partials` (at least `rows` floats)
                 let f = self.function(op, dtype, cfg, "kplan_quantize_fp8")?;
-                let (r, c) = (rows as i32, cols as i32);
-                // SAFETY: as above; `partials` holds at least `rows` floats.
-                unsafe {
-                    self.stream
-                        .launch_builder(&f)
-                        .arg(a)
-                        .arg(out)
-                        .arg(&mut *partials)
-                        .arg(&r)
-                        .arg(&c)
-                        .launch(lc)
-                        .map_err(cu("launch"))?
-                };
+                launch!(f, lc; a, out, &mut *partials, &r, &c);
             }
             _ => {
                 return Err(RunError::Exec {

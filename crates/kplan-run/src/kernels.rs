@@ -97,21 +97,17 @@ pub struct RowsRule {
     pub short_row_block: u32,
     pub vec_bytes: u32,
     /// Threads per row for rows too long for the registers (streaming); default max_tpr.
-    #[serde(default)]
+    /// (The optional keys below are `None` when absent.)
     pub stream_tpr: Option<u32>,
     /// Threads per row allowed with `max_items` (default max_tpr).
-    #[serde(default)]
     pub max_items_tpr: Option<u32>,
     /// Rows of at least this many columns run on a persistent grid (absent: never).
-    #[serde(default)]
     pub persistent_min_cols: Option<usize>,
     /// Persistent grid: resident threads per multiprocessor it is sized for (blocks per SM =
     /// this / block); default 2048.
-    #[serde(default)]
     pub persistent_threads_per_sm: Option<u32>,
     /// Rows in flight per row group on the persistent grid (2: the next row's loads overlap
     /// this row's work); default 1.
-    #[serde(default)]
     pub unroll: Option<u32>,
 }
 
@@ -135,6 +131,20 @@ pub struct FlatEntry {
     pub blocks_per_sm: u32,
 }
 
+impl FlatEntry {
+    /// The same configuration as a row entry (no rows: `tpr` and `items` 0).
+    fn as_rows(&self) -> RowsEntry {
+        RowsEntry {
+            block: self.block,
+            tpr: 0,
+            items: 0,
+            vec: self.vec,
+            unroll: self.unroll,
+            blocks_per_sm: self.blocks_per_sm,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RowsEntry {
@@ -151,12 +161,38 @@ pub struct RowsEntry {
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct VerifyList {
-    #[serde(default)]
     pub flat: Vec<FlatEntry>,
-    #[serde(default)]
     pub rows: Vec<RowsEntry>,
+}
+
+impl VerifyList {
+    /// The entries for `shape` (flat entries for a flat shape, row entries for rows) as
+    /// configurations, in order (`vec = 0`: the widest that fits).
+    pub fn configs(&self, dtype: DType, shape: Shape) -> Vec<Config> {
+        // flat entries as row entries (a flat entry has no rows: tpr and items 0)
+        let (entries, vec_limit) = match shape {
+            Shape::Flat(_) => (self.flat.iter().map(FlatEntry::as_rows).collect(), 1 << 10),
+            Shape::Rows { cols, .. } => (self.rows.clone(), cols.max(1)),
+        };
+        entries
+            .into_iter()
+            .map(|e: RowsEntry| Config {
+                block: e.block,
+                vec: if e.vec == 0 {
+                    widest_vec(dtype, 16, vec_limit)
+                } else {
+                    e.vec
+                },
+                unroll: e.unroll,
+                blocks_per_sm: e.blocks_per_sm,
+                tpr: e.tpr,
+                items: e.items,
+                fp8: 0,
+            })
+            .collect()
+    }
 }
 
 /// The parsed `tiles.toml`.
@@ -205,44 +241,10 @@ impl Tiles {
 
     /// `[[bench.*]]` entries resolved for a shape (`vec = 0`: widest that fits).
     pub fn bench_alternatives(&self, op: Op, dtype: DType, shape: Shape) -> Vec<Config> {
-        match shape {
-            Shape::Flat(_) if !is_rows(op) => self
-                .bench
-                .flat
-                .iter()
-                .map(|e| Config {
-                    block: e.block,
-                    vec: if e.vec == 0 {
-                        widest_vec(dtype, 16, 1 << 10)
-                    } else {
-                        e.vec
-                    },
-                    unroll: e.unroll,
-                    blocks_per_sm: e.blocks_per_sm,
-                    tpr: 0,
-                    items: 0,
-                    fp8: 0,
-                })
-                .collect(),
-            Shape::Rows { cols, .. } if is_rows(op) => self
-                .bench
-                .rows
-                .iter()
-                .map(|e| Config {
-                    block: e.block,
-                    vec: if e.vec == 0 {
-                        widest_vec(dtype, 16, cols.max(1))
-                    } else {
-                        e.vec
-                    },
-                    unroll: e.unroll,
-                    blocks_per_sm: e.blocks_per_sm,
-                    tpr: e.tpr,
-                    items: e.items,
-                    fp8: 0,
-                })
-                .collect(),
-            _ => Vec::new(),
+        if matches!(shape, Shape::Rows { .. }) == is_rows(op) {
+            self.bench.configs(dtype, shape)
+        } else {
+            Vec::new()
         }
     }
 
@@ -521,43 +523,8 @@ pub fn verify_configs(
         }
     };
     push(choose(tiles, backend, op, dtype, shape, warp));
-    match shape {
-        Shape::Flat(_) => {
-            for e in &tiles.verify.flat {
-                let vec = if e.vec == 0 {
-                    widest_vec(dtype, 16, 1 << 10)
-                } else {
-                    e.vec
-                };
-                push(Config {
-                    block: e.block,
-                    vec,
-                    unroll: e.unroll,
-                    blocks_per_sm: e.blocks_per_sm,
-                    tpr: 0,
-                    items: 0,
-                    fp8: 0,
-                });
-            }
-        }
-        Shape::Rows { cols, .. } => {
-            for e in &tiles.verify.rows {
-                let vec = if e.vec == 0 {
-                    widest_vec(dtype, 16, cols.max(1))
-                } else {
-                    e.vec
-                };
-                push(Config {
-                    block: e.block,
-                    vec,
-                    unroll: e.unroll,
-                    blocks_per_sm: e.blocks_per_sm,
-                    tpr: e.tpr,
-                    items: e.items,
-                    fp8: 0,
-                });
-            }
-        }
+    for c in tiles.verify.configs(dtype, shape) {
+        push(c);
     }
     if op == Op::QuantizeFp8 && backend == Backend::Host {
         // The CPU emulates both encodings: every configuration once as e4m3fn, once as e4m3fnuz.

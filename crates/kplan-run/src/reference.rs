@@ -40,16 +40,28 @@ pub enum DType {
     Bf16,
 }
 
+/// `ALL` (every variant, in order), `as_str` (the name) and `parse` (the name or another
+/// spelling strum accepts) of a strum name enum.
+macro_rules! name_table {
+    ($t:ident, $n:literal) => {
+        impl $t {
+            pub const ALL: [$t; $n] = kplan_kb::all_variants();
+            pub fn as_str(self) -> &'static str {
+                self.into()
+            }
+            pub fn parse(s: &str) -> Option<$t> {
+                s.parse().ok()
+            }
+        }
+    };
+}
+
+// `DType::parse` takes the name (`fp32`, `bf16`) or another spelling of it (`f32`, `float32`,
+// `float`, `bfloat16`).
+name_table!(DType, 2);
+name_table!(Op, 5);
+
 impl DType {
-    pub const ALL: [DType; 2] = kplan_kb::all_variants();
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-    /// The name (`fp32`, `bf16`) or another spelling of it (`f32`, `float32`, `float`,
-    /// `bfloat16`).
-    pub fn parse(s: &str) -> Option<DType> {
-        s.parse().ok()
-    }
     /// Bytes per stored element.
     pub fn bytes(self) -> usize {
         match self {
@@ -61,21 +73,10 @@ impl DType {
 
 /// The operations the reference implements.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    strum::EnumIter,
-    strum::AsRefStr,
-    strum::IntoStaticStr,
-    strum::EnumString,
-    strum::VariantArray,
+    strum::EnumIter, strum::AsRefStr, strum::IntoStaticStr, strum::EnumString, strum::VariantArray,
 )]
 #[strum(serialize_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Op {
     ReduceSum,
     Softmax,
@@ -83,16 +84,6 @@ pub enum Op {
     Add,
     /// Per-row fp8 e4m3 quantization: fp8 codes plus one fp32 scale per row.
     QuantizeFp8,
-}
-
-impl Op {
-    pub const ALL: [Op; 5] = kplan_kb::all_variants();
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-    pub fn parse(s: &str) -> Option<Op> {
-        s.parse().ok()
-    }
 }
 
 /// Pairwise sum in `f64` of `f(i)` for `i` in `lo..hi` (blocks of 64 summed sequentially).
@@ -274,40 +265,21 @@ pub fn tolerance(dtype: DType, op: Op, n: usize) -> Tolerance {
     let f32_eps = f32::EPSILON as f64 / 2.0; // unit roundoff 2^-24
                                              // Sequential runs inside one thread add about sqrt(run length) roundings of random sign.
     let acc = (4.0 * (depth + 8.0) + 2.0 * (n.max(1) as f64).sqrt()) * f32_eps;
-    match (op, dtype) {
+    // (absolute floor, relative tolerance)
+    let (abs, rel) = match (op, dtype) {
         // Inputs are exact (bf16 decodes exactly); the sum is accumulated and returned in f32.
-        (Op::ReduceSum, _) => Tolerance {
-            abs: 1e-30,
-            rel: acc.max(1e-6),
-        },
-        (Op::Add, DType::F32) => Tolerance {
-            abs: 0.0,
-            rel: f32_eps,
-        },
-        (Op::Add, DType::Bf16) => Tolerance {
-            abs: 0.0,
-            rel: 2f64.powi(-8),
-        },
+        (Op::ReduceSum, _) => (1e-30, acc.max(1e-6)),
+        (Op::Add, DType::F32) => (0.0, f32_eps),
+        (Op::Add, DType::Bf16) => (0.0, 2f64.powi(-8)),
         // Softmax outputs lie in [0, 1]; tiny entries are judged against an absolute floor.
-        (Op::Softmax, DType::F32) => Tolerance {
-            abs: 1e-7,
-            rel: 2e-5 + acc,
-        },
-        (Op::Softmax, DType::Bf16) => Tolerance {
-            abs: 1e-6,
-            rel: 2f64.powi(-8) + acc,
-        },
-        (Op::Rmsnorm, DType::F32) => Tolerance {
-            abs: 1e-6,
-            rel: 2e-5 + acc,
-        },
-        (Op::Rmsnorm, DType::Bf16) => Tolerance {
-            abs: 1e-5,
-            rel: 2f64.powi(-8) + acc,
-        },
+        (Op::Softmax, DType::F32) => (1e-7, 2e-5 + acc),
+        (Op::Softmax, DType::Bf16) => (1e-6, 2f64.powi(-8) + acc),
+        (Op::Rmsnorm, DType::F32) => (1e-6, 2e-5 + acc),
+        (Op::Rmsnorm, DType::Bf16) => (1e-5, 2f64.powi(-8) + acc),
         // Bit-exact: the codes and scales are compared exactly (see compare_exact).
-        (Op::QuantizeFp8, _) => Tolerance { abs: 0.0, rel: 0.0 },
-    }
+        (Op::QuantizeFp8, _) => (0.0, 0.0),
+    };
+    Tolerance { abs, rel }
 }
 
 /// Result of comparing a kernel's output with the reference.
@@ -523,21 +495,10 @@ mod tests {
 
 /// An fp8 e4m3 encoding.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    strum::EnumIter,
-    strum::AsRefStr,
-    strum::IntoStaticStr,
-    strum::EnumString,
-    strum::VariantArray,
+    strum::EnumIter, strum::AsRefStr, strum::IntoStaticStr, strum::EnumString, strum::VariantArray,
 )]
 #[strum(serialize_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Fp8Encoding {
     /// OCP e4m3fn: bias 7, max 448, NaN 0x7f/0xff, signed zero (NVIDIA sm_89+, gfx950, gfx12).
     E4m3fn,

@@ -359,13 +359,14 @@ pub fn check(op: Op, dtype: DType, shape: Shape, got: &[f32], want: &Expected) -
     }
 }
 
-/// Runs the plan on `exec`. `progress` is called after every run (for a CLI's progress line).
+/// Runs the plan on `exec`. `progress` is called after every run with the run's result, the
+/// runs done and the runs planned (for a CLI's N-of-M progress bar).
 pub fn verify(
     exec: &mut dyn Executor,
     tiles: &Tiles,
     kernel: &str,
     plan: &VerifyPlan,
-    progress: &mut dyn FnMut(&CaseResult),
+    progress: &mut dyn FnMut(&CaseResult, usize, usize),
 ) -> VerifyReport {
     let op = plan.op;
     let shapes = plan
@@ -386,11 +387,16 @@ pub fn verify(
     };
     let mut seen_configs: Vec<Config> = Vec::new();
     let mut all: Vec<(Op, DType, Config)> = Vec::new();
+    // every applicable configuration runs once per data kind
+    let mut planned = 0;
     for &dtype in &plan.dtypes {
         for &shape in &shapes {
             for (c, why) in verify_configs(tiles, exec.backend(), op, dtype, shape, exec.warp()) {
-                if why.is_none() && !all.contains(&(op, dtype, c)) {
-                    all.push((op, dtype, c));
+                if why.is_none() {
+                    planned += DataKind::for_op(op).len();
+                    if !all.contains(&(op, dtype, c)) {
+                        all.push((op, dtype, c));
+                    }
                 }
             }
         }
@@ -451,7 +457,7 @@ pub fn verify(
                     if !r.passed {
                         report.failures += 1;
                     }
-                    progress(&r);
+                    progress(&r, report.runs, planned);
                     report.cases.push(r);
                 }
             }

@@ -23,7 +23,7 @@ fn run(op: Op) {
     };
     let verbose = std::env::var_os("KPLAN_TEST_VERBOSE").is_some();
     let mut t = std::time::Instant::now();
-    let r = verify(&mut exec, &tiles, op.as_str(), &plan, &mut |c| {
+    let r = verify(&mut exec, &tiles, op.as_str(), &plan, &mut |c, _, _| {
         if verbose {
             eprintln!(
                 "{} {} {} {} {} {:.3}s",

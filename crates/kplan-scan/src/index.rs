@@ -79,33 +79,62 @@ struct FileIndex {
     hip_only: bool,
 }
 
+impl FileIndex {
+    /// `name` holds the integer `value`.
+    fn constant(&mut self, name: &str, value: u64, platform: Platform, dev: bool, path: &Path) {
+        self.consts.push((
+            name.to_string(),
+            ConstDef {
+                value,
+                platform,
+                device_only: dev,
+                file: path.to_path_buf(),
+            },
+        ));
+    }
+
+    /// `name` is defined as `value` (a macro body or a constant's initializer): an integer
+    /// constant (a device-only 32 or 64 is also a device warp width), the device warp width
+    /// itself, or an alias of another name.
+    fn define(&mut self, name: &str, value: &str, platform: Platform, dev: bool, path: &Path) {
+        if let Some(v) = int_value(value) {
+            self.constant(name, v, platform, dev, path);
+            if dev && (v == 32 || v == 64) {
+                self.device_warp
+                    .push((name.to_string(), path.to_path_buf()));
+            }
+        } else if is_warp_source(value) {
+            self.device_warp
+                .push((name.to_string(), path.to_path_buf()));
+        } else if let Some(a) = single_ident(value) {
+            self.aliases
+                .push((name.to_string(), a.to_string(), path.to_path_buf()));
+        }
+    }
+}
+
 fn ident_words(s: &str) -> impl Iterator<Item = &str> {
     s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
 }
 
-fn int_value(s: &str) -> Option<u64> {
-    let t = s
-        .trim()
+/// `s` without surrounding blanks, a trailing `;` and outer parentheses (`(64);` -> `64`).
+fn unwrapped(s: &str) -> &str {
+    s.trim()
         .trim_end_matches(';')
         .trim()
         .trim_start_matches('(')
         .trim_end_matches(')')
-        .trim();
-    crate::lex::parse_int(t)
+}
+
+fn int_value(s: &str) -> Option<u64> {
+    crate::lex::parse_int(unwrapped(s).trim())
 }
 
 /// The single identifier (or call with no arguments) `s` consists of, when it names a warp or
 /// wavefront quantity.
 fn single_ident(s: &str) -> Option<&str> {
-    let t = s
-        .trim()
-        .trim_end_matches(';')
-        .trim()
-        .trim_start_matches('(')
-        .trim_end_matches(')')
-        .trim_end_matches("()")
-        .trim();
+    let t = unwrapped(s).trim_end_matches("()").trim();
     let t = t.rsplit("::").next().unwrap_or(t);
     let l = t.to_ascii_lowercase();
     // only names that can stand for the warp width are worth following
@@ -117,13 +146,7 @@ fn single_ident(s: &str) -> Option<&str> {
 }
 
 fn is_warp_source(s: &str) -> bool {
-    let t = s
-        .trim()
-        .trim_end_matches(';')
-        .trim()
-        .trim_start_matches('(')
-        .trim_end_matches(')')
-        .trim();
+    let t = unwrapped(s).trim();
     // hipCUB's and rocPRIM's device-side width macros are the device value too
     t == "warpSize"
         || t.starts_with("__AMDGCN_WAVEFRONT_SIZE")
@@ -292,25 +315,7 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
                     if plat != Platform::Any && fi.platform_macros.len() < 4096 {
                         fi.platform_macros.push((mname.to_string(), plat));
                     }
-                    if let Some(v) = int_value(body) {
-                        fi.consts.push((
-                            mname.to_string(),
-                            ConstDef {
-                                value: v,
-                                platform: plat,
-                                device_only: dev,
-                                file: path.to_path_buf(),
-                            },
-                        ));
-                        if dev && (v == 32 || v == 64) {
-                            fi.device_warp.push((mname.to_string(), path.to_path_buf()));
-                        }
-                    } else if is_warp_source(body) {
-                        fi.device_warp.push((mname.to_string(), path.to_path_buf()));
-                    } else if let Some(a) = single_ident(body) {
-                        fi.aliases
-                            .push((mname.to_string(), a.to_string(), path.to_path_buf()));
-                    }
+                    fi.define(mname, body, plat, dev, path);
                 }
                 _ => {}
             }
@@ -327,15 +332,7 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
                     let v = v.trim().trim_end_matches(';').trim().trim_end_matches('}');
                     if !n.is_empty() && !n.as_bytes()[0].is_ascii_digit() {
                         if let Some(v) = int_value(v) {
-                            fi.consts.push((
-                                n.to_string(),
-                                ConstDef {
-                                    value: v,
-                                    platform: plat,
-                                    device_only: dev,
-                                    file: path.to_path_buf(),
-                                },
-                            ));
+                            fi.constant(n, v, plat, dev, path);
                         }
                     }
                 }
@@ -349,25 +346,7 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
             if let Some((lhs, rhs)) = t.split_once('=') {
                 if !lhs.contains('(') && !rhs.contains('=') {
                     if let Some(n) = ident_words(lhs).last() {
-                        if let Some(v) = int_value(rhs) {
-                            fi.consts.push((
-                                n.to_string(),
-                                ConstDef {
-                                    value: v,
-                                    platform: plat,
-                                    device_only: dev,
-                                    file: path.to_path_buf(),
-                                },
-                            ));
-                            if dev && (v == 32 || v == 64) {
-                                fi.device_warp.push((n.to_string(), path.to_path_buf()));
-                            }
-                        } else if is_warp_source(rhs) {
-                            fi.device_warp.push((n.to_string(), path.to_path_buf()));
-                        } else if let Some(a) = single_ident(rhs) {
-                            fi.aliases
-                                .push((n.to_string(), a.to_string(), path.to_path_buf()));
-                        }
+                        fi.define(n, rhs, plat, dev, path);
                     }
                 }
             }

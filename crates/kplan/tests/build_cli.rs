@@ -26,6 +26,32 @@ fn text(o: &Output) -> (String, String) {
     )
 }
 
+/// `kplan build KERNEL ARGS...` on the test kernel.
+fn build(args: &[&str]) -> Output {
+    kplan()
+        .arg("build")
+        .arg(kernel())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `kplan VERB FILE ARGS...`.
+fn on_file(verb: &str, file: &Path, args: &[&str]) -> Output {
+    kplan().arg(verb).arg(file).args(args).output().unwrap()
+}
+
+/// Writes `text` to `spec`, then runs `kplan header --spec SPEC`.
+fn header_for_spec(spec: &Path, text: &str) -> Output {
+    std::fs::write(spec, text).unwrap();
+    kplan()
+        .arg("header")
+        .arg("--spec")
+        .arg(spec)
+        .output()
+        .unwrap()
+}
+
 fn json(o: &Output) -> serde_json::Value {
     let (out, err) = text(o);
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}\nstderr:\n{err}"))
@@ -74,43 +100,17 @@ fn header_is_scoped_and_deterministic() {
 fn header_from_spec_and_spec_errors() {
     let dir = kplan_test_support::tempdir("build-cli");
     let spec = dir.path().join("k.toml");
-    std::fs::write(&spec, "[backends]\ntargets = [\"gfx1100\"]\n").unwrap();
-    let o = kplan()
-        .arg("header")
-        .arg("--spec")
-        .arg(&spec)
-        .output()
-        .unwrap();
+    let o = header_for_spec(&spec, "[backends]\ntargets = [\"gfx1100\"]\n");
     assert!(o.status.success(), "{:?}", text(&o));
     assert!(text(&o).0.contains("Targets: gfx1100."));
 
     // A whole kernel spec goes through the plan's parser: `devices` count as targets.
-    std::fs::write(
-        &spec,
-        "[kernel]\nname = \"x\"\nop = \"softmax\"\ndtypes = [\"bf16\"]\nproblem = { rows = 8, cols = 64 }\n[backends]\ntargets = [\"sm_90a\"]\ndevices = [\"mi300x\"]\n",
-    )
-    .unwrap();
-    let o = kplan()
-        .arg("header")
-        .arg("--spec")
-        .arg(&spec)
-        .output()
-        .unwrap();
+    let o = header_for_spec(&spec, "[kernel]\nname = \"x\"\nop = \"softmax\"\ndtypes = [\"bf16\"]\nproblem = { rows = 8, cols = 64 }\n[backends]\ntargets = [\"sm_90a\"]\ndevices = [\"mi300x\"]\n");
     assert!(o.status.success(), "{:?}", text(&o));
     let head = text(&o).0.lines().take(10).collect::<Vec<_>>().join("\n");
     assert!(head.contains("Targets: gfx942, sm_90a."), "{head}");
     // ... and a kernel spec `kplan plan` rejects is rejected here the same way.
-    std::fs::write(
-        &spec,
-        "[kernel]\nname = \"x\"\nop = \"softmax\"\ndtypes = [\"bf61\"]\nproblem = { rows = 8, cols = 64 }\n[backends]\ntargets = [\"sm_90a\"]\n",
-    )
-    .unwrap();
-    let o = kplan()
-        .arg("header")
-        .arg("--spec")
-        .arg(&spec)
-        .output()
-        .unwrap();
+    let o = header_for_spec(&spec, "[kernel]\nname = \"x\"\nop = \"softmax\"\ndtypes = [\"bf61\"]\nproblem = { rows = 8, cols = 64 }\n[backends]\ntargets = [\"sm_90a\"]\n");
     assert_eq!(o.status.code(), Some(2));
     assert!(
         text(&o).1.contains("k.toml:4:11: unknown dtype `bf61`"),
@@ -118,13 +118,7 @@ fn header_from_spec_and_spec_errors() {
         text(&o)
     );
 
-    std::fs::write(&spec, "[backends]\ntargets = [\n  \"gfx943\",\n]\n").unwrap();
-    let o = kplan()
-        .arg("header")
-        .arg("--spec")
-        .arg(&spec)
-        .output()
-        .unwrap();
+    let o = header_for_spec(&spec, "[backends]\ntargets = [\n  \"gfx943\",\n]\n");
     assert_eq!(o.status.code(), Some(2));
     let err = text(&o).1;
     assert!(
@@ -132,13 +126,7 @@ fn header_from_spec_and_spec_errors() {
         "{err}"
     );
 
-    std::fs::write(&spec, "[backends]\ntargets = \"sm_80\"\n").unwrap();
-    let o = kplan()
-        .arg("header")
-        .arg("--spec")
-        .arg(&spec)
-        .output()
-        .unwrap();
+    let o = header_for_spec(&spec, "[backends]\ntargets = \"sm_80\"\n");
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("k.toml:2:"), "{:?}", text(&o));
 }
@@ -169,12 +157,7 @@ fn build_missing_file_exits_2() {
 
 #[test]
 fn build_unknown_target_exits_2_with_suggestion() {
-    let o = kplan()
-        .arg("build")
-        .arg(kernel())
-        .args(["--targets", "gfx943"])
-        .output()
-        .unwrap();
+    let o = build(&["--targets", "gfx943"]);
     assert_eq!(o.status.code(), Some(2));
     let err = text(&o).1;
     assert!(
@@ -185,49 +168,29 @@ fn build_unknown_target_exits_2_with_suggestion() {
 
 #[test]
 fn build_bad_define_exits_2() {
-    let o = kplan()
-        .arg("build")
-        .arg(kernel())
-        .args(["--targets", "sm_80", "-D", "1BAD=2"])
-        .output()
-        .unwrap();
+    let o = build(&["--targets", "sm_80", "-D", "1BAD=2"]);
     assert_eq!(o.status.code(), Some(2));
 }
 
-const CONTRACT: [&str; 11] = [
-    "target",
-    "status",
-    "compiler",
-    "registers",
-    "sgprs",
-    "shared_bytes",
-    "spill_bytes",
-    "wave_size",
-    "occupancy",
-    "seconds",
-    "diagnostics",
-];
+/// The keys of every result, as docs/build.md documents them.
+const CONTRACT: &str =
+    "target status compiler registers sgprs shared_bytes spill_bytes wave_size occupancy seconds diagnostics";
 
 #[test]
 fn build_json_contract_for_every_required_target() {
-    let o = kplan()
-        .arg("build")
-        .arg(kernel())
-        .args([
-            "--targets",
-            "sm_80,sm_90a,gfx90a,gfx942,gfx1100",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
+    let o = build(&[
+        "--targets",
+        "sm_80,sm_90a,gfx90a,gfx942,gfx1100",
+        "--format",
+        "json",
+    ]);
     let v = json(&o);
     let results = v["results"].as_array().expect("results array");
     assert_eq!(results.len(), 5);
     let mut failed = false;
     for r in results {
         let keys: Vec<&str> = r.as_object().unwrap().keys().map(String::as_str).collect();
-        let mut want = CONTRACT.to_vec();
+        let mut want: Vec<&str> = CONTRACT.split_whitespace().collect();
         want.sort();
         let mut have = keys.clone();
         have.sort();
@@ -264,12 +227,11 @@ fn build_compile_error_exits_1_with_compiler_message_per_target() {
     let dir = kplan_test_support::tempdir("build-cli");
     let bad = dir.path().join("broken.cu");
     std::fs::write(&bad, "#include \"kplan_portability.h\"\nKPLAN_GLOBAL void k(float* y) {\n  y[0] = no_such_symbol;\n}\n").unwrap();
-    let o = kplan()
-        .arg("build")
-        .arg(&bad)
-        .args(["--targets", "sm_80,gfx1100", "--format", "json"])
-        .output()
-        .unwrap();
+    let o = on_file(
+        "build",
+        &bad,
+        &["--targets", "sm_80,gfx1100", "--format", "json"],
+    );
     let v = json(&o);
     let mut any_failed = false;
     for r in v["results"].as_array().unwrap() {
@@ -290,12 +252,7 @@ fn build_compile_error_exits_1_with_compiler_message_per_target() {
         assert_eq!(o.status.code(), Some(1));
     }
     // Human output shows the same message under the target.
-    let o = kplan()
-        .arg("build")
-        .arg(&bad)
-        .args(["--targets", "sm_80"])
-        .output()
-        .unwrap();
+    let o = on_file("build", &bad, &["--targets", "sm_80"]);
     let (out, _) = text(&o);
     if out.contains("failed") {
         assert!(
@@ -382,19 +339,18 @@ fn missing_compiler_is_skipped_with_install_hint() {
 
 #[test]
 fn kernel_written_against_the_header_has_no_scan_findings() {
-    let o = kplan()
-        .arg("scan")
-        .arg(kernel())
-        .args([
+    let o = on_file(
+        "scan",
+        &kernel(),
+        &[
             "--targets",
             "sm_80,sm_90a,gfx90a,gfx942,gfx1100",
             "--format",
             "json",
             "--fail-on",
             "note",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     let v = json(&o);
     assert_eq!(v["files_scanned"], 1, "{v}");
     assert_eq!(v["findings"].as_array().map(Vec::len), Some(0), "{v}");
@@ -406,26 +362,14 @@ fn build_takes_targets_from_a_spec() {
     let dir = kplan_test_support::tempdir("build-cli");
     let spec = dir.path().join("k.toml");
     std::fs::write(&spec, "[backends]\ntargets = [\"cpu-x86_64-avx2\"]\n").unwrap();
-    let o = kplan()
-        .arg("build")
-        .arg(kernel())
-        .arg("--spec")
-        .arg(&spec)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
+    let spec_arg = spec.to_str().unwrap();
+    let o = build(&["--spec", spec_arg, "--format", "json"]);
     let v = json(&o);
     let results = v["results"].as_array().unwrap();
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["target"], "cpu-x86_64-avx2");
     std::fs::write(&spec, "[backends]\ntargets = [\"gfx9422\"]\n").unwrap();
-    let o = kplan()
-        .arg("build")
-        .arg(kernel())
-        .arg("--spec")
-        .arg(&spec)
-        .output()
-        .unwrap();
+    let o = build(&["--spec", spec_arg]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("k.toml:2:"), "{:?}", text(&o));
 }

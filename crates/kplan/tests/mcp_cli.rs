@@ -111,13 +111,54 @@ fn mcp_sdk_lists_tools_and_calls_plan_scan_and_errors() {
         "{text}"
     );
 
-    // explain: Markdown as text; an unknown rule is a tool error with the CLI's message
+    // every tool has an output schema (the SDK validated each structured result against it)
+    for (n, t) in tools {
+        assert_eq!(t["output"]["type"], "object", "{n} has no output schema");
+    }
+
+    // explain: the rule as `kplan explain --format json` prints it, its page as `markdown`; an
+    // unknown rule is a tool error with the CLI's message
     let ex = &v["explain"];
-    assert_eq!(ex["is_error"], false);
-    assert!(ex["text"][0]
-        .as_str()
-        .unwrap()
-        .contains("full-mask-literal"));
+    assert_eq!(ex["is_error"], false, "{ex}");
+    let cli = kplan(&["explain", "full-mask-literal", "--format", "json"]);
+    let cli: serde_json::Value = serde_json::from_slice(&cli.stdout).unwrap();
+    assert_eq!(ex["structured"], cli);
+    assert_eq!(ex["structured"]["id"], "full-mask-literal");
+    let page = kplan(&["explain", "full-mask-literal"]);
+    assert_eq!(
+        ex["structured"]["markdown"].as_str().unwrap(),
+        String::from_utf8_lossy(&page.stdout)
+    );
+
+    // header: the CLI's text as `header`
+    let h = &v["header"];
+    assert_eq!(h["is_error"], false, "{h}");
+    let cli = kplan(&["header", "--targets", "gfx942,sm_90a"]);
+    assert_eq!(
+        h["structured"]["header"].as_str().unwrap(),
+        String::from_utf8_lossy(&cli.stdout)
+    );
+
+    // the knowledge base and doctor: the CLI's JSON (a JSON array as `items`)
+    for (key, args) in [
+        ("targets", &["targets", "--format", "json"][..]),
+        (
+            "targets_show",
+            &["targets", "show", "mi300x", "--format", "json"],
+        ),
+        ("features", &["features", "--format", "json"]),
+        ("ops_show", &["ops", "show", "scan", "--format", "json"]),
+    ] {
+        assert_eq!(v[key]["is_error"], false, "{key}: {}", v[key]);
+        let cli: serde_json::Value = serde_json::from_slice(&kplan(args).stdout).unwrap();
+        assert_eq!(v[key]["structured"], cli, "{key}");
+    }
+    let cli: serde_json::Value =
+        serde_json::from_slice(&kplan(&["ops", "--format", "json"]).stdout).unwrap();
+    assert!(cli.is_array());
+    assert_eq!(v["ops"]["structured"]["items"], cli);
+    assert_eq!(v["doctor"]["is_error"], false, "{}", v["doctor"]);
+    assert!(v["doctor"]["structured"]["backends"].is_array());
     let un = &v["unknown_rule"];
     assert_eq!(un["is_error"], true);
     let cli = kplan(&["explain", "no-such-rule"]);

@@ -13,9 +13,9 @@
 //! | `header` | `include/kplan_portability.h` | `kplan_gen::render_header` for every backend |
 //! | `bench-docs` | `docs/bench.md`, `docs/bench.svg` | the committed GPU run [`BENCH_RUN`] |
 //! | `kb-measurements` | the generated part of `crates/kplan-kb/data/measurements.toml` | [`BENCH_RUN`] |
+//! | `plan-schema` | `docs/plan.schema.json` | the plan model (`kplan_plan::schema`, schemars) |
 //!
-//! `docs/plan.schema.json` is written by hand (the plan JSON contract); it is not generated
-//! but checked: every example plan validates against it (`crates/kplan-plan/tests/golden.rs`).
+//! Every example plan validates against `docs/plan.schema.json` (`crates/kplan-plan/tests/golden.rs`).
 
 use anyhow::{anyhow, bail, Context, Result};
 use kplan_test_support::golden::{self, Mode, Outcome};
@@ -77,6 +77,13 @@ pub const TABLE: &[Generated] = &[
         owns_dir: false,
         from: "crates/kplan-plan/data/efficiency.toml (between the efficiency-table markers)",
         render: efficiency_table,
+    },
+    Generated {
+        name: "plan-schema",
+        path: "docs/plan.schema.json",
+        owns_dir: false,
+        from: "the plan model (crates/kplan-plan/src/model.rs)",
+        render: plan_schema,
     },
     Generated {
         name: "header",
@@ -302,6 +309,13 @@ fn efficiency_table(root: &Path) -> Result<Vec<Rendered>> {
     Ok(vec![(
         rel.into(),
         format!("{}{}{}", &doc[..a], table, &doc[b..]),
+    )])
+}
+
+fn plan_schema(_root: &Path) -> Result<Vec<Rendered>> {
+    Ok(vec![(
+        "docs/plan.schema.json".into(),
+        kplan_plan::schema::plan_schema_json(),
     )])
 }
 

@@ -32,6 +32,11 @@ fn efficiency_table() {
 }
 
 #[test]
+fn plan_schema() {
+    check("plan-schema");
+}
+
+#[test]
 fn header() {
     check("header");
 }

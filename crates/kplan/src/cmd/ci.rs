@@ -1,8 +1,7 @@
 //! `kplan ci SPEC.toml [-o FILE] [--runner KIND=LABEL]...`: the plan's CI matrix (section 7) as
 //! a GitHub Actions workflow.
 
-use super::{write_output, Ctx, EXIT_USAGE};
-use anyhow::Context;
+use super::{read_spec, write_output, Ctx};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -28,31 +27,12 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
-    let raw = std::fs::read(&args.spec)
-        .with_context(|| format!("cannot read spec {}", args.spec.display()))?;
-    let shown = args.spec.display().to_string();
-    let text = match String::from_utf8(raw) {
-        Ok(t) => t,
-        Err(e) => {
-            let bytes = e.as_bytes();
-            let at = e.utf8_error().valid_up_to();
-            let valid = std::str::from_utf8(&bytes[..at]).unwrap_or("");
-            let (line, col) = kplan_kb::line_col(valid, at);
-            eprintln!(
-                "{shown}:{line}:{col}: error: invalid UTF-8 (byte 0x{:02x}), expected a UTF-8 TOML kernel spec",
-                bytes[at]
-            );
-            return Ok(EXIT_USAGE);
-        }
-    };
     let kb = ctx.kb();
-    let spec = match kplan_plan::parse_spec(&text, kb) {
-        Ok(s) => s,
-        Err(e) => {
-            eprint!("{}", e.render(&shown, &text));
-            return Ok(EXIT_USAGE);
-        }
+    let spec = match read_spec(kb, &args.spec)? {
+        Ok((_, spec)) => spec,
+        Err(code) => return Ok(code),
     };
+    let shown = args.spec.display().to_string();
     let mut runners: BTreeMap<String, String> = spec.ci_runners.clone();
     for r in &args.runner {
         match r.split_once('=') {

@@ -22,6 +22,10 @@ pub struct Args {
     /// Write the header to FILE (atomically) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Output format: the header's C++ text (accepted for the same `--format human` as every
+    /// verb).
+    #[arg(long, value_enum, default_value_t)]
+    pub format: super::TextFormat,
 }
 
 /// Resolves `--targets` / `--spec` to KB architectures (deduplicated, in order). Empty when
@@ -77,7 +81,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
         "none of the targets ({}) has a backend in the header: it covers NVIDIA, AMD and CPU targets",
         cfg.targets.join(", ")
     );
-    let text = kplan_gen::render_header(&cfg);
+    let text = match args.format {
+        super::TextFormat::Human => kplan_gen::render_header(&cfg),
+    };
     super::write_output(args.output.as_deref(), &text)?;
     Ok(0)
 }

@@ -75,6 +75,70 @@ fn build_schema() -> Value {
     })
 }
 
+/// An object with these keys required (their values described only by `properties`, when given).
+fn keys(required: &[&str], properties: Value) -> Value {
+    json!({"type": "object", "required": required, "properties": properties})
+}
+
+/// Output schema of `explain`: the rule as `kplan explain --format json` prints it.
+fn explain_schema() -> Value {
+    let s = json!({"type": "string"});
+    keys(
+        &[
+            "id",
+            "summary",
+            "what",
+            "why",
+            "example",
+            "use_instead",
+            "severity",
+            "scope",
+            "lang",
+            "features",
+            "markdown",
+        ],
+        json!({
+            "id": s, "summary": s, "what": s, "why": s, "example": s, "use_instead": s,
+            "severity": {"enum": ["error", "warning", "note"]},
+            "lang": {"type": "string"},
+            "features": {"type": "array", "items": s},
+            "markdown": {"type": "string", "description": "The rule's page, as `kplan explain` prints it."}
+        }),
+    )
+}
+
+/// Output schema of `header`: the header's text (C++), as `kplan header` prints it.
+fn header_schema() -> Value {
+    keys(
+        &["header"],
+        json!({"header": {"type": "string", "description": "The portability header (C++)."}}),
+    )
+}
+
+/// Output schema of a list-or-show verb: `list` is the JSON of the verb alone, `show` that of
+/// `VERB show NAME` (a list that is a JSON array comes as `items`).
+fn list_or_show(list: Value, show: Value) -> Value {
+    json!({"type": "object", "anyOf": [list, show]})
+}
+
+/// Output schema of `verify`: one report (docs/verify.md), or `items` when several ran.
+fn verify_schema() -> Value {
+    let report = json!({"anyOf": [
+        keys(&["kernel", "backend", "status", "runs", "failures", "cases"], json!({
+            "status": {"enum": ["passed", "failed", "skipped"]},
+            "cases": {"type": "array", "items": {"type": "object"}}
+        })),
+        keys(&["path", "op", "entry", "backend", "cases"], json!({
+            "cases": {"type": "array", "items": {"type": "object"}}
+        })),
+        {"type": "object"}
+    ]});
+    json!({"type": "object", "anyOf": [
+        keys(&["items"], json!({"items": {"type": "array", "items": report}})),
+        report
+    ]})
+}
+
 fn strings(description: &str) -> Value {
     json!({"type": "array", "items": {"type": "string"}, "description": description})
 }
@@ -118,11 +182,11 @@ fn specs() -> Vec<Spec> {
         },
         Spec {
             name: "explain",
-            description: "Explain one scanner rule (Markdown): what, why, example, use instead.",
+            description: "Explain one scanner rule: what, why, example, use instead (the JSON of `kplan explain --format json`, the page as `markdown`).",
             input: json!({"type": "object", "required": ["rule"], "properties": {
                 "rule": {"type": "string", "description": "Rule id (the `rule` of a scan finding)."}
             }}),
-            output: None,
+            output: Some(explain_schema()),
             read_only: true,
         },
         Spec {
@@ -132,7 +196,7 @@ fn specs() -> Vec<Spec> {
                 "targets": strings("Targets (sm_90a, gfx942, h100, cpu-x86_64-avx2); default: every backend."),
                 "spec": {"type": "string", "description": "Path to a kernel spec whose [backends] give the targets."}
             }}),
-            output: None,
+            output: Some(header_schema()),
             read_only: true,
         },
         Spec {
@@ -157,35 +221,54 @@ fn specs() -> Vec<Spec> {
                 "sizes": {"type": "string", "description": "Problem sizes, as --sizes takes them."},
                 "dtype": {"type": "string", "description": "fp32 or bf16."}
             }}),
-            output: None,
+            output: Some(verify_schema()),
             read_only: true,
         },
         Spec {
             name: "targets",
             description: "The knowledge base's targets (JSON), or every fact of one (`name`: architecture, device or alias).",
             input: json!({"type": "object", "properties": {"name": {"type": "string"}}}),
-            output: None,
+            output: Some(list_or_show(
+                keys(&["architectures", "devices"], json!({
+                    "architectures": {"type": "array", "items": {"type": "object"}},
+                    "devices": {"type": "array", "items": {"type": "object"}}
+                })),
+                keys(&["name", "resolved_via", "arch", "device", "devices_of_arch", "features", "sources"], json!({
+                    "resolved_via": {"enum": ["arch", "device"]},
+                    "arch": {"type": "object"},
+                    "features": {"type": "object"}
+                })),
+            )),
             read_only: true,
         },
         Spec {
             name: "features",
             description: "The knowledge base's features and where each is available (JSON), or one (`name`: feature id).",
             input: json!({"type": "object", "properties": {"name": {"type": "string"}}}),
-            output: None,
+            output: Some(list_or_show(
+                keys(&["features"], json!({"features": {"type": "array", "items": {"type": "object"}}})),
+                keys(&["feature", "sources"], json!({"feature": {"type": "object"}})),
+            )),
             read_only: true,
         },
         Spec {
             name: "ops",
-            description: "The operation knowledge base's op classes (JSON), or one (`name`): libraries, algorithms, risks.",
+            description: "The operation knowledge base's op classes (JSON, the list as `items`), or one (`name`): libraries, algorithms, risks.",
             input: json!({"type": "object", "properties": {"name": {"type": "string"}}}),
-            output: None,
+            output: Some(list_or_show(
+                keys(&["items"], json!({"items": {"type": "array", "items": keys(&["id", "name"], json!({}))}})),
+                keys(&["id", "name", "latency_bound", "tile_hint"], json!({})),
+            )),
             read_only: true,
         },
         Spec {
             name: "doctor",
             description: "The compilers and libraries found for each backend, their versions, and how to install what is missing (JSON).",
             input: json!({"type": "object", "properties": {}}),
-            output: None,
+            output: Some(keys(&["backends"], json!({"backends": {"type": "array", "items": keys(
+                &["backend", "title", "can_build", "components"],
+                json!({"can_build": {"type": "boolean"}, "components": {"type": "array"}}),
+            )}}))),
             read_only: true,
         },
     ]
@@ -303,7 +386,7 @@ fn invocation(tool: &str, a: &Map<String, Value>) -> Result<Invocation, String> 
             args.insert(1, s("--fail-on=never"));
             args.insert(1, s("--format=json"));
         }
-        "explain" => args.extend([s("explain"), required("rule")?]),
+        "explain" => args.extend([s("explain"), s("--format=json"), s("--"), required("rule")?]),
         "header" => {
             args.push(s("header"));
             let t = list_arg(a, "targets")?;
@@ -394,7 +477,7 @@ impl Server {
             kb,
             tools,
             structured,
-            text_only: vec!["explain", "header"],
+            text_only: vec!["header"],
         })
     }
 
@@ -440,22 +523,25 @@ impl Server {
             };
             return CallToolResult::error(vec![ContentBlock::text(msg)]);
         }
-        let mut content = Vec::new();
-        if self.text_only.contains(&name) {
-            content.push(ContentBlock::text(stdout));
-            if !stderr.trim().is_empty() {
-                content.push(ContentBlock::text(stderr.trim_end().to_string()));
+        let value: Value = if self.text_only.contains(&name) {
+            // a text verb: its text as `header`, the name its output schema gives it
+            json!({ "header": stdout })
+        } else {
+            match serde_json::from_str(&stdout) {
+                Ok(v) => v,
+                Err(e) => {
+                    return CallToolResult::error(vec![ContentBlock::text(format!(
+                        "error: kplan {name} did not print JSON ({e}): {}",
+                        stderr.trim_end()
+                    ))])
+                }
             }
-            return CallToolResult::success(content);
-        }
-        let value: Value = match serde_json::from_str(&stdout) {
-            Ok(v) => v,
-            Err(e) => {
-                return CallToolResult::error(vec![ContentBlock::text(format!(
-                    "error: kplan {name} did not print JSON ({e}): {}",
-                    stderr.trim_end()
-                ))])
-            }
+        };
+        // every tool has an output schema, which describes an object: a JSON array (a list of
+        // op classes, several verify reports) comes as `items`
+        let value = match value {
+            Value::Array(items) => json!({ "items": items }),
+            v => v,
         };
         let mut r = if self.structured.contains(&name) || value.is_object() {
             CallToolResult::structured(value)

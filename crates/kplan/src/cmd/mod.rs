@@ -31,6 +31,14 @@ pub enum ColorWhen {
     Never,
 }
 
+/// `--format` of a verb whose output is text for people only (`kplan header`): `human`, the
+/// name every verb gives its text output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum TextFormat {
+    #[default]
+    Human,
+}
+
 /// Output settings every verb honours: `--color`, `--quiet`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Output {
@@ -78,11 +86,30 @@ impl Output {
 /// See [`Output::progress`].
 pub struct Progress(Option<indicatif::ProgressBar>);
 
+impl Output {
+    /// A bar with `message`, `N/M` and the elapsed time on standard error while `total` items
+    /// of long work run (build targets, verify cases), under the same conditions as
+    /// [`Output::progress`]. [`Progress::set`] moves it; finished (cleared) when dropped.
+    pub fn progress_bar(&self, message: String, total: usize, machine_output: bool) -> Progress {
+        let p = self.progress(message, machine_output);
+        if let Some(pb) = &p.0 {
+            pb.set_length(total as u64);
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} ({elapsed})")
+            {
+                pb.set_style(style);
+            }
+        }
+        p
+    }
+}
+
 impl Progress {
-    /// Replaces the message shown beside the spinner.
-    pub fn set_message(&self, message: String) {
+    /// `done` of `total` items finished.
+    pub fn set(&self, done: usize, total: usize) {
         if let Some(pb) = &self.0 {
-            pb.set_message(message);
+            pb.set_length(total as u64);
+            pb.set_position(done as u64);
         }
     }
 }
@@ -128,6 +155,38 @@ impl Ctx {
 /// Whether skipped checks fail the run: `--strict`, or `KPLAN_STRICT=1` in the environment.
 pub fn strict(flag: bool) -> bool {
     flag || std::env::var("KPLAN_STRICT").is_ok_and(|v| v == "1")
+}
+
+/// A kernel spec read from `path` and parsed, with its text; `Ok(Err(EXIT_USAGE))` once its
+/// located error (`path:line:col`, for invalid UTF-8 as for any spec error) is printed on
+/// standard error.
+pub fn read_spec(kb: &Kb, path: &Path) -> anyhow::Result<Result<(String, kplan_plan::Spec), u8>> {
+    let raw =
+        std::fs::read(path).with_context(|| format!("cannot read spec {}", path.display()))?;
+    let shown = path.display().to_string();
+    let text = match String::from_utf8(raw) {
+        Ok(t) => t,
+        Err(e) => {
+            // binary or mis-encoded input: locate the first bad byte like any other spec error
+            let bytes = e.as_bytes();
+            let at = e.utf8_error().valid_up_to();
+            let valid = std::str::from_utf8(&bytes[..at]).unwrap_or("");
+            let (line, col) = kplan_kb::line_col(valid, at);
+            eprintln!(
+                "{shown}:{line}:{col}: error: invalid UTF-8 (byte 0x{:02x}), expected a UTF-8 TOML kernel spec",
+                bytes[at]
+            );
+            return Ok(Err(EXIT_USAGE));
+        }
+    };
+    match kplan_plan::parse_spec(&text, kb) {
+        Ok(spec) => Ok(Ok((text, spec))),
+        Err(e) => {
+            // a located diagnostic (file:line:col, source line, caret); nothing is written
+            eprint!("{}", e.render(&shown, &text));
+            Ok(Err(EXIT_USAGE))
+        }
+    }
 }
 
 pub fn report(e: anyhow::Error, out: Output) -> ExitCode {

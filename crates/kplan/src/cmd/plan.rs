@@ -1,6 +1,6 @@
 //! `kplan plan SPEC.toml [--format human|json] [-o FILE] [--source DIR]`
 
-use super::{write_output, Ctx, EXIT_USAGE};
+use super::{read_spec, write_output, Ctx};
 use anyhow::Context;
 use std::path::PathBuf;
 
@@ -30,32 +30,10 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
-    let raw = std::fs::read(&args.spec)
-        .with_context(|| format!("cannot read spec {}", args.spec.display()))?;
-    let text = match String::from_utf8(raw) {
-        Ok(t) => t,
-        Err(e) => {
-            // Binary or mis-encoded input: locate the first bad byte like any other spec error.
-            let bytes = e.as_bytes();
-            let at = e.utf8_error().valid_up_to();
-            let valid = std::str::from_utf8(&bytes[..at]).unwrap_or("");
-            let (line, col) = kplan_kb::line_col(valid, at);
-            eprintln!(
-                "{}:{line}:{col}: error: invalid UTF-8 (byte 0x{:02x}), expected a UTF-8 TOML kernel spec",
-                args.spec.display(),
-                bytes[at]
-            );
-            return Ok(EXIT_USAGE);
-        }
-    };
     let kb = ctx.kb();
-    let spec = match kplan_plan::parse_spec(&text, kb) {
-        Ok(s) => s,
-        Err(e) => {
-            // A located diagnostic (file:line:col, source line, caret); nothing is written.
-            eprint!("{}", e.render(&args.spec.display().to_string(), &text));
-            return Ok(EXIT_USAGE);
-        }
+    let (text, spec) = match read_spec(kb, &args.spec)? {
+        Ok(read) => read,
+        Err(code) => return Ok(code),
     };
     // Keys and devices kplan accepted but does not use: a warning each; the plan lists them too.
     for n in &spec.notes {

@@ -278,15 +278,20 @@ pub fn verify(ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
                     seed: args.seed,
                     eps: 1e-6,
                 };
-                let progress = ctx.out.progress(
+                let progress = ctx.out.progress_bar(
                     format!("verifying {}", op.as_str()),
+                    0,
                     args.format == Format::Json,
                 );
-                let mut done = 0usize;
-                run_verify(e.as_mut(), &tiles, op.as_str(), &plan, &mut |_| {
-                    done += 1;
-                    progress.set_message(format!("verifying {}: {done} cases", op.as_str()));
-                })
+                run_verify(
+                    e.as_mut(),
+                    &tiles,
+                    op.as_str(),
+                    &plan,
+                    &mut |_, done, total| {
+                        progress.set(done, total);
+                    },
+                )
             }
         };
         reports.push(r);

@@ -83,6 +83,10 @@ pub struct ExplainArgs {
     /// Rule id (see `kplan rules`).
     #[arg(value_name = "RULE")]
     pub rule: String,
+    /// Output format: human (the rule's page, Markdown) or json (the rule as `kplan rules
+    /// --format json` lists it, with the page as `markdown`).
+    #[arg(long, value_enum, default_value_t = ListFormat::Human)]
+    pub format: ListFormat,
 }
 
 /// Checks `--select` / `--ignore` ids against the registry (`all` and `*` stand for every rule).
@@ -231,7 +235,17 @@ pub fn rules(_ctx: &Ctx, args: RulesArgs) -> anyhow::Result<u8> {
 pub fn explain(_ctx: &Ctx, args: ExplainArgs) -> anyhow::Result<u8> {
     match kplan_scan::rule(&args.rule) {
         Some(r) => {
-            write_output(None, &r.doc_markdown())?;
+            let text = match args.format {
+                ListFormat::Human => r.doc_markdown(),
+                ListFormat::Json => {
+                    let mut v = serde_json::to_value(r)?;
+                    if let Some(o) = v.as_object_mut() {
+                        o.insert("markdown".into(), r.doc_markdown().into());
+                    }
+                    serde_json::to_string_pretty(&v)? + "\n"
+                }
+            };
+            write_output(None, &text)?;
             Ok(0)
         }
         None => Err(kplan_scan::ScanError::UnknownRule {

@@ -43,6 +43,18 @@ async def main():
                 out["bad"] = result(await session.call_tool("plan", {"spec_toml": f.read()}))
             out["unknown_rule"] = result(await session.call_tool("explain", {"rule": "no-such-rule"}))
             out["explain"] = result(await session.call_tool("explain", {"rule": "full-mask-literal"}))
+            # the other verbs that need no toolchain, each validated against its output schema
+            for name, args in [
+                ("header", {"targets": ["gfx942", "sm_90a"]}),
+                ("targets", {}),
+                ("targets", {"name": "mi300x"}),
+                ("features", {}),
+                ("ops", {}),
+                ("ops", {"name": "scan"}),
+                ("doctor", {}),
+            ]:
+                key = name + ("_show" if args.get("name") else "")
+                out[key] = result(await session.call_tool(name, args))
     print(json.dumps(out))
 
 

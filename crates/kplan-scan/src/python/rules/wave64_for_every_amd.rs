@@ -24,48 +24,41 @@ kernels address lanes that do not exist there. With no wave32 target in scope th
     features: &[],
 };
 
+/// Token `i` as a number, or a string holding one (`'64'`).
+fn literal(cx: &Cx, i: usize) -> Option<i64> {
+    let src = cx.src;
+    match src.kind(i)? {
+        Kind::Number => src.int(i),
+        Kind::Str => src
+            .s(i)
+            .trim_matches(|c| c == '\'' || c == '"')
+            .parse::<i64>()
+            .ok(),
+        _ => None,
+    }
+}
+
 /// 64 or 32 as a number, a string (`'64'`) or a one-argument call around one (`Constant(64)`):
 /// the value, and the tokens spanned, searching backwards from `end`.
 fn width_before(cx: &Cx, end: usize) -> Option<(i64, usize)> {
     let src = cx.src;
-    let lit = |i: usize| -> Option<i64> {
-        match src.kind(i)? {
-            Kind::Number => src.int(i),
-            Kind::Str => src
-                .s(i)
-                .trim_matches(|c| c == '\'' || c == '"')
-                .parse::<i64>()
-                .ok(),
-            _ => None,
-        }
-    };
-    if let Some(v) = lit(end) {
+    if let Some(v) = literal(cx, end) {
         return Some((v, end));
     }
     if src.s(end) == ")" && end >= 3 && src.s(end - 2) == "(" {
-        return lit(end - 1).map(|v| (v, end - 3));
+        return literal(cx, end - 1).map(|v| (v, end - 3));
     }
     None
 }
 
+/// The same, searching forwards from `start`.
 fn width_after(cx: &Cx, start: usize) -> Option<(i64, usize)> {
     let src = cx.src;
-    let lit = |i: usize| -> Option<i64> {
-        match src.kind(i)? {
-            Kind::Number => src.int(i),
-            Kind::Str => src
-                .s(i)
-                .trim_matches(|c| c == '\'' || c == '"')
-                .parse::<i64>()
-                .ok(),
-            _ => None,
-        }
-    };
-    if let Some(v) = lit(start) {
+    if let Some(v) = literal(cx, start) {
         return Some((v, start));
     }
     if src.kind(start) == Some(Kind::Name) && src.s(start + 1) == "(" && src.s(start + 3) == ")" {
-        return lit(start + 2).map(|v| (v, start + 3));
+        return literal(cx, start + 2).map(|v| (v, start + 3));
     }
     None
 }
