@@ -50,7 +50,8 @@ pub struct Plan {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct KernelSummary {
     pub name: String,
-    #[schemars(schema_with = "crate::schema::names::<crate::spec::Op>")]
+    /// An op class kplan models (`kplan ops`), or the spec's own name for an op planned as
+    /// `custom` (then `operation.custom_op` holds it too).
     pub op: String,
     pub description: Option<String>,
     /// As written in the spec.
