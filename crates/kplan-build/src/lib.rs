@@ -358,6 +358,17 @@ pub fn build(
     opts: &BuildOptions,
     kb: &kplan_kb::Kb,
 ) -> Result<Vec<TargetResult>, BuildError> {
+    build_with_progress(file, opts, kb, &|_, _| {})
+}
+
+/// [`build`] calling `on_target(done, total)` each time a target has finished (from the worker
+/// threads, in completion order), for a progress display.
+pub fn build_with_progress(
+    file: &Path,
+    opts: &BuildOptions,
+    kb: &kplan_kb::Kb,
+    on_target: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<TargetResult>, BuildError> {
     if !file.is_file() {
         return Err(BuildError::NotFound(file.to_path_buf()));
     }
@@ -382,6 +393,8 @@ pub fn build(
     std::fs::write(&header_path, kplan_gen::render_header(&opts.header))
         .map_err(io(header_path.display().to_string()))?;
     let tools = Toolchains::discover(&opts.targets, opts.timeout);
+    let total = opts.targets.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
     let mut results: Vec<TargetResult> = opts
         .targets
         .par_iter()
@@ -408,6 +421,10 @@ pub fn build(
                 r.occupancy = occupancy(kb, &t.id, &r, opts.block_threads);
             }
             r.seconds = (r.seconds * 1000.0).round() / 1000.0;
+            on_target(
+                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+                total,
+            );
             r
         })
         .collect();

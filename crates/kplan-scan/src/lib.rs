@@ -25,7 +25,10 @@ pub use inventory::{
     inventory, inventory_tree, inventory_with, Inventory, InventoryItem, Location,
 };
 pub use rule::{Lang, RuleMeta, Scope};
-pub use walk::{scan_paths, scan_text, scan_tree, scan_tree_with, FileKind, FileNote, ScanResult};
+pub use walk::{
+    scan_paths, scan_text, scan_tree, scan_tree_progress, scan_tree_with, FileKind, FileNote,
+    ScanResult,
+};
 
 /// Every rule: CUDA/HIP rules, then Triton rules. Ids are unique (a test checks).
 pub fn all_rules() -> Vec<&'static RuleMeta> {

@@ -286,7 +286,12 @@ pub fn allows(line: &str, rule: &str) -> bool {
 pub fn scan_paths(ctx: &ScanCtx, paths: &[PathBuf]) -> Result<ScanResult, ScanError> {
     let (files, skipped) = collect_files(paths)?;
     let files = files.into_iter().map(|(p, k)| (p, k, 0)).collect();
-    Ok(scan_files(std::slice::from_ref(ctx), files, skipped))
+    Ok(scan_files(
+        std::slice::from_ref(ctx),
+        files,
+        skipped,
+        &|_, _| {},
+    ))
 }
 
 /// Scans every file under `paths` in parallel, each under the configuration that applies to it:
@@ -311,8 +316,21 @@ pub fn scan_tree_with(
     paths: &[PathBuf],
     adjust: &dyn Fn(&mut Config),
 ) -> Result<ScanResult, ScanError> {
+    scan_tree_progress(kb, targets, config, paths, adjust, &|_, _| {})
+}
+
+/// [`scan_tree_with`] calling `on_file(done, total)` each time a file has been scanned (from
+/// the worker threads, in completion order), for a progress display.
+pub fn scan_tree_progress(
+    kb: &kplan_kb::Kb,
+    targets: &[String],
+    config: Option<Config>,
+    paths: &[PathBuf],
+    adjust: &dyn Fn(&mut Config),
+    on_file: &(dyn Fn(usize, usize) + Sync),
+) -> Result<ScanResult, ScanError> {
     let (ctxs, assigned, skipped) = files_with_configs(kb, targets, config, paths, adjust)?;
-    Ok(scan_files(&ctxs, assigned, skipped))
+    Ok(scan_files(&ctxs, assigned, skipped, on_file))
 }
 
 /// A file to scan, its kind and the index of its context in the list that comes with it.
@@ -435,6 +453,7 @@ fn scan_files(
     ctxs: &[ScanCtx],
     files: Vec<(PathBuf, FileKind, usize)>,
     mut skipped: Vec<FileNote>,
+    on_file: &(dyn Fn(usize, usize) + Sync),
 ) -> ScanResult {
     // the project index: what every file defines, for the rules of every other file
     let indexed: Option<Vec<ScanCtx>> = (files.len() > 1).then(|| {
@@ -445,9 +464,18 @@ fn scan_files(
             .collect()
     });
     let ctxs: &[ScanCtx] = indexed.as_deref().unwrap_or(ctxs);
+    let total = files.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
     let outcomes: Vec<FileOutcome> = files
         .par_iter()
-        .map(|(p, k, i)| scan_one(&ctxs[*i], p, *k))
+        .map(|(p, k, i)| {
+            let o = scan_one(&ctxs[*i], p, *k);
+            on_file(
+                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+                total,
+            );
+            o
+        })
         .collect();
     let mut res = ScanResult::default();
     let mut shadowed: Vec<String> = Vec::new();

@@ -205,11 +205,14 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
     if let Some(d) = &opts.out_dir {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
     }
-    let progress = ctx.out.progress(
-        format!("building for {} targets", opts.targets.len()),
+    let progress = ctx.out.progress_bar(
+        "building targets".into(),
+        opts.targets.len(),
         args.format == Format::Json,
     );
-    let results = kplan_build::build(&args.file, &opts, ctx.kb())?;
+    let results = kplan_build::build_with_progress(&args.file, &opts, ctx.kb(), &|done, total| {
+        progress.set(done, total)
+    })?;
     drop(progress);
     // a kernel file that cannot even be loaded (a Python syntax error) is bad input, the same for
     // every target: one error, exit 2, not one failure per target

@@ -131,8 +131,15 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
         return Ok(0);
     }
     let machine = matches!(args.format, Format::Json | Format::Sarif);
-    let progress = ctx.out.progress("scanning".into(), machine);
-    let res = kplan_scan::scan_tree_with(ctx.kb(), &args.targets, given, &args.paths, &adjust)?;
+    let progress = ctx.out.progress_bar("scanning files".into(), 0, machine);
+    let res = kplan_scan::scan_tree_progress(
+        ctx.kb(),
+        &args.targets,
+        given,
+        &args.paths,
+        &adjust,
+        &|done, total| progress.set(done, total),
+    )?;
     drop(progress);
     let quiet = ctx.out.quiet;
     if !quiet {
