@@ -957,8 +957,9 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                     span_of(&k.op),
                     match known {
                         Some(o) => format!(
-                            "op `{}` is not an op class kplan models{hint}: planned as a custom op; kplan has no work model for it (the roofline uses `flops` and `bytes` where `problem` gives them), but its knowledge base entry `{}` gives the libraries, algorithms and risks",
+                            "op `{}` has no work model in kplan{hint}: planned as a custom op (the roofline uses `flops` and `bytes` where `problem` gives them); its op knowledge base entry `{}` (`kplan ops show {}`) gives the libraries, algorithms and risks",
                             k.op.get_ref(),
+                            o.id,
                             o.id
                         ),
                         None => format!(
