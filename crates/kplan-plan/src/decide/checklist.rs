@@ -23,10 +23,12 @@ pub fn review(
 ) -> Vec<ChecklistItem> {
     let mut v = Vec::new();
     // A library or framework verdict writes no kernel: the kernel-code items do not apply.
+    // So does a one-vendor verdict whose chosen strategy is the vendor library or the framework.
     let no_kernel = matches!(
         plan.verdict.decision,
         crate::model::Decision::UseFramework | crate::model::Decision::UseVendorLibrary
-    );
+    ) || (matches!(plan.strategy.chosen.as_str(), "vendor-blas" | "framework")
+        && plan.tiles.is_empty());
     let na = |what: &str, why: &str| item(what, Status::NotApplicable, format!("n/a: {why}"));
 
     // 1
