@@ -33,11 +33,17 @@ pub fn strategy_kind(plan: &Plan) -> Result<Kind, NewError> {
     let chosen = plan.strategy.chosen.as_str();
     let k = &plan.kernel.name;
     match (plan.verdict.decision, chosen) {
-        (Decision::CustomKernel | Decision::NvidiaOnly, "hip-single-source" | "per-backend") => {
+        (
+            Decision::CustomKernel | Decision::NvidiaOnly | Decision::AmdOnly,
+            "hip-single-source" | "per-backend",
+        ) => {
             Ok(Kind::SingleSource)
         }
-        (Decision::CustomKernel, "triton") => Ok(Kind::Triton),
-        (Decision::UseVendorLibrary | Decision::NvidiaOnly, "vendor-blas") => Ok(Kind::Library),
+        (Decision::CustomKernel | Decision::AmdOnly, "triton") => Ok(Kind::Triton),
+        (
+            Decision::UseVendorLibrary | Decision::NvidiaOnly | Decision::AmdOnly,
+            "vendor-blas",
+        ) => Ok(Kind::Library),
         (Decision::UseFramework, _) => Err(NewError::Unsupported(format!(
             "kernel `{k}`: the plan's verdict is use-framework ({}): there is no kernel or library call to write a project for; call the framework's op",
             plan.verdict.reason
