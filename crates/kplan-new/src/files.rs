@@ -376,46 +376,35 @@ fn kplan_toml(ctx: &Ctx) -> String {
 }
 
 fn makefile(ctx: &Ctx) -> String {
-    let nv: Vec<String> = ctx
-        .gpu_targets()
-        .filter(|t| t.vendor == "nvidia")
-        .map(|t| t.arch.clone())
-        .collect();
-    let amd: Vec<String> = ctx
-        .gpu_targets()
-        .filter(|t| t.vendor == "amd")
-        .map(|t| t.arch.clone())
-        .collect();
-    let vars = ctx.vars();
-    let mut r = ctx.as_refs(&vars);
-    let nvs = nv.join(" ");
-    let amds = amd.join(" ");
-    r.push(("NV_ARCHS", &nvs));
-    r.push(("AMD_ARCHS", &amds));
-    render(template::MAKEFILE, &r)
+    build_file(ctx, template::MAKEFILE, " ", |a| a.to_string())
 }
 
 fn cmake(ctx: &Ctx) -> String {
-    let nv: Vec<String> = ctx
-        .gpu_targets()
-        .filter(|t| t.vendor == "nvidia")
-        .map(|t| {
-            let d: String = t.arch.trim_start_matches("sm_").to_string();
-            d
-        })
-        .collect();
-    let amd: Vec<String> = ctx
-        .gpu_targets()
-        .filter(|t| t.vendor == "amd")
-        .map(|t| t.arch.clone())
-        .collect();
+    build_file(ctx, template::CMAKE, ";", |a| {
+        a.trim_start_matches("sm_").to_string()
+    })
+}
+
+/// A build file template with the NVIDIA architectures (spelled by `nv_arch`) and the AMD ones,
+/// each list joined by `sep`.
+fn build_file(ctx: &Ctx, tpl: &str, sep: &str, nv_arch: impl Fn(&str) -> String) -> String {
+    let archs = |vendor: &str| -> Vec<String> {
+        ctx.gpu_targets()
+            .filter(|t| t.vendor == vendor)
+            .map(|t| t.arch.clone())
+            .collect()
+    };
+    let nvs = archs("nvidia")
+        .iter()
+        .map(|a| nv_arch(a))
+        .collect::<Vec<_>>()
+        .join(sep);
+    let amds = archs("amd").join(sep);
     let vars = ctx.vars();
     let mut r = ctx.as_refs(&vars);
-    let nvs = nv.join(";");
-    let amds = amd.join(";");
     r.push(("NV_ARCHS", &nvs));
     r.push(("AMD_ARCHS", &amds));
-    render(template::CMAKE, &r)
+    render(tpl, &r)
 }
 
 fn readme(ctx: &Ctx, f: &Family, p: &Project) -> String {

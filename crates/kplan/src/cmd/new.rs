@@ -1,7 +1,7 @@
 //! `kplan new SPEC.toml DIR [--force]`, `kplan new --plan PLAN.json DIR`: a kernel project for
 //! the plan's strategy (kplan-new).
 
-use super::{Ctx, EXIT_USAGE};
+use super::Ctx;
 use anyhow::Context;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -36,29 +36,10 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<u8> {
             "with --plan, give only the project directory: kplan new --plan PLAN.json DIR"
         ),
         (None, [spec, dir]) => {
-            let raw = std::fs::read(spec)
-                .with_context(|| format!("cannot read spec {}", spec.display()))?;
             let shown = spec.display().to_string();
-            let text = match String::from_utf8(raw) {
+            let (text, spec_v) = match super::read_spec(kb, spec)? {
                 Ok(t) => t,
-                Err(e) => {
-                    let bytes = e.as_bytes();
-                    let at = e.utf8_error().valid_up_to();
-                    let valid = std::str::from_utf8(&bytes[..at]).unwrap_or("");
-                    let (line, col) = kplan_kb::line_col(valid, at);
-                    eprintln!(
-                        "{shown}:{line}:{col}: error: invalid UTF-8 (byte 0x{:02x}), expected a UTF-8 TOML kernel spec",
-                        bytes[at]
-                    );
-                    return Ok(EXIT_USAGE);
-                }
-            };
-            let spec_v = match kplan_plan::parse_spec(&text, kb) {
-                Ok(s) => s,
-                Err(e) => {
-                    eprint!("{}", e.render(&shown, &text));
-                    return Ok(EXIT_USAGE);
-                }
+                Err(code) => return Ok(code),
             };
             if !ctx.out.quiet {
                 for n in &spec_v.notes {
