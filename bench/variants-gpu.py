@@ -109,7 +109,8 @@ def resident_blocks(f, block):
     query."""
     import cupy
     try:
-        return cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(f.ptr, block, 0)
+        fn = getattr(f, "kernel", f)  # a RawKernel wraps the driver's function
+        return cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.ptr, block, 0)
     except Exception:  # an older CuPy: registers alone (64K per SM, 256 per warp granule), 2048 threads
         per_warp = -(-f.num_regs * 32 // 256) * 256
         return max(1, min(32, 2048 // block, 65536 // (per_warp * max(1, block // 32))))
