@@ -10,6 +10,13 @@ triton.testing.do_bench (CUDA events, L2 cleared between runs, median). Prints o
 With BENCH_JSON (the output of `kplan bench --format json`), each default configuration in it is
 also compiled from kernels/ through CuPy's NVRTC and timed the same way ("impl": "kplan"), so
 kplan, torch and Triton are compared under one timing method as well as under kplan bench's.
+Then, for each row-kernel case that kplan's Triton kernels also cover, kplan and Triton are timed
+again in INTERLEAVE_ROUNDS alternating rounds on the same input ("impl": "interleaved": each
+round's do_bench median of both, kplan first in even rounds, Triton first in odd ones), which
+gives the run-to-run spread of each and of their ratio.
+
+The timing helpers (`load`, `timed`, `event_samples`, `graph_timed`, `median`) are shared with
+bench/variants-gpu.py.
 """
 import importlib.util
 import json
@@ -39,24 +46,55 @@ def timed(fn):
     return triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
 
 
+def median(v):
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+
+
 GRAPH_LAUNCHES = 20
 GRAPH_REPS = 5
+INTERLEAVE_ROUNDS = 5
 _flush = None
 
 
-def graph_timed(fn):
-    """Per-launch time inside CUDA graphs, as `kplan bench` measures it: one graph of
-    GRAPH_LAUNCHES (L2 flush, fn) pairs and one of the flushes alone (a 256 MB zero fill), each
-    replayed GRAPH_REPS times after a warm-up replay; (median - median) / GRAPH_LAUNCHES, ms."""
+def flush_buffer():
+    """The 256 MB buffer whose zero fill flushes the L2 before a timed run (`kplan bench`'s)."""
     global _flush
     if _flush is None:
         _flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    return _flush
+
+
+def event_samples(fn, reps, warmup):
+    """`kplan bench`'s timing: `warmup` calls, then `reps` runs each after an L2 flush, CUDA
+    events around each run; milliseconds per run."""
+    flush = flush_buffer()
+    for _ in range(warmup):
+        fn()
+    evs = []
+    for _ in range(reps):
+        flush.zero_()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        evs.append((a, b))
+    torch.cuda.synchronize()
+    return [a.elapsed_time(b) for a, b in evs]
+
+
+def graph_timed(fn, launches=GRAPH_LAUNCHES, reps=GRAPH_REPS):
+    """Per-launch time inside CUDA graphs, as `kplan bench` measures it: one graph of
+    `launches` (L2 flush, fn) pairs and one of the flushes alone (a 256 MB zero fill), each
+    replayed `reps` times after a warm-up replay; (median - median) / launches, ms."""
+    flush = flush_buffer()
 
     def capture(with_fn):
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):
-            for _ in range(GRAPH_LAUNCHES):
-                _flush.zero_()
+            for _ in range(launches):
+                flush.zero_()
                 if with_fn:
                     fn()
         return g
@@ -64,17 +102,17 @@ def graph_timed(fn):
     def med(g):
         g.replay()
         ts = []
-        for _ in range(GRAPH_REPS):
+        for _ in range(reps):
             a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             a.record()
             g.replay()
             b.record()
             torch.cuda.synchronize()
             ts.append(a.elapsed_time(b))
-        return sorted(ts)[len(ts) // 2]
+        return median(ts)
 
     gw, go = capture(True), capture(False)
-    ms = (med(gw) - med(go)) / GRAPH_LAUNCHES
+    ms = (med(gw) - med(go)) / launches
     del gw, go
     return ms
 
@@ -134,52 +172,100 @@ def kplan_kernel(rec):
     return launch
 
 
-def kplan_anchors(records, bench, dev, g):
-    """kplan's default configurations, timed by do_bench and graph_timed like the anchors."""
+def kplan_case(rec, dev, g):
+    """The inputs of one `kplan bench` record and a call that launches kplan's kernel on them:
+    (fn, inputs) with inputs the tensors fn reads (x, and rmsnorm's weight w)."""
     names = {"fp32": torch.float32, "bf16": torch.bfloat16}
     p = lambda t: numpy.uint64(t.data_ptr())  # noqa: E731
+    k, dt, shape = rec["kernel"], names[rec["dtype"]], rec["shape"]
+    launch = kplan_kernel(rec)
+    if launch is None:
+        raise RuntimeError("CuPy not installed")
+    if "x" in shape:
+        rows, cols = map(int, shape.split("x"))
+        x = torch.randn(rows, cols, device=dev, dtype=dt, generator=g) * 4
+        if k == "softmax":
+            y = torch.empty_like(x)
+            return (lambda: launch(p(x), p(y), numpy.int32(rows), numpy.int32(cols))), {"x": x}
+        if k == "rmsnorm":
+            w = 1 + 0.5 * torch.randn(cols, device=dev, dtype=dt, generator=g)
+            y = torch.empty_like(x)
+            return (lambda: launch(p(x), p(w), p(y), numpy.int32(rows), numpy.int32(cols),
+                                   numpy.float32(1e-6))), {"x": x, "w": w}
+        q = torch.empty(rows, cols, device=dev, dtype=torch.uint8)
+        sc = torch.empty(rows, device=dev, dtype=torch.float32)
+        return (lambda: launch(p(x), p(q), p(sc), numpy.int32(rows), numpy.int32(cols))), {"x": x}
+    n = int(shape)
+    x = torch.randn(n, device=dev, dtype=dt, generator=g)
+    if k == "add":
+        b = torch.randn(n, device=dev, dtype=dt, generator=g)
+        y = torch.empty_like(x)
+        return (lambda: launch(p(x), p(b), p(y), numpy.int64(n))), {"x": x}
+    parts = torch.empty(rec["grid"], device=dev, dtype=torch.float32)
+    y = torch.empty(1, device=dev, dtype=torch.float32)
+    return (lambda: launch(p(x), numpy.int64(n), p(parts), p(y))), {"x": x}
+
+
+def kplan_anchors(records, bench, dev, g):
+    """kplan's default configurations, timed by do_bench and graph_timed like the anchors."""
     for rec in bench.get("records", []):
         if not rec.get("default"):
             continue
-        k, dt, shape = rec["kernel"], names[rec["dtype"]], rec["shape"]
+        k, shape = rec["kernel"], rec["shape"]
         try:
-            launch = kplan_kernel(rec)
+            fn, inputs = kplan_case(rec, dev, g)
         except Exception as e:
             records.append({"impl": "kplan", "kernel": k, "dtype": rec["dtype"], "shape": shape, "error": repr(e)[:500]})
             continue
-        if launch is None:
-            records.append({"impl": "kplan", "kernel": k, "dtype": rec["dtype"], "shape": shape,
-                            "error": "CuPy not installed"})
-            continue
-        if "x" in shape:
-            rows, cols = map(int, shape.split("x"))
-            x = torch.randn(rows, cols, device=dev, dtype=dt, generator=g) * 4
-            if k == "softmax":
-                y = torch.empty_like(x)
-                fn = lambda: launch(p(x), p(y), numpy.int32(rows), numpy.int32(cols))  # noqa: E731
-            elif k == "rmsnorm":
-                w = 1 + 0.5 * torch.randn(cols, device=dev, dtype=dt, generator=g)
-                y = torch.empty_like(x)
-                fn = lambda: launch(p(x), p(w), p(y), numpy.int32(rows), numpy.int32(cols),  # noqa: E731
-                                    numpy.float32(1e-6))
-            else:
-                q = torch.empty(rows, cols, device=dev, dtype=torch.uint8)
-                sc = torch.empty(rows, device=dev, dtype=torch.float32)
-                fn = lambda: launch(p(x), p(q), p(sc), numpy.int32(rows), numpy.int32(cols))  # noqa: E731
-        else:
-            n = int(shape)
-            x = torch.randn(n, device=dev, dtype=dt, generator=g)
-            if k == "add":
-                b = torch.randn(n, device=dev, dtype=dt, generator=g)
-                y = torch.empty_like(x)
-                fn = lambda: launch(p(x), p(b), p(y), numpy.int64(n))  # noqa: E731
-            else:
-                parts = torch.empty(rec["grid"], device=dev, dtype=torch.float32)
-                y = torch.empty(1, device=dev, dtype=torch.float32)
-                fn = lambda: launch(p(x), numpy.int64(n), p(parts), p(y))  # noqa: E731
         record(records, "kplan", k, rec["dtype"], shape, rec["bytes"], fn)
         records[-1]["config"] = rec["config"]
-        del x
+        del fn, inputs
+        torch.cuda.empty_cache()
+
+
+def interleaved(records, bench, dev, g, triton_mods):
+    """kplan's default configuration and kplan's Triton kernel on the same input, timed by
+    do_bench in INTERLEAVE_ROUNDS alternating rounds (kplan first in even rounds): each one's
+    times, its spread (max / min - 1) and the per-round Triton / kplan time ratios."""
+    for rec in bench.get("records", []):
+        k = rec["kernel"]
+        if not rec.get("default") or k not in triton_mods:
+            continue
+        base = {"impl": "interleaved", "kernel": k, "dtype": rec["dtype"], "shape": rec["shape"],
+                "config": rec["config"], "bytes": rec["bytes"], "rounds": INTERLEAVE_ROUNDS}
+        try:
+            fn, inputs = kplan_case(rec, dev, g)
+            x = inputs["x"]
+            out = torch.empty_like(x)
+            if k == "softmax":
+                tri = lambda: triton_mods[k].softmax(x, out=out)  # noqa: E731
+            else:
+                w = inputs["w"]
+                tri = lambda: triton_mods[k].rmsnorm(x, w, 1e-6, out=out)  # noqa: E731
+            fn()
+            tri()
+            torch.cuda.synchronize()
+            tk, tt = [], []
+            for r in range(INTERLEAVE_ROUNDS):
+                if r % 2 == 0:
+                    tk.append(timed(fn))
+                    tt.append(timed(tri))
+                else:
+                    tt.append(timed(tri))
+                    tk.append(timed(fn))
+            ratios = [b / a for a, b in zip(tk, tt)]
+            records.append({**base, "kplan_ms": tk, "triton_ms": tt,
+                            "kplan_spread": max(tk) / min(tk) - 1, "triton_spread": max(tt) / min(tt) - 1,
+                            "ratio_median": median(ratios), "ratio_min": min(ratios), "ratio_max": max(ratios),
+                            "kplan_gbs": rec["bytes"] / (median(tk) * 1e-3) / 1e9,
+                            "triton_gbs": rec["bytes"] / (median(tt) * 1e-3) / 1e9})
+            print(f"interleaved {k:<8} {rec['dtype']} {rec['shape']:<11} kplan/Triton speed "
+                  f"{median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f}), spread kplan "
+                  f"{100 * records[-1]['kplan_spread']:.1f}% Triton {100 * records[-1]['triton_spread']:.1f}%",
+                  file=sys.stderr, flush=True)
+            del fn, inputs, x, out
+        except Exception as e:  # recorded, not fatal
+            records.append({**base, "error": repr(e)[:500]})
         torch.cuda.empty_cache()
 
 
@@ -248,10 +334,12 @@ def main():
             bench = {}
             records.append({"impl": "kplan", "error": f"cannot read {sys.argv[1]}: {e!r}"[:500]})
         kplan_anchors(records, bench, dev, g)
+        interleaved(records, bench, dev, g, {"softmax": sm, "rmsnorm": rn})
 
     json.dump({"torch": torch.__version__, "triton": triton.__version__, "device": torch.cuda.get_device_name(0),
                "timing": "triton.testing.do_bench(warmup=25 ms, rep=200 ms, return_mode='median'), L2 cleared between runs",
                "graph_timing": f"CUDA graph of {GRAPH_LAUNCHES} (256 MB zero fill, launch) pairs less the fills alone, median of {GRAPH_REPS} replays",
+               "interleave_rounds": INTERLEAVE_ROUNDS,
                "records": records}, sys.stdout, indent=1)
     print()
 

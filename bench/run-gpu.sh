@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every reference kernel on the CUDA GPU of this machine: `kplan verify --backend cuda` for
-# all kernels, `kplan bench all` (500 warm-up launches per configuration), and the anchors (bench/anchors.py: PyTorch eager and kplan's
-# Triton kernels) in the same run; merges everything into ONE JSON file.
+# all kernels, `kplan bench all` (500 warm-up launches per configuration; each case also times a
+# copy of its own bytes the same way), and the anchors (bench/anchors.py: PyTorch eager and kplan's
+# Triton kernels, then kplan's defaults and the Triton kernels again in alternating rounds for the
+# run-to-run spread) in the same run; merges everything into ONE JSON file.
 #
 #   bench/run-gpu.sh OUTDIR [KPLAN_BINARY]
 #

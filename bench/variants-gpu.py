@@ -10,11 +10,11 @@ from bench/run-gpu.sh only.
 Every source is timed at every configuration of the kernels it names (default: all). Kernels are
 compiled with nvcc -cubin for sm_90, in parallel, and loaded through CuPy (`kplan bench`
 compiles through NVRTC; the configuration it chooses is timed again by bench/run-gpu.sh).
-KPLAN_VARIANT_CASES (comma-separated kernel names) limits the cases.
+KPLAN_VARIANT_CASES (comma-separated kernel names) limits the cases. The timing helpers are
+bench/anchors.py's.
 """
 import concurrent.futures as cf
 import hashlib
-import importlib.util
 import json
 import os
 import subprocess
@@ -25,23 +25,23 @@ import numpy
 import torch
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from anchors import event_samples, graph_timed, median  # noqa: E402
+from anchors import load as load_triton  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WARMUP, REPS, ROUNDS = 5, 30, 3
 ENTRY = {"softmax": "kplan_softmax", "rmsnorm": "kplan_rmsnorm", "quantize_fp8": "kplan_quantize_fp8",
          "add": "kplan_add"}
 
 
-def load_triton(name):
-    path = os.path.join(ROOT, "kernels", "triton", name + ".py")
-    spec = importlib.util.spec_from_file_location("kplan_triton_" + name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+OCC = -1  # blocks_per_sm: as many blocks per SM as the kernel's occupancy allows (CUDA's query)
 
 
 def row_configs(cols, vec=8):
     """(block, tpr, items, unroll, blocks_per_sm) candidates holding a row of `cols` in registers,
-    plus streaming ones for long rows."""
+    plus streaming ones for long rows; blocks_per_sm OCC sizes the persistent grid to the
+    blocks that are resident at once."""
     nvec = cols // vec
     out = []
     tpr = 8
@@ -52,6 +52,8 @@ def row_configs(cols, vec=8):
                 if block > 1024:
                     continue
                 out.append((block, tpr, items, 1, 0))
+                out.append((block, tpr, items, 1, OCC))
+                out.append((block, tpr, items, 2, OCC))
                 g = max(1, 2048 // block)
                 out.append((block, tpr, items, 1, g))
                 out.append((block, tpr, items, 2, g))
@@ -82,19 +84,36 @@ def label(kernel, cfg, vec):
     s = f"b{b}-v{vec}-t{t}-i{i}"
     if u > 1:
         s += f"-u{u}"
-    if g > 0:
+    if g == OCC:
+        s += "-gocc"
+    elif g > 0:
         s += f"-g{g}"
     return s
 
 
-def grid(kernel, cfg, shape, vec, sms):
+def grid(kernel, cfg, shape, vec, sms, resident):
+    """`resident`: blocks of this kernel and block size resident on one SM at once."""
     if kernel == "add":
         b, u, g = cfg
         return min(-(-shape // (b * vec * u)), sms * g)
     rows, cols = shape
     b, t, i, u, g = cfg
     groups = -(-rows // (b // t))
+    if g == OCC:
+        g = resident
     return min(groups, sms * g) if g > 0 else groups
+
+
+def resident_blocks(f, block):
+    """Blocks of `f` (a CuPy function) with `block` threads resident on one SM: CUDA's occupancy
+    query."""
+    import cupy
+    try:
+        fn = getattr(f, "kernel", f)  # a RawKernel wraps the driver's function
+        return cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.ptr, block, 0)
+    except Exception:  # an older CuPy: registers alone (64K per SM, 256 per warp granule), 2048 threads
+        per_warp = -(-f.num_regs * 32 // 256) * 256
+        return max(1, min(32, 2048 // block, 65536 // (per_warp * max(1, block // 32))))
 
 
 def compile_ptx(job):
@@ -109,56 +128,6 @@ def compile_ptx(job):
         return out, r.stderr[-800:]
     os.replace(out + ".tmp", out)
     return out, None
-
-
-class Timer:
-    def __init__(self):
-        self.flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-
-    def samples(self, fn, reps=REPS, warmup=WARMUP):
-        for _ in range(warmup):
-            fn()
-        evs = []
-        for _ in range(reps):
-            self.flush.zero_()
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            fn()
-            b.record()
-            evs.append((a, b))
-        torch.cuda.synchronize()
-        return [a.elapsed_time(b) for a, b in evs]
-
-    def graph_ms(self, fn, launches=20, reps=5):
-        def capture(with_fn):
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                for _ in range(launches):
-                    self.flush.zero_()
-                    if with_fn:
-                        fn()
-            return g
-
-        def med(g):
-            g.replay()
-            ts = []
-            for _ in range(reps):
-                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                a.record()
-                g.replay()
-                b.record()
-                torch.cuda.synchronize()
-                ts.append(a.elapsed_time(b))
-            return sorted(ts)[len(ts) // 2]
-
-        gw, go = capture(True), capture(False)
-        return (med(gw) - med(go)) / launches
-
-
-def median(v):
-    v = sorted(v)
-    n = len(v)
-    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
 
 
 def main():
@@ -177,7 +146,6 @@ def main():
     props = torch.cuda.get_device_properties(0)
     sms = props.multi_processor_count
     g = torch.Generator(device=dev).manual_seed(0)
-    timer = Timer()
     sm, rn = load_triton("softmax"), load_triton("rmsnorm")
     ptx_dir = "/tmp/kplan-variants-ptx"
     os.makedirs(ptx_dir, exist_ok=True)
@@ -225,6 +193,7 @@ def main():
         print(p, e, file=sys.stderr)
 
     modules = {}
+    regs = {}
 
     def launcher(k, dt, s, name, c, vec):
         path = ptx_of[(k, dt, s, name, c)]
@@ -233,8 +202,9 @@ def main():
         if path not in modules:
             modules[path] = cupy.RawModule(path=path)
         f = modules[path].get_function(ENTRY[k])
-        gr = grid(k, c, s, vec, sms)
         blk = c[0]
+        gr = grid(k, c, s, vec, sms, resident_blocks(f, blk))
+        regs[(name, label(k, c, vec))] = (f.num_regs, resident_blocks(f, blk))
 
         def launch(*args):
             with cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
@@ -244,7 +214,7 @@ def main():
     p = lambda t: numpy.uint64(t.data_ptr())  # noqa: E731
     big = torch.empty(1 << 30, dtype=torch.uint8, device=dev)
     big2 = torch.empty_like(big)
-    copy_ms = median(timer.samples(lambda: big2.copy_(big), reps=20))
+    copy_ms = median(event_samples(lambda: big2.copy_(big), reps=20, warmup=WARMUP))
     copy_gbs = 2 * big.numel() / (copy_ms * 1e-3) / 1e9
     del big, big2
     print(f"copy 1 GiB: {copy_gbs:.0f} GB/s", file=sys.stderr, flush=True)
@@ -333,13 +303,13 @@ def main():
                 errs[i] = chk()
         for _ in range(ROUNDS):
             for i, (name, lab, fn, chk, _) in enumerate(cands):
-                samples[i] += timer.samples(fn)
+                samples[i] += event_samples(fn, REPS, WARMUP)
         recs = []
         for i, (name, lab, fn, chk, gr) in enumerate(cands):
             ms = median(samples[i])
             nb = copy_bytes if name == "copy" else nbytes
             recs.append({"source": name, "config": lab, "grid": gr, "median_ms": ms, "gbs": nb / (ms * 1e-3) / 1e9,
-                         "err": errs.get(i)})
+                         "err": errs.get(i), "regs_resident": regs.get((name, lab))})
         # graph timing of the best three of the candidate source and the references
         order = sorted(range(len(cands)), key=lambda i: -recs[i]["gbs"])
         top = [i for i in order if cands[i][0] == cand_name][:3] + [i for i in range(len(cands)) if cands[i][0] in ("triton", "copy", "torch")]
@@ -347,7 +317,7 @@ def main():
             top += [i for i in order if cands[i][0] == name][:2]
         for i in top:
             try:
-                gms = timer.graph_ms(cands[i][2])
+                gms = graph_timed(cands[i][2])
                 nb = copy_bytes if cands[i][0] == "copy" else nbytes
                 recs[i]["graph_gbs"] = nb / (gms * 1e-3) / 1e9
             except Exception as ex:  # the event timing stands

@@ -1,5 +1,8 @@
 /*
- * Shared helpers of kplan's reference kernels (reduce_sum, softmax, rmsnorm, add).
+ * Shared helpers of kplan's reference kernels (reduce_sum, add, softmax, rmsnorm, quantize_fp8):
+ * storage conversions and vector accesses, the row kernels' tiling (kplan_rows: a thread's row
+ * group and row, the loads of a row held in registers with the next row in flight, the loops
+ * over a thread's vectors of a row), the row-group and block reductions, and fp8 encoding.
  *
  * Built on the portability header: kernels include this file only, and never test a platform
  * macro themselves. Everything here is the same on CUDA (nvcc, NVRTC), HIP and the host C++
@@ -235,6 +238,48 @@ __device__ __forceinline__ void kplan_store(kplan_t* __restrict__ p, const float
 #define KPLAN_ROWS_PER_BLOCK (KPLAN_BLOCK / KPLAN_TPR)
 #define KPLAN_WARPS_PER_ROW (KPLAN_TPR / KPLAN_WARP_SIZE > 0 ? KPLAN_TPR / KPLAN_WARP_SIZE : 1)
 
+/* Row kernels: a thread's place in the tiling. t: its index in its row group's KPLAN_TPR threads;
+ * sub: its row in the block's group of KPLAN_ROWS_PER_BLOCK rows; nvec: vectors per row; groups:
+ * row groups of the matrix. kplan_rows_at(r, g) sets, for row group g, the thread's row, lim
+ * (the row's vector count, 0 for a row past the end) and base (the row's first element; row 0
+ * for a row past the end, so that addresses stay in bounds). */
+struct kplan_rows {
+    int t, sub, nvec, rows, cols;
+    long long groups, row, base;
+    int lim;
+};
+
+__device__ __forceinline__ kplan_rows kplan_rows_begin(int rows, int cols) {
+    kplan_rows r;
+    r.t = threadIdx.x % KPLAN_TPR;
+    r.sub = threadIdx.x / KPLAN_TPR;
+    r.nvec = cols / KPLAN_VEC;
+    r.rows = rows;
+    r.cols = cols;
+    r.groups = ((long long)rows + KPLAN_ROWS_PER_BLOCK - 1) / KPLAN_ROWS_PER_BLOCK;
+    r.row = 0;
+    r.base = 0;
+    r.lim = 0;
+    return r;
+}
+
+__device__ __forceinline__ void kplan_rows_at(kplan_rows& r, long long g) {
+    r.row = g * KPLAN_ROWS_PER_BLOCK + r.sub;
+    r.lim = r.row < r.rows ? r.nvec : 0;
+    r.base = (r.row < r.rows ? r.row : 0) * (long long)r.cols;
+}
+
+/* Streaming rows (any length): f(j, v) for each of the thread's vectors j of the current row,
+ * loaded and converted to fp32 (`return` in f skips to the next vector). */
+template <class F>
+__device__ __forceinline__ void kplan_row_stream(const kplan_t* __restrict__ x, const kplan_rows& r, F f) {
+    for (int j = r.t; j < r.lim; j += KPLAN_TPR) {
+        float v[KPLAN_VEC];
+        kplan_load(x + r.base + (long long)j * KPLAN_VEC, v);
+        f(j, v);
+    }
+}
+
 /* Row kernels with the row in registers (KPLAN_ITEMS > 0): the loads of one row's vectors. Thread
  * `t` of the row group loads vectors t, t + KPLAN_TPR, ... of the row at x + row * stride into
  * `raw`, those below `lim` (the row's vector count, 0 for a row past the end). The address is
@@ -248,15 +293,46 @@ __device__ __forceinline__ void kplan_load_row(const kplan_t* __restrict__ x, lo
         if (t + k * KPLAN_TPR < lim) kplan_load_raw(x + row * stride + (long long)(t + k * KPLAN_TPR) * KPLAN_VEC, raw[k]);
 }
 
-/* With two rows in flight: the loads of row group `g`'s row for thread row `sub`, issued before
- * the loop reaches it (the first group before the loop, the next group while the current one is
+/* With two rows in flight: the loads of row group `g`'s row for the thread, issued before the
+ * loop reaches it (the first group before the loop, the next group while the current one is
  * reduced and written); nothing for a group or row past the end. */
-__device__ __forceinline__ void kplan_prefetch_row(const kplan_t* __restrict__ x, long long g, long long groups,
-                                                   int sub, int t, int rows, int cols, int nvec,
+__device__ __forceinline__ void kplan_prefetch_row(const kplan_t* __restrict__ x, const kplan_rows& r, long long g,
                                                    kplan_vec (&raw)[KPLAN_ITEMS]) {
-    const long long row = g * KPLAN_ROWS_PER_BLOCK + sub;
-    const int lim = (g < groups && row < rows) ? nvec : 0;
-    kplan_load_row(x, row, cols, t, lim, raw);
+    const long long row = g * KPLAN_ROWS_PER_BLOCK + r.sub;
+    const int lim = (g < r.groups && row < r.rows) ? r.nvec : 0;
+    kplan_load_row(x, row, r.cols, r.t, lim, raw);
+}
+
+/* Before the loop over row groups (first group g): with two rows in flight, its loads. */
+__device__ __forceinline__ void kplan_rows_first(const kplan_t* __restrict__ x, const kplan_rows& r, long long g,
+                                                 kplan_vec (&raw)[KPLAN_ITEMS]) {
+    if (KPLAN_ROWS_IN_FLIGHT > 1 && g < r.groups) kplan_prefetch_row(x, r, g, raw);
+}
+
+/* In the loop, after kplan_rows_at(r, g): the current row's vectors in `cur` (loaded now, or
+ * taken from the loads in flight), and with two rows in flight the next group's loads issued
+ * into `raw`. */
+__device__ __forceinline__ void kplan_rows_next(const kplan_t* __restrict__ x, const kplan_rows& r, long long g,
+                                                kplan_vec (&raw)[KPLAN_ITEMS], kplan_vec (&cur)[KPLAN_ITEMS]) {
+    if (KPLAN_ROWS_IN_FLIGHT == 1) kplan_load_row(x, r.base, 1, r.t, r.lim, raw);
+#pragma unroll
+    for (int k = 0; k < KPLAN_ITEMS; ++k) cur[k] = raw[k];
+    if (KPLAN_ROWS_IN_FLIGHT > 1) kplan_prefetch_row(x, r, g + gridDim.x, raw);
+}
+
+/* f(k, j, v) for each of the thread's vectors k of the current row held in `cur` (j: its vector
+ * index in the row; v: its values in fp32). */
+template <class F>
+__device__ __forceinline__ void kplan_row_each(const kplan_rows& r, const kplan_vec (&cur)[KPLAN_ITEMS], F f) {
+#pragma unroll
+    for (int k = 0; k < KPLAN_ITEMS; ++k) {
+        const int j = r.t + k * KPLAN_TPR;
+        if (j < r.lim) {
+            float v[KPLAN_VEC];
+            kplan_unpack(cur[k], v);
+            f(k, j, v);
+        }
+    }
 }
 #endif
 
@@ -290,6 +366,21 @@ template <int OP> __device__ __forceinline__ float kplan_group_reduce(float v, f
     float r = scratch[row * KPLAN_WARPS_PER_ROW];
     for (int w = 1; w < KPLAN_WARPS_PER_ROW; ++w) r = kplan_combine<OP>(r, scratch[row * KPLAN_WARPS_PER_ROW + w]);
     return r;
+}
+
+/* Sum over the whole block (flat kernels): each warp reduces with shuffles, then thread 0 adds
+ * the warps' results from `scratch` (KPLAN_WARPS floats). The result is thread 0's; all threads
+ * of the block must call. */
+__device__ __forceinline__ float kplan_block_sum(float s, float* scratch) {
+    s = kplan_warp_reduce_sum(s);
+    const int lane = threadIdx.x % KPLAN_WARP_SIZE;
+    const int warp = threadIdx.x / KPLAN_WARP_SIZE;
+    if (lane == 0) scratch[warp] = s;
+    __syncthreads();
+    float b = 0.0f;
+    if (threadIdx.x == 0)
+        for (int w = 0; w < KPLAN_WARPS; ++w) b += scratch[w];
+    return b;
 }
 
 /* fp8 e4m3 (quantize_fp8). KPLAN_FP8_MAX is the largest finite value of the selected encoding.

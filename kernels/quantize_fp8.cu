@@ -65,68 +65,43 @@ extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
     kplan_quantize_fp8(const kplan_t* __restrict__ x, kplan_u8* __restrict__ q, float* __restrict__ scale,
                        int rows, int cols) {
     __shared__ float scratch[2][KPLAN_SCRATCH];
-    const int t = threadIdx.x % KPLAN_TPR;
-    const int sub = threadIdx.x / KPLAN_TPR;
-    const int nvec = cols / KPLAN_VEC;
-    const long long groups = ((long long)rows + KPLAN_ROWS_PER_BLOCK - 1) / KPLAN_ROWS_PER_BLOCK;
+    kplan_rows r = kplan_rows_begin(rows, cols);
 #if KPLAN_ITEMS > 0
     kplan_vec raw[KPLAN_ITEMS], cur[KPLAN_ITEMS];
     long long g = blockIdx.x;
-    if (KPLAN_ROWS_IN_FLIGHT > 1 && g < groups) kplan_prefetch_row(x, g, groups, sub, t, rows, cols, nvec, raw);
-    for (int it = 0; g < groups; g += gridDim.x, ++it) {
-        const long long row = g * KPLAN_ROWS_PER_BLOCK + sub;
-        const int lim = row < rows ? nvec : 0;
-        const long long base = (row < rows ? row : 0) * (long long)cols;
-        if (KPLAN_ROWS_IN_FLIGHT == 1) kplan_load_row(x, base, 1, t, lim, raw);
-#pragma unroll
-        for (int k = 0; k < KPLAN_ITEMS; ++k) cur[k] = raw[k];
-        if (KPLAN_ROWS_IN_FLIGHT > 1) kplan_prefetch_row(x, g + gridDim.x, groups, sub, t, rows, cols, nvec, raw);
+    kplan_rows_first(x, r, g, raw);
+    for (int it = 0; g < r.groups; g += gridDim.x, ++it) {
+        kplan_rows_at(r, g);
+        kplan_rows_next(x, r, g, raw, cur);
         float amax = 0.0f;
+        kplan_row_each(r, cur, [&](int, int, const float (&v)[KPLAN_VEC]) {
 #pragma unroll
-        for (int k = 0; k < KPLAN_ITEMS; ++k) {
-            if (t + k * KPLAN_TPR < lim) {
-                float v[KPLAN_VEC];
-                kplan_unpack(cur[k], v);
-#pragma unroll
-                for (int i = 0; i < KPLAN_VEC; ++i) amax = kplan_fmax(amax, kplan_fabs(v[i]));
-            }
-        }
+            for (int i = 0; i < KPLAN_VEC; ++i) amax = kplan_fmax(amax, kplan_fabs(v[i]));
+        });
         amax = kplan_group_reduce<KPLAN_OP_MAX>(amax, scratch[it & 1]);
         float sc, mul;
         kplan_fp8_scale(amax, &sc, &mul);
-#pragma unroll
-        for (int k = 0; k < KPLAN_ITEMS; ++k) {
-            const int j = t + k * KPLAN_TPR;
-            if (j < lim) {
-                float v[KPLAN_VEC];
-                kplan_unpack(cur[k], v);
-                kplan_fp8_store(q + base + (long long)j * KPLAN_VEC, v, mul);
-            }
-        }
-        if (t == 0 && row < rows) scale[row] = sc;
+        kplan_row_each(r, cur, [&](int, int j, const float (&v)[KPLAN_VEC]) {
+            kplan_fp8_store(q + r.base + (long long)j * KPLAN_VEC, v, mul);
+        });
+        if (r.t == 0 && r.row < rows) scale[r.row] = sc;
     }
 #else
     int it = 0;
-    for (long long g = blockIdx.x; g < groups; g += gridDim.x, ++it) {
-        const long long row = g * KPLAN_ROWS_PER_BLOCK + sub;
-        const int lim = row < rows ? nvec : 0;
-        const long long base = (row < rows ? row : 0) * (long long)cols;
+    for (long long g = blockIdx.x; g < r.groups; g += gridDim.x, ++it) {
+        kplan_rows_at(r, g);
         float amax = 0.0f;
-        for (int j = t; j < lim; j += KPLAN_TPR) {
-            float v[KPLAN_VEC];
-            kplan_load(x + base + (long long)j * KPLAN_VEC, v);
+        kplan_row_stream(x, r, [&](int, const float (&v)[KPLAN_VEC]) {
 #pragma unroll
             for (int i = 0; i < KPLAN_VEC; ++i) amax = kplan_fmax(amax, kplan_fabs(v[i]));
-        }
+        });
         amax = kplan_group_reduce<KPLAN_OP_MAX>(amax, scratch[it & 1]);
         float sc, mul;
         kplan_fp8_scale(amax, &sc, &mul);
-        for (int j = t; j < lim; j += KPLAN_TPR) {
-            float v[KPLAN_VEC];
-            kplan_load(x + base + (long long)j * KPLAN_VEC, v);
-            kplan_fp8_store(q + base + (long long)j * KPLAN_VEC, v, mul);
-        }
-        if (t == 0 && row < rows) scale[row] = sc;
+        kplan_row_stream(x, r, [&](int j, const float (&v)[KPLAN_VEC]) {
+            kplan_fp8_store(q + r.base + (long long)j * KPLAN_VEC, v, mul);
+        });
+        if (r.t == 0 && r.row < rows) scale[r.row] = sc;
     }
 #endif
 }

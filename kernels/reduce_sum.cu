@@ -44,16 +44,8 @@ extern "C" __global__ void kplan_reduce_sum_partial(const kplan_t* __restrict__ 
 #pragma unroll
     for (int u = 0; u < KPLAN_UNROLL; ++u) s += acc[u];
 
-    s = kplan_warp_reduce_sum(s);
-    const int lane = threadIdx.x % KPLAN_WARP_SIZE;
-    const int warp = threadIdx.x / KPLAN_WARP_SIZE;
-    if (lane == 0) scratch[warp] = s;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        float b = 0.0f;
-        for (int w = 0; w < KPLAN_WARPS; ++w) b += scratch[w];
-        partials[blockIdx.x] = b;
-    }
+    const float b = kplan_block_sum(s, scratch);
+    if (threadIdx.x == 0) partials[blockIdx.x] = b;
 }
 
 extern "C" __global__ void kplan_reduce_sum_final(const float* __restrict__ partials, int count,
@@ -61,14 +53,6 @@ extern "C" __global__ void kplan_reduce_sum_final(const float* __restrict__ part
     __shared__ float scratch[KPLAN_WARPS];
     float s = 0.0f;
     for (int i = threadIdx.x; i < count; i += KPLAN_BLOCK) s += partials[i];
-    s = kplan_warp_reduce_sum(s);
-    const int lane = threadIdx.x % KPLAN_WARP_SIZE;
-    const int warp = threadIdx.x / KPLAN_WARP_SIZE;
-    if (lane == 0) scratch[warp] = s;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        float b = 0.0f;
-        for (int w = 0; w < KPLAN_WARPS; ++w) b += scratch[w];
-        out[0] = b;
-    }
+    const float b = kplan_block_sum(s, scratch);
+    if (threadIdx.x == 0) out[0] = b;
 }

@@ -27,25 +27,20 @@
 extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
     kplan_softmax(const kplan_t* __restrict__ x, kplan_t* __restrict__ y, int rows, int cols) {
     __shared__ float scratch[2][KPLAN_SCRATCH];
-    const int t = threadIdx.x % KPLAN_TPR;
-    const int sub = threadIdx.x / KPLAN_TPR;
-    const int nvec = cols / KPLAN_VEC;
-    const long long groups = ((long long)rows + KPLAN_ROWS_PER_BLOCK - 1) / KPLAN_ROWS_PER_BLOCK;
+    kplan_rows r = kplan_rows_begin(rows, cols);
     const float neg_inf = KPLAN_NEG_INF;
 #if KPLAN_ITEMS > 0 && KPLAN_SOFTMAX_KEEP_EXP
     /* raw: the packed 16-byte vectors of the row being loaded; v: the row in fp32 (x, then exp) */
     kplan_vec raw[KPLAN_ITEMS];
     long long g = blockIdx.x;
-    if (KPLAN_ROWS_IN_FLIGHT > 1 && g < groups) kplan_prefetch_row(x, g, groups, sub, t, rows, cols, nvec, raw);
-    for (; g < groups; g += gridDim.x) {
-        const long long row = g * KPLAN_ROWS_PER_BLOCK + sub;
-        const int lim = row < rows ? nvec : 0;
-        const long long base = (row < rows ? row : 0) * (long long)cols;
-        if (KPLAN_ROWS_IN_FLIGHT == 1) kplan_load_row(x, base, 1, t, lim, raw);
+    kplan_rows_first(x, r, g, raw);
+    for (; g < r.groups; g += gridDim.x) {
+        kplan_rows_at(r, g);
+        if (KPLAN_ROWS_IN_FLIGHT == 1) kplan_load_row(x, r.base, 1, r.t, r.lim, raw);
         float v[KPLAN_ITEMS][KPLAN_VEC];
 #pragma unroll
         for (int k = 0; k < KPLAN_ITEMS; ++k) {
-            if (t + k * KPLAN_TPR < lim) {
+            if (r.t + k * KPLAN_TPR < r.lim) {
                 kplan_unpack(raw[k], v[k]);
             } else {
 #pragma unroll
@@ -53,7 +48,7 @@ extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
             }
         }
         /* the next group's row: its loads overlap this row's reductions and stores */
-        if (KPLAN_ROWS_IN_FLIGHT > 1) kplan_prefetch_row(x, g + gridDim.x, groups, sub, t, rows, cols, nvec, raw);
+        if (KPLAN_ROWS_IN_FLIGHT > 1) kplan_prefetch_row(x, r, g + gridDim.x, raw);
         float m = neg_inf;
 #pragma unroll
         for (int k = 0; k < KPLAN_ITEMS; ++k)
@@ -87,11 +82,11 @@ extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
         const float inv = s == 0.0f ? 0.0f : 1.0f / s;
 #pragma unroll
         for (int k = 0; k < KPLAN_ITEMS; ++k) {
-            const int j = t + k * KPLAN_TPR;
-            if (j < lim) {
+            const int j = r.t + k * KPLAN_TPR;
+            if (j < r.lim) {
 #pragma unroll
                 for (int i = 0; i < KPLAN_VEC; ++i) v[k][i] *= inv;
-                kplan_store(y + base + (long long)j * KPLAN_VEC, v[k]);
+                kplan_store(y + r.base + (long long)j * KPLAN_VEC, v[k]);
             }
         }
     }
@@ -101,75 +96,51 @@ extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
      * being kept in fp32 registers: half the registers, one more exp2 per element. */
     kplan_vec raw[KPLAN_ITEMS], cur[KPLAN_ITEMS];
     long long g = blockIdx.x;
-    if (KPLAN_ROWS_IN_FLIGHT > 1 && g < groups) kplan_prefetch_row(x, g, groups, sub, t, rows, cols, nvec, raw);
-    for (; g < groups; g += gridDim.x) {
-        const long long row = g * KPLAN_ROWS_PER_BLOCK + sub;
-        const int lim = row < rows ? nvec : 0;
-        const long long base = (row < rows ? row : 0) * (long long)cols;
-        if (KPLAN_ROWS_IN_FLIGHT == 1) kplan_load_row(x, base, 1, t, lim, raw);
-#pragma unroll
-        for (int k = 0; k < KPLAN_ITEMS; ++k) cur[k] = raw[k];
-        if (KPLAN_ROWS_IN_FLIGHT > 1) kplan_prefetch_row(x, g + gridDim.x, groups, sub, t, rows, cols, nvec, raw);
+    kplan_rows_first(x, r, g, raw);
+    for (; g < r.groups; g += gridDim.x) {
+        kplan_rows_at(r, g);
+        kplan_rows_next(x, r, g, raw, cur);
         float m = neg_inf;
+        kplan_row_each(r, cur, [&](int, int, const float (&v)[KPLAN_VEC]) {
 #pragma unroll
-        for (int k = 0; k < KPLAN_ITEMS; ++k) {
-            if (t + k * KPLAN_TPR < lim) {
-                float v[KPLAN_VEC];
-                kplan_unpack(cur[k], v);
-#pragma unroll
-                for (int i = 0; i < KPLAN_VEC; ++i) m = kplan_fmax(m, v[i]);
-            }
-        }
+            for (int i = 0; i < KPLAN_VEC; ++i) m = kplan_fmax(m, v[i]);
+        });
         m = kplan_group_reduce<KPLAN_OP_MAX>(m, scratch[0]);
         const float mz = m == neg_inf ? 0.0f : m;
         const float ms = mz * KPLAN_LOG2E;
         /* folded: exp2(x * log2e - m * log2e), one multiply-add; huge magnitudes subtract first */
         const bool folded = ms < 16777216.0f && ms > -16777216.0f;
         float s = 0.0f;
+        kplan_row_each(r, cur, [&](int, int, const float (&v)[KPLAN_VEC]) {
 #pragma unroll
-        for (int k = 0; k < KPLAN_ITEMS; ++k) {
-            if (t + k * KPLAN_TPR < lim) {
-                float v[KPLAN_VEC];
-                kplan_unpack(cur[k], v);
-#pragma unroll
-                for (int i = 0; i < KPLAN_VEC; ++i)
-                    s += kplan_exp2(folded ? v[i] * KPLAN_LOG2E - ms : (v[i] - mz) * KPLAN_LOG2E);
-            }
-        }
+            for (int i = 0; i < KPLAN_VEC; ++i)
+                s += kplan_exp2(folded ? v[i] * KPLAN_LOG2E - ms : (v[i] - mz) * KPLAN_LOG2E);
+        });
         s = kplan_group_reduce<KPLAN_OP_SUM>(s, scratch[1]);
         const float inv = s == 0.0f ? 0.0f : 1.0f / s;
+        kplan_row_each(r, cur, [&](int, int j, const float (&xv)[KPLAN_VEC]) {
+            float v[KPLAN_VEC];
 #pragma unroll
-        for (int k = 0; k < KPLAN_ITEMS; ++k) {
-            const int j = t + k * KPLAN_TPR;
-            if (j < lim) {
-                float v[KPLAN_VEC];
-                kplan_unpack(cur[k], v);
-#pragma unroll
-                for (int i = 0; i < KPLAN_VEC; ++i)
-                    v[i] = kplan_exp2(folded ? v[i] * KPLAN_LOG2E - ms : (v[i] - mz) * KPLAN_LOG2E) * inv;
-                kplan_store(y + base + (long long)j * KPLAN_VEC, v);
-            }
-        }
+            for (int i = 0; i < KPLAN_VEC; ++i)
+                v[i] = kplan_exp2(folded ? xv[i] * KPLAN_LOG2E - ms : (xv[i] - mz) * KPLAN_LOG2E) * inv;
+            kplan_store(y + r.base + (long long)j * KPLAN_VEC, v);
+        });
     }
 #else
-    for (long long g = blockIdx.x; g < groups; g += gridDim.x) {
-        const long long row = g * KPLAN_ROWS_PER_BLOCK + sub;
-        const int lim = row < rows ? nvec : 0;
-        const long long base = (row < rows ? row : 0) * (long long)cols;
+    for (long long g = blockIdx.x; g < r.groups; g += gridDim.x) {
+        kplan_rows_at(r, g);
         /* Pass 1: running max m and compensated (Kahan) sum s of exp(x - m) per thread, rescaled
          * when m grows; the compensation keeps long rows accurate whatever the threads per row. */
         float m = neg_inf, s = 0.0f, comp = 0.0f;
-        for (int j = t; j < lim; j += KPLAN_TPR) {
-            float v[KPLAN_VEC];
-            kplan_load(x + base + (long long)j * KPLAN_VEC, v);
+        kplan_row_stream(x, r, [&](int, const float (&v)[KPLAN_VEC]) {
             float cm = m;
 #pragma unroll
             for (int i = 0; i < KPLAN_VEC; ++i) cm = kplan_fmax(cm, v[i]);
-            if (cm == neg_inf) continue;
+            if (cm == neg_inf) return;
             if (cm != m) {
-                const float r = m == neg_inf ? 0.0f : kplan_exp2((m - cm) * KPLAN_LOG2E);
-                s *= r;
-                comp *= r;
+                const float q = m == neg_inf ? 0.0f : kplan_exp2((m - cm) * KPLAN_LOG2E);
+                s *= q;
+                comp *= q;
                 m = cm;
             }
             float part = 0.0f;
@@ -179,20 +150,19 @@ extern "C" __global__ void KPLAN_LAUNCH_BOUNDS(KPLAN_BLOCK)
             const float tk = s + yk;
             comp = (tk - s) - yk;
             s = tk;
-        }
+        });
         const float gm = kplan_group_reduce<KPLAN_OP_MAX>(m, scratch[0]);
         s = m == neg_inf ? 0.0f : s * kplan_exp2((m - gm) * KPLAN_LOG2E);
         s = kplan_group_reduce<KPLAN_OP_SUM>(s, scratch[1]);
         const float ms = gm == neg_inf ? 0.0f : gm;
         const float inv = s == 0.0f ? 0.0f : 1.0f / s;
         /* Pass 2: write; the row is re-read (from L2 for rows that fit). */
-        for (int j = t; j < lim; j += KPLAN_TPR) {
+        kplan_row_stream(x, r, [&](int j, const float (&xv)[KPLAN_VEC]) {
             float v[KPLAN_VEC];
-            kplan_load(x + base + (long long)j * KPLAN_VEC, v);
 #pragma unroll
-            for (int i = 0; i < KPLAN_VEC; ++i) v[i] = kplan_exp2((v[i] - ms) * KPLAN_LOG2E) * inv;
-            kplan_store(y + base + (long long)j * KPLAN_VEC, v);
-        }
+            for (int i = 0; i < KPLAN_VEC; ++i) v[i] = kplan_exp2((xv[i] - ms) * KPLAN_LOG2E) * inv;
+            kplan_store(y + r.base + (long long)j * KPLAN_VEC, v);
+        });
     }
 #endif
 }

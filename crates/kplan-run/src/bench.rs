@@ -117,6 +117,12 @@ pub struct BenchRecord {
     pub frac_peak: Option<f64>,
     /// Achieved / the copy bandwidth measured in this run.
     pub frac_copy: f64,
+    /// A device-to-device copy of the case's own byte count (half read, half written), timed
+    /// as the kernel is (L2 flush, events, the same warm-up and runs, median): what moving this
+    /// many bytes costs with one launch under this timing, the launch and the ramp included.
+    pub copy_same_gbs: f64,
+    /// Achieved / `copy_same_gbs`.
+    pub frac_copy_same: f64,
     /// The output of a benchmarked launch matched the CPU reference.
     pub output_checked: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -231,6 +237,30 @@ pub fn copy_bandwidth(exec: &mut CudaExecutor, bytes: usize, reps: usize) -> Res
         e.stream.memcpy_dtod(&src, &mut dst).map_err(cu("copy"))
     })?;
     Ok(2.0 * bytes as f64 / (median(&mut t) * 1e-3) / 1e9)
+}
+
+/// Bandwidth (bytes read + written) of a device-to-device copy of `bytes` in all, half read and
+/// half written, flushed and timed as [`bench_case`] times a kernel: `warmup` copies, then the
+/// median of `reps` event-timed ones.
+fn copy_same_bandwidth(
+    exec: &mut CudaExecutor,
+    flush: &mut CudaSlice<u8>,
+    bytes: u64,
+    warmup: usize,
+    reps: usize,
+) -> Result<f64, RunError> {
+    let half = (bytes as usize / 2).max(1);
+    let src = exec.poisoned(half)?;
+    let mut dst = exec.alloc(half)?;
+    for _ in 0..warmup.max(1) {
+        exec.stream
+            .memcpy_dtod(&src, &mut dst)
+            .map_err(cu("copy"))?;
+    }
+    let mut t = time_runs(exec, flush, reps, &mut |e| {
+        e.stream.memcpy_dtod(&src, &mut dst).map_err(cu("copy"))
+    })?;
+    Ok(2.0 * half as f64 / (median(&mut t) * 1e-3) / 1e9)
 }
 
 /// Launches per graph and replays of each graph in [`graph_time`].
@@ -354,6 +384,8 @@ pub fn bench_case(
     drop(case);
     let out_bytes = crate::cuda::out_bytes(op, dtype, shape);
     let mut flush = exec.alloc((exec.l2_bytes as usize * 4).max(256 << 20))?;
+    let bytes = bytes_moved(op, dtype, shape);
+    let copy_same_gbs = copy_same_bandwidth(exec, &mut flush, bytes, warmup, reps)?;
     let mut records = Vec::new();
     for cfg in configs {
         if let Some(why) = cfg.invalid_for(op, dtype, shape) {
@@ -404,7 +436,6 @@ pub fn bench_case(
         let min = times.iter().cloned().fold(f64::INFINITY, f64::min);
         let max = times.iter().cloned().fold(0.0, f64::max);
         let med = median(&mut times);
-        let bytes = bytes_moved(op, dtype, shape);
         let gbs = bytes as f64 / (med * 1e-3) / 1e9;
         records.push(BenchRecord {
             kernel: op.as_str(),
@@ -428,6 +459,8 @@ pub fn bench_case(
             graph_reps: GRAPH_REPS,
             frac_peak: peak_gbs.map(|p| gbs / p),
             frac_copy: gbs / copy_gbs,
+            copy_same_gbs,
+            frac_copy_same: gbs / copy_same_gbs,
             output_checked: cmp.ok(),
             check_error: (!cmp.ok()).then(|| {
                 format!(

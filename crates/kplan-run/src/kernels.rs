@@ -103,6 +103,10 @@ pub struct RowsRule {
     pub max_items_tpr: Option<u32>,
     /// Rows of at least this many columns run on a persistent grid (absent: never).
     pub persistent_min_cols: Option<usize>,
+    /// Matrices of at most this many elements run on a persistent grid too (absent: never):
+    /// a problem so small that one block per row group is about one wave, where dispatching
+    /// the blocks costs more than holding the next row in flight.
+    pub persistent_max_elements: Option<usize>,
     /// Persistent grid: resident threads per multiprocessor it is sized for (blocks per SM =
     /// this / block); default 2048.
     pub persistent_threads_per_sm: Option<u32>,
@@ -464,7 +468,7 @@ pub fn choose(
             items: 0,
             fp8: 0,
         },
-        Shape::Rows { cols, .. } => {
+        Shape::Rows { rows, cols } => {
             let r = d.ops.get(op.as_str()).unwrap_or(&d.rows);
             let vec = widest_vec(dtype, r.vec_bytes, cols.max(1));
             let nvec = (cols / vec as usize).max(1);
@@ -487,7 +491,9 @@ pub fn choose(
                 tpr
             };
             let block = tpr.max(r.short_row_block).min(1024);
-            let persistent = r.persistent_min_cols.is_some_and(|m| cols >= m);
+            let persistent = r.persistent_min_cols.is_some_and(|m| cols >= m)
+                || r.persistent_max_elements
+                    .is_some_and(|m| rows.saturating_mul(cols) <= m);
             Config {
                 block,
                 vec,
@@ -758,16 +764,95 @@ mod tests {
             ),
             8192
         );
+        // small matrices (at most 2^23 elements) on a persistent grid of 1024 threads per SM
+        // with the next row in flight; larger ones one block per row group
         let c = pick(Op::Softmax, 8192, 1024);
         assert_eq!(
             (c.block, c.tpr, c.unroll, c.blocks_per_sm),
-            (64, 32, 1, 0),
+            (64, 32, 2, 16),
             "{c:?}"
         );
         let c = pick(Op::Rmsnorm, 8192, 1024);
-        assert_eq!((c.block, c.tpr, c.items), (128, 64, 2), "{c:?}");
+        assert_eq!(
+            (c.block, c.tpr, c.items, c.unroll, c.blocks_per_sm),
+            (128, 64, 2, 2, 8),
+            "{c:?}"
+        );
+        for op in [Op::Softmax, Op::Rmsnorm] {
+            for (rows, cols) in [(32768, 1024), (2048, 8192), (8192, 4096)] {
+                let c = pick(op, rows, cols);
+                assert_eq!(
+                    (c.unroll, c.blocks_per_sm),
+                    (1, 0),
+                    "{op:?} {rows}x{cols}: {c:?}"
+                );
+            }
+        }
         let c = pick(Op::Rmsnorm, 8192, 16384);
         assert_eq!((c.tpr, c.items, c.blocks_per_sm), (256, 8, 0), "{c:?}");
+    }
+
+    #[test]
+    fn persistent_max_elements_bounds_the_persistent_grid() {
+        let rules = "[defaults.cuda.flat]\nblock = 256\nvec_bytes = 16\nunroll = 4\nblocks_per_sm = 2\n\
+            [defaults.cuda.rows]\nitems = 4\nmax_items = 8\nmax_tpr = 256\nshort_row_block = 32\n\
+            vec_bytes = 16\npersistent_max_elements = 4096\npersistent_threads_per_sm = 64\nunroll = 2\n\
+            [defaults.hip.flat]\nblock = 256\nvec_bytes = 16\nunroll = 4\nblocks_per_sm = 2\n\
+            [defaults.hip.rows]\nitems = 4\nmax_items = 8\nmax_tpr = 256\nshort_row_block = 128\nvec_bytes = 16\n\
+            [defaults.host.flat]\nblock = 8\nvec_bytes = 16\nunroll = 2\nblocks_per_sm = 1\n\
+            [defaults.host.rows]\nitems = 4\nmax_items = 8\nmax_tpr = 16\nshort_row_block = 16\nvec_bytes = 16\n";
+        let t = Tiles::parse(rules, Path::new("tiles.toml")).unwrap();
+        let pick = |rows: usize, cols: usize| {
+            choose(
+                &t,
+                Backend::Cuda,
+                Op::Softmax,
+                DType::F32,
+                Shape::Rows { rows, cols },
+                32,
+            )
+        };
+        // 32 x 128 = 4096 elements: 8 threads a row, 4 rows a 32-thread block, 8 row groups;
+        // persistent: 64 / 32 = 2 blocks per SM, 2 rows in flight, 4 blocks on 2 SMs
+        let c = pick(32, 128);
+        assert_eq!(
+            (c.block, c.tpr, c.unroll, c.blocks_per_sm),
+            (32, 8, 2, 2),
+            "{c:?}"
+        );
+        assert_eq!(
+            c.grid(
+                Shape::Rows {
+                    rows: 32,
+                    cols: 128
+                },
+                2
+            ),
+            4
+        );
+        // one row more: one block per row group, no rows in flight
+        let c = pick(33, 128);
+        assert_eq!((c.unroll, c.blocks_per_sm), (1, 0), "{c:?}");
+        assert_eq!(
+            c.grid(
+                Shape::Rows {
+                    rows: 33,
+                    cols: 128
+                },
+                2
+            ),
+            9
+        );
+        // absent on hip: never persistent
+        let c = choose(
+            &t,
+            Backend::Hip,
+            Op::Softmax,
+            DType::F32,
+            Shape::Rows { rows: 2, cols: 64 },
+            64,
+        );
+        assert_eq!(c.blocks_per_sm, 0, "{c:?}");
     }
 
     #[test]

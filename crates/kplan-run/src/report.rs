@@ -21,6 +21,11 @@ pub struct Row {
     pub best_gbs: f64,
     pub peak_gbs: Option<f64>,
     pub copy_gbs: Option<f64>,
+    /// A copy of the case's own bytes timed as the kernel is (one launch, flush, events).
+    pub copy_same_gbs: Option<f64>,
+    /// kplan's default and Triton timed in alternating rounds (bench/anchors.py): the median,
+    /// lowest and highest per-round kplan / Triton speed ratio, and the rounds.
+    pub interleaved: Option<(f64, f64, f64, u64)>,
     pub torch_gbs: Option<f64>,
     pub triton_gbs: Option<f64>,
     /// The default configuration built from kernels/ through CuPy and timed by bench/anchors.py
@@ -103,10 +108,17 @@ impl Row {
             match self.copy_gbs {
                 Some(c) if self.default_gbs / c >= f => {}
                 Some(c) => m.push(format!(
-                    "{:.1}% of copy against {:.0}% ({:.1} points short)",
+                    "{:.1}% of copy against {:.0}% ({:.1} points short){}",
                     100.0 * self.default_gbs / c,
                     f * 100.0,
-                    100.0 * (f - self.default_gbs / c)
+                    100.0 * (f - self.default_gbs / c),
+                    self.copy_same_gbs
+                        .map(|cs| format!(
+                            " (a copy of the same bytes, timed the same way: {cs:.0} GB/s = {:.1}% of copy; the kernel reaches {:.1}% of it)",
+                            100.0 * cs / c,
+                            100.0 * self.default_gbs / cs
+                        ))
+                        .unwrap_or_default()
                 )),
                 None => m.push("no copy bandwidth measured".into()),
             }
@@ -119,9 +131,15 @@ impl Row {
                 match anchor {
                     Some(a) if self.default_gbs / a >= x => {}
                     Some(a) => m.push(format!(
-                        "{:.3}x {what} against {x:.1}x ({:.1}% slower)",
+                        "{:.3}x {what} against {x:.1}x ({:.1}% slower){}",
                         self.default_gbs / a,
-                        100.0 * (1.0 - self.default_gbs / a)
+                        100.0 * (1.0 - self.default_gbs / a),
+                        match (what, self.interleaved) {
+                            ("Triton", Some((med, lo, hi, n))) => format!(
+                                " (interleaved do_bench rounds: {med:.3}x, {lo:.3}x to {hi:.3}x over {n} rounds)"
+                            ),
+                            _ => String::new(),
+                        }
                     )),
                     None => m.push(format!("no {what} anchor in the run")),
                 }
@@ -173,6 +191,7 @@ pub fn rows(doc: &Value) -> Vec<Row> {
                 row.default_gbs = gbs;
                 row.default_graph_gbs = f(&r["graph_gbs"]);
                 row.default_overhead_us = f(&r["launch_overhead_ms"]).map(|m| m * 1e3);
+                row.copy_same_gbs = f(&r["copy_same_gbs"]);
                 row.checked = ok;
             }
             continue;
@@ -198,6 +217,24 @@ pub fn rows(doc: &Value) -> Vec<Row> {
             best_gbs: if ok { gbs } else { 0.0 },
             peak_gbs: peak,
             copy_gbs: copy,
+            copy_same_gbs: f(&r["copy_same_gbs"]),
+            interleaved: anchors
+                .iter()
+                .find(|a| {
+                    a["impl"] == "interleaved"
+                        && a["kernel"] == k
+                        && a["dtype"] == d
+                        && a["shape"] == s
+                })
+                .and_then(|a| {
+                    // ratio_* are Triton time / kplan time: kplan's speed over Triton's
+                    Some((
+                        f(&a["ratio_median"])?,
+                        f(&a["ratio_min"])?,
+                        f(&a["ratio_max"])?,
+                        a["rounds"].as_u64()?,
+                    ))
+                }),
             torch_gbs: anchor("torch", k, d, s),
             triton_gbs: anchor("triton", k, d, s),
             kplan_dobench_gbs: anchor("kplan", k, d, s),
@@ -280,18 +317,27 @@ pub fn render_markdown(doc: &Value, source: &str) -> String {
         }
     }
     let _ = writeln!(s, "\n## Bandwidth (GB/s)\n");
+    // the same-size copy column only for runs that measured it
+    let same = rows(doc).iter().any(|r| r.copy_same_gbs.is_some());
     let _ = writeln!(
         s,
-        "`default` is the configuration kernels/tiles.toml chooses, and the goals are judged on it; `best` the fastest configuration timed in the run (`kplan bench --alternatives`). `graph`: the default configuration's bandwidth inside a CUDA graph of {} (flush, launch) pairs less the flushes alone, i.e. without the per-launch cost; `launch`: the event-timed median minus the graph time per launch. `% copy`: of the device-to-device copy of the same run. Goals: the issue's targets.\n",
-        doc["bench"]["records"][0]["graph_launches"]
+        "`default` is the configuration kernels/tiles.toml chooses, and the goals are judged on it; `best` the fastest configuration timed in the run (`kplan bench --alternatives`). `graph`: the default configuration's bandwidth inside a CUDA graph of {} (flush, launch) pairs less the flushes alone, i.e. without the per-launch cost; `launch`: the event-timed median minus the graph time per launch. `% copy`: of the device-to-device copy of the same run.{} Goals: the issue's targets.\n",
+        doc["bench"]["records"][0]["graph_launches"],
+        if same {
+            " `% same-size copy`: of a copy of the case's own bytes (half read, half written) timed as the kernel is, one launch after an L2 flush, which counts the launch and the ramp of a transfer this size."
+        } else {
+            ""
+        }
     );
     let _ = writeln!(
         s,
-        "| kernel | dtype | shape | default | GB/s | % copy | graph GB/s | launch (us) | best | GB/s | torch | Triton | default / torch | default / Triton | goal | met |"
+        "| kernel | dtype | shape | default | GB/s | % copy |{} graph GB/s | launch (us) | best | GB/s | torch | Triton | default / torch | default / Triton | goal | met |",
+        if same { " % same-size copy |" } else { "" }
     );
     let _ = writeln!(
         s,
-        "|---|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|"
+        "|---|---|---|---|---:|---:|{}---:|---:|---|---:|---:|---:|---:|---:|---|---|",
+        if same { "---:|" } else { "" }
     );
     let ratio = |a: f64, b: Option<f64>| {
         b.map(|b| format!("{:.2}x", a / b))
@@ -307,13 +353,18 @@ pub fn render_markdown(doc: &Value, source: &str) -> String {
         };
         let _ = writeln!(
             s,
-            "| {} | {} | {} | `{}` | {:.0} | {} | {} | {} | `{}` | {:.0} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | `{}` | {:.0} | {} |{} {} | {} | `{}` | {:.0} | {} | {} | {} | {} | {} | {} |",
             r.kernel,
             r.dtype,
             r.shape,
             r.default_config,
             r.default_gbs,
             pct(r.default_gbs, r.copy_gbs),
+            if same {
+                format!(" {} |", pct(r.default_gbs, r.copy_same_gbs))
+            } else {
+                String::new()
+            },
             opt(r.default_graph_gbs),
             r.default_overhead_us
                 .map(|u| format!("{u:.1}"))
@@ -358,6 +409,45 @@ pub fn render_markdown(doc: &Value, source: &str) -> String {
             opt(r.triton_graph_gbs),
             ratio(kg, r.triton_graph_gbs),
         );
+    }
+    let spread: Vec<Value> = doc["anchors"]["records"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|r| r["impl"] == "interleaved" && r["ratio_median"].is_number())
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    if !spread.is_empty() {
+        let _ = writeln!(s, "\n### Run-to-run spread\n");
+        let _ = writeln!(
+            s,
+            "bench/anchors.py timed kplan's default configuration and kplan's Triton kernel again on one input in {} alternating rounds (`do_bench` each, kplan first in even rounds). `spread`: slowest over fastest round of one implementation, less 1; `kplan / Triton`: Triton's time over kplan's per round (above 1: kplan faster), the median and the range. Differences within the range are not resolved by this timing.\n",
+            spread[0]["rounds"]
+        );
+        let _ = writeln!(
+            s,
+            "| kernel | dtype | shape | kplan GB/s | Triton GB/s | kplan spread | Triton spread | kplan / Triton | range |"
+        );
+        let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---|");
+        for r in &spread {
+            let num = |k: &str| f(&r[k]).unwrap_or(f64::NAN);
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {:.0} | {:.0} | {:.1}% | {:.1}% | {:.3}x | {:.3}x to {:.3}x |",
+                r["kernel"].as_str().unwrap_or("?"),
+                r["dtype"].as_str().unwrap_or("?"),
+                r["shape"].as_str().unwrap_or("?"),
+                num("kplan_gbs"),
+                num("triton_gbs"),
+                100.0 * num("kplan_spread"),
+                100.0 * num("triton_spread"),
+                num("ratio_median"),
+                num("ratio_min"),
+                num("ratio_max"),
+            );
+        }
     }
     let _ = writeln!(s, "\n![bandwidth per case](bench.svg)\n");
     let _ = writeln!(s, "## Goals missed\n");

@@ -127,7 +127,14 @@ fn cooperative_groups_dynamic_shared_half_and_atomics() {
 #[test]
 fn kplan_kernels_pass_at_both_widths() {
     let kernels = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels");
-    for k in ["reduce_sum", "add", "softmax", "rmsnorm"] {
+    for k in [
+        "reduce_sum",
+        "add",
+        "softmax",
+        "rmsnorm",
+        "softmax_rows",
+        "rmsnorm_rows",
+    ] {
         assert_passes_both(&kernels.join(format!("{k}.toml")));
     }
 }
