@@ -49,6 +49,9 @@ pub struct ProjectIndex {
     /// Macros that stand for a warp intrinsic (`SHFL` -> `__shfl`, `BALLOT` -> `__ballot`),
     /// from any file of the scan; the first definition met wins.
     pub intrinsic_aliases: HashMap<String, String>,
+    /// Names given as a shuffle's logical width somewhere in the project (`int width =
+    /// WARP_SIZE`, `width = kLanes`): a 32 there is a logical 32-lane warp on purpose.
+    pub logical_widths: HashSet<String>,
     /// Number of files indexed.
     pub files: usize,
 }
@@ -77,6 +80,8 @@ struct FileIndex {
     intrinsic_aliases: Vec<(String, String)>,
     /// The file includes HIP headers unconditionally and no CUDA header, or is a `.hip` file.
     hip_only: bool,
+    /// Names this file gives as a logical width (`width = NAME`).
+    logical_widths: Vec<String>,
 }
 
 impl FileIndex {
@@ -134,7 +139,10 @@ fn int_value(s: &str) -> Option<u64> {
 /// The single identifier (or call with no arguments) `s` consists of, when it names a warp or
 /// wavefront quantity.
 fn single_ident(s: &str) -> Option<&str> {
-    let t = unwrapped(s).trim_end_matches("()").trim();
+    // `other();` / `(other())` / `other`: drop the statement end, the empty call, the parentheses
+    let t = s.trim().trim_end_matches(';').trim();
+    let t = t.strip_suffix("()").unwrap_or(t);
+    let t = unwrapped(t).trim_end_matches("()").trim();
     let t = t.rsplit("::").next().unwrap_or(t);
     let l = t.to_ascii_lowercase();
     // only names that can stand for the warp width are worth following
@@ -187,7 +195,10 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
     let b = text.as_bytes();
     let interesting = memchr::memmem::find(b, b"#").is_some()
         || memchr::memmem::find(b, b"const").is_some()
-        || memchr::memmem::find(b, b"ballot").is_some();
+        || memchr::memmem::find(b, b"ballot").is_some()
+        // functions returning the warp width (`return warpSize;`, `return wave_width();`)
+        || memchr::memmem::find(b, b"arp").is_some()
+        || memchr::memmem::find(b, b"ave").is_some();
     if !interesting {
         return fi;
     }
@@ -302,7 +313,12 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
                                 fi.ballot_wrappers.push((mname.to_string(), 0));
                             }
                             if let Some(w) = ident_words(b2).find(|w| is_warp_intrinsic(w)) {
-                                if fi.intrinsic_aliases.len() < 1024 && mname != w {
+                                // a shim named like the intrinsic itself (`#define
+                                // __shfl_xor_sync(m, v, o, w) __shfl_xor(v, o, w)`) is not an alias
+                                if fi.intrinsic_aliases.len() < 1024
+                                    && mname != w
+                                    && !is_warp_intrinsic(mname)
+                                {
                                     fi.intrinsic_aliases
                                         .push((mname.to_string(), w.to_string()));
                                 }
@@ -321,7 +337,29 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
             }
             continue;
         }
-        // C++ lines: constants, enum entries, ballot-returning functions
+        // `width = NAME` (a default template argument or parameter of a shuffle helper)
+        if t.contains("width") && fi.logical_widths.len() < 256 {
+            for (p, _) in t.match_indices("width") {
+                let r = t[p + 5..].trim_start();
+                let Some(r) = r.strip_prefix('=').filter(|r| !r.starts_with('=')) else {
+                    continue;
+                };
+                let r = r.trim_start();
+                let n = r
+                    .bytes()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                    .count();
+                if n > 0 && !r.as_bytes()[0].is_ascii_digit() {
+                    fi.logical_widths.push(r[..n].to_string());
+                }
+            }
+        }
+        // C++ lines: constants, enum entries, ballot-returning functions (a trailing line
+        // comment, `static const int N = 32;  // lanes`, is not part of the statement)
+        let t = match t.find("//") {
+            Some(c) if !t[..c].contains('"') => t[..c].trim_end(),
+            _ => t,
+        };
         if t.contains("enum") {
             in_enum = true;
         }
@@ -510,6 +548,7 @@ impl ProjectIndex {
             for (n, w) in fi.ballot_wrappers {
                 idx.ballot_wrappers.insert(n, w);
             }
+            idx.logical_widths.extend(fi.logical_widths);
             for (n, w) in fi.intrinsic_aliases {
                 idx.intrinsic_aliases.entry(n).or_insert(w);
             }

@@ -188,3 +188,66 @@ fn intrinsic_aliases_are_indexed_across_files() {
     assert_eq!(alone.intrinsic_alias("SHFL"), None);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn fixed_32_warp_constant_from_a_header_is_reported_at_its_uses() {
+    let header = "#pragma once\n#define WARP_SIZE 32\n";
+    let kernel = "#include \"common.h\"\n__global__ void k(int* x) {\n    int lane = threadIdx.x % WARP_SIZE;\n    x[threadIdx.x] = lane;\n}\nvoid go(int* x) {\n    k<<<1, 4 * WARP_SIZE>>>(x);\n}\n";
+    let d = tree(&[
+        ("common.h", header),
+        ("sub/kernel.cu", kernel),
+        ("sub/empty.cu", "// nothing\n"),
+    ]);
+    let ctx = ScanCtx::with_targets(Kb::builtin(), &["sm_90a", "gfx942", "gfx1100"]).unwrap();
+    let r = scan_paths(&ctx, std::slice::from_ref(&d)).unwrap();
+    let mut hits: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|f| f.rule == "warp-width-constant-use" || f.rule == "warp-size-constant")
+        .map(|f| {
+            (
+                f.rule.to_string(),
+                f.path.file_name().unwrap().to_string_lossy().into_owned(),
+                f.line,
+            )
+        })
+        .collect();
+    hits.sort();
+    assert_eq!(
+        hits,
+        vec![
+            ("warp-size-constant".to_string(), "common.h".to_string(), 2),
+            (
+                "warp-width-constant-use".to_string(),
+                "kernel.cu".to_string(),
+                3
+            ),
+            (
+                "warp-width-constant-use".to_string(),
+                "kernel.cu".to_string(),
+                7
+            ),
+        ]
+    );
+    // alone, the kernel file does not know what WARP_SIZE is
+    let alone = scan_text(&ctx, &d.join("sub/kernel.cu"), FileKind::Cuda, kernel);
+    assert!(alone.iter().all(|f| f.rule != "warp-width-constant-use"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_function_returning_another_warp_width_function_is_a_device_warp_width() {
+    let text = "__device__ int wave_width() {\n    return warpSize;\n}\n__device__ int lanes_per_warp() {\n    return wave_width();\n}\n";
+    let idx = ProjectIndex::of_text(Path::new("w.h"), text);
+    assert!(idx.is_device_warp("wave_width"));
+    assert!(idx.is_device_warp("lanes_per_warp"));
+}
+
+#[test]
+fn a_constant_with_a_trailing_comment_is_indexed() {
+    let idx = ProjectIndex::of_text(
+        Path::new("utils.h"),
+        "static const int WS = 32;  // warp size\nconstexpr int kRows = 8; /* rows */\n",
+    );
+    assert_eq!(idx.const_value("WS"), Some(32));
+}

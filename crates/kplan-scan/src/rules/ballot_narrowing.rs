@@ -13,7 +13,10 @@ pub static META: RuleMeta = RuleMeta {
     what: "Finds `__ballot_sync`/`__ballot`/`__activemask()` results stored in `unsigned`, `int`, `uint32_t` \
 or cast to them, `__popc`/`__ffs`/`__clz`/`__brev` applied to a ballot, and lane bits built in 32 bits \
 (`1u << lane`). A project's own wrappers named like the intrinsics (`activemask()`, `ballot(pred)`, \
-`lanemask_lt()`) count as ballots: on HIP they return the wrapped intrinsic's 64-bit mask.",
+`lanemask_lt()`) count as ballots: on HIP they return the wrapped intrinsic's 64-bit mask. A variable or \
+parameter declared 32-bit earlier counts too: when a ballot is assigned to it later, and when it is passed as the \
+lane mask of a `_sync` intrinsic. So does a 32-bit all-lanes literal shifted by the warp width (`0xffffffff >> \
+(warpSize - n)`).",
     why: "On a 64-lane wavefront a ballot is a 64-bit lane mask. Keeping it in 32 bits drops lanes 32-63: \
 counts come out too small and `__ffs` misses the first active lane in the upper half.",
     example: "unsigned mask = __ballot_sync(0xffffffff, pred);\nint n = __popc(mask);",
@@ -142,16 +145,23 @@ pub fn check(cx: &mut Cx) {
         if src.kind(i) != Some(Tk::Ident) || !src.is(i + 1, "(") || cx.guarded(i) {
             continue;
         }
-        let wrapper = is_ballot_wrapper(src.s(i)) && !(i > 0 && matches!(src.s(i - 1), "." | "->"));
+        // a member `ballot` is a cooperative-groups tile's vote (64-bit on HIP)
+        let member = i > 0 && matches!(src.s(i - 1), "." | "->");
+        let wrapper = is_ballot_wrapper(src.s(i)) && (!member || src.s(i) == "ballot");
         if !is_ballot_call(src.s(i)) && !wrapper {
             continue;
         }
         let call = src.s(i);
-        // `T name = __ballot(...)`
-        if i >= 2 && src.is(i - 1, "=") && src.kind(i - 2) == Some(Tk::Ident) {
-            let name = src.s(i - 2);
+        // `T name = __ballot(...)`, `T name = tile.ballot(...)`
+        let eq = if member && i >= 3 && src.kind(i - 2) == Some(Tk::Ident) {
+            i - 2
+        } else {
+            i
+        };
+        if eq >= 2 && src.is(eq - 1, "=") && src.kind(eq - 2) == Some(Tk::Ident) {
+            let name = src.s(eq - 2);
             ballot_vars.push(name);
-            if let Some((first, ty)) = narrow_type(cx, i - 2) {
+            if let Some((first, ty)) = narrow_type(cx, eq - 2) {
                 let msg = format!("`{call}` result stored in 32-bit `{ty} {name}`");
                 let end = src.mate(i + 1).unwrap_or(i);
                 cx.report(&META, first, end, msg, help);
@@ -182,6 +192,86 @@ pub fn check(cx: &mut Cx) {
             }
         }
     }
+    // masks declared 32-bit earlier (a local or a parameter of the enclosing function) that
+    // receive a ballot later or are passed as the lane mask of a `_sync` intrinsic
+    let mut narrow: std::collections::HashMap<(u32, &str), (usize, String)> = Default::default();
+    let mut late: Vec<(usize, usize, String)> = Vec::new();
+    for i in 1..n.saturating_sub(1) {
+        if src.kind(i) != Some(Tk::Ident) {
+            continue;
+        }
+        let f = src.toks[i].func;
+        // a declaration `T name =`, `T name;`, `T name,` or `T name)` (a parameter)
+        if matches!(src.s(i + 1), "=" | ";" | "," | ")") && src.kind(i - 1) == Some(Tk::Ident) {
+            if let Some((_, ty)) = narrow_type(cx, i) {
+                narrow.insert((f, src.s(i)), (i, ty));
+                continue;
+            }
+        }
+        let lookup = |name: &str| -> Option<String> {
+            if let Some(d) = narrow.get(&(f, name)) {
+                return Some(d.1.clone());
+            }
+            // a parameter: declared just before the body of the function the use is in
+            let open = src.funcs.get((f as usize).checked_sub(1)?)?.open as usize;
+            narrow
+                .get(&(0, name))
+                .filter(|(k, _)| *k < open && *k + 300 > open)
+                .map(|d| d.1.clone())
+        };
+        // `name = __ballot(...)` after `unsigned name;`
+        if src.is(i + 1, "=") && i + 2 < n && !cx.guarded(i) {
+            let c = i + 2;
+            if src.kind(c) == Some(Tk::Ident) && src.is(c + 1, "(") && is_ballot_call(src.s(c)) {
+                if let Some(ty) = lookup(src.s(i)) {
+                    let end = src.mate(c + 1).unwrap_or(c);
+                    late.push((
+                        i,
+                        end,
+                        format!(
+                            "`{}` result stored in `{}`, declared 32-bit `{ty}`",
+                            src.s(c),
+                            src.s(i)
+                        ),
+                    ));
+                }
+            }
+            continue;
+        }
+        // `__shfl_xor_sync(m, ...)` with `uint32_t m`
+        let w = src.s(i);
+        if src.is(i + 1, "(")
+            && w.starts_with("__")
+            && w.ends_with("_sync")
+            && !matches!(src.s(i - 1), "." | "->")
+            && (src.kind(i - 1) != Some(Tk::Ident) || src.is(i - 1, "return"))
+            && !cx.guarded(i)
+            // inside a project's own sync shim the 32-bit parameter is sync-mask-param-32's
+            && !src
+                .func_of(i)
+                .and_then(|fu| fu.name)
+                .is_some_and(|t| src.s(t as usize).ends_with("_sync"))
+        {
+            let args = cx.call_args(i + 1);
+            if let Some(&(a, b)) = args.first() {
+                if a == b && src.kind(a) == Some(Tk::Ident) {
+                    if let Some(ty) = lookup(src.s(a)) {
+                        late.push((
+                            a,
+                            a,
+                            format!(
+                                "lane mask `{}` of `{w}` is declared 32-bit `{ty}`",
+                                src.s(a)
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    for (a, b, msg) in late {
+        cx.report(&META, a, b, msg, help);
+    }
     // `1u << lane`: a 32-bit lane bit, undefined for lanes 32-63
     for k in 1..n.saturating_sub(1) {
         if !src.is(k, "<<") || cx.guarded(k) || !src.in_device(k) {
@@ -208,6 +298,34 @@ pub fn check(cx: &mut Cx) {
                 r,
                 msg,
                 "build lane bits in 64 bits: `1ull << lane`",
+            );
+        }
+    }
+    // `0xffffffff >> (warpSize - n)`: a 32-bit all-lanes mask shifted by the warp width
+    for k in 1..n.saturating_sub(1) {
+        if !matches!(src.s(k), ">>" | "<<") || cx.guarded(k) {
+            continue;
+        }
+        let lit = src.s(k - 1).to_ascii_lowercase();
+        if !matches!(lit.as_str(), "0xffffffff" | "0xffffffffu") {
+            continue;
+        }
+        let Some(r) = cx.right_operand(k) else {
+            continue;
+        };
+        if cx.any_ident(k + 1, r, |s| {
+            s == "warpSize" || cx.index.is_device_warp(s) || crate::cuda::is_portable_warp_size(s)
+        }) {
+            let msg = format!(
+                "`{}` builds a lane mask in 32 bits from the warp width: with 64 lanes the shift passes 31 and lanes 32-63 are lost",
+                cx.snippet(k - 1, r)
+            );
+            cx.report(
+                &META,
+                k - 1,
+                r,
+                msg,
+                "build the mask in 64 bits (`~0ull >> (64 - n)`, with `n == 64` handled)",
             );
         }
     }

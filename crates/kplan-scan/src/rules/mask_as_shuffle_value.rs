@@ -51,7 +51,13 @@ pub fn check(cx: &mut Cx) {
         }
         let (a, b) = args[0];
         let lit = if a == b {
+            // a literal, or a project constant that holds the full mask (`FULL_MASK`)
             full_mask(src.s(a))
+                || (src.kind(a) == Some(Tk::Ident)
+                    && matches!(
+                        cx.index.const_value(src.s(a)),
+                        Some(0xffff_ffff | 0xffff_ffff_ffff_ffff)
+                    ))
         } else {
             b == a + 1 && src.is(a, "~") && src.is(b, "0")
         };

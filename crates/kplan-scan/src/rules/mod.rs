@@ -10,6 +10,7 @@ pub mod launch;
 pub mod target_cond;
 
 pub mod amd_isa_generation;
+pub mod amd_wave_width_64;
 pub mod arch_list_partial_family;
 pub mod arch_macro_misspelled;
 pub mod ballot_narrowing;
@@ -41,6 +42,7 @@ pub mod warp_partials_read_by_lane;
 pub mod warp_size_constant;
 pub mod warp_size_constexpr;
 pub mod warp_size_literal;
+pub mod warp_width_constant_use;
 pub mod wave64_lane_math;
 pub mod wave_size_arch_list;
 pub mod wavefront_size_macro;
@@ -82,6 +84,8 @@ pub static RULES: &[&RuleMeta] = &[
     &arch_list_partial_family::META,
     &static_device_symbol::META,
     &warp_algorithm_small_block::META,
+    &amd_wave_width_64::META,
+    &warp_width_constant_use::META,
 ];
 
 /// Runs every enabled rule over one file (or, for the inventory, only the feature pass).
@@ -131,6 +135,8 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         arch_macro_misspelled,
         arch_list_partial_family,
         static_device_symbol,
-        warp_algorithm_small_block
+        warp_algorithm_small_block,
+        amd_wave_width_64,
+        warp_width_constant_use
     );
 }

@@ -29,7 +29,7 @@ uses.",
 
 /// Names that denote the warp width (AMD's name for it, the wavefront, too: `WAVE_SIZE`,
 /// `kWavefrontSize`).
-fn warp_width_name(s: &str) -> bool {
+pub fn warp_width_name(s: &str) -> bool {
     let l = s
         .to_ascii_lowercase()
         .replace("wavefront", "warp")
@@ -56,7 +56,7 @@ fn warp_width_name(s: &str) -> bool {
 /// The file uses `name` as an explicit shuffle width (a logical 32-lane warp on purpose): as
 /// the `width` argument of a shuffle, `width = name`, or a template argument of a warp
 /// reduction helper.
-fn used_as_width(cx: &Cx, name: &str) -> bool {
+pub fn used_as_width(cx: &Cx, name: &str) -> bool {
     let src = cx.src;
     let n = src.toks.len();
     for i in 0..n {
@@ -104,7 +104,7 @@ fn used_as_width(cx: &Cx, name: &str) -> bool {
 }
 
 /// The condition of a branch names a wave64-only architecture or width, so a 64 under it is right.
-fn wave64_condition(c: &str) -> bool {
+pub fn wave64_condition(c: &str) -> bool {
     let l = c.to_ascii_lowercase();
     l.contains("gfx9")
         || l.contains("cdna")
