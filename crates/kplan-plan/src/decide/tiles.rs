@@ -2,7 +2,8 @@
 //! shared/LDS budget, and occupancy is estimated from the KB's per-SM/CU limits. Every shape is a
 //! configuration (compile-time parameters plus autotune candidates), never one hard-coded shape.
 
-use super::{kib, Target};
+use super::strategy::Decided;
+use super::{kib, Abstraction, Target};
 use crate::model::Tile;
 use crate::spec::{Op, Problem, Spec};
 use kplan_kb::Vendor;
@@ -12,34 +13,26 @@ fn round_up(x: u64, m: u64) -> u64 {
     x.div_ceil(m.max(1)).saturating_mul(m.max(1))
 }
 
-pub fn plan(spec: &Spec, targets: &[Target], strategy: &crate::model::Strategy) -> Vec<Tile> {
+pub fn plan(cx: &super::Context, strategy: &Decided) -> Vec<Tile> {
+    let spec = cx.spec;
     // A library or framework call chooses its own tiles: there is no kernel to tile.
-    if strategy
-        .per_target
-        .iter()
-        .any(|p| p.abstraction != "cpu-fallback")
-        && strategy
-            .per_target
-            .iter()
-            .filter(|p| p.abstraction != "cpu-fallback")
-            .all(|p| super::ci::is_library(&p.abstraction))
-    {
+    if strategy.gpu_all_library() {
         return Vec::new();
     }
-    targets
-        .iter()
-        .map(|t| {
-            let abs = strategy.per_target.iter().find(|p| p.target == t.name).map(|p| p.abstraction.as_str());
-            let mut tile = if t.is_gpu() { gpu_tile(spec, t, abs == Some("triton")) } else { cpu_tile(spec, t) };
+    strategy
+        .with_targets(&cx.targets)
+        .map(|(t, choice)| {
+            let abs = choice.abstraction;
+            let mut tile = if t.is_gpu() { gpu_tile(spec, t, abs == Abstraction::Triton) } else { cpu_tile(spec, t) };
             match abs {
-                Some("vendor-library" | "kernel-library" | "library" | "framework") => {
+                a if a.is_library() => {
                     tile.configuration = format!(
                         "chosen inside the {} at run time; the shape here is the starting point if a custom path is ever needed ({})",
-                        if abs == Some("framework") { "framework" } else { "library" },
+                        if abs == Abstraction::Framework { "framework" } else { "library" },
                         tile.configuration
                     );
                 }
-                Some("triton") => {
+                Abstraction::Triton => {
                     tile.configuration = format!(
                         "`triton.autotune` configs: block sizes as tl.constexpr, num_warps{} and num_stages per config{}",
                         if t.warp() == Some(64) { " (counted in 64-lane waves here)" } else { "" },
@@ -824,11 +817,8 @@ fn cpu_tile(spec: &Spec, t: &Target) -> Tile {
 /// parameters per target: for decode attention the split-KV partitions (as FlashAttention-2's
 /// heuristic would at this shape), the GQA group the call must pack and the page size the cache
 /// writer uses; for GEMM whether the output tiles fill the GPU or split-K is needed.
-pub fn dispatch(
-    spec: &Spec,
-    targets: &[Target],
-    strategy: &crate::model::Strategy,
-) -> Vec<crate::model::DispatchTarget> {
+pub fn dispatch(cx: &super::Context, strategy: &Decided) -> Vec<crate::model::DispatchTarget> {
+    let (spec, targets) = (cx.spec, &cx.targets[..]);
     use crate::model::{DispatchParam, DispatchTarget};
     let p = |name: &str, value: String, why: String| DispatchParam {
         name: name.into(),
@@ -839,8 +829,7 @@ pub fn dispatch(
     for t in targets.iter().filter(|t| t.is_gpu()) {
         let imp = strategy
             .per_target
-            .iter()
-            .find(|x| x.target == t.name)
+            .get(t.index)
             .map(|x| x.implementation.clone())
             .unwrap_or_default();
         let cus = t
