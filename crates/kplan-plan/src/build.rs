@@ -31,7 +31,7 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
     let risks = decide::risks::register(&cx, &decided, &findings);
     let tiles = decide::tiles::plan(&cx, &decided);
     let dispatch = if tiles.is_empty() {
-        decide::tiles::dispatch(&cx, &decided)
+        decide::tiles::dispatch(&cx, &per_target, &decided)
     } else {
         Vec::new()
     };
@@ -119,6 +119,7 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
         blocking: Vec::new(),
     };
     latency_feasibility(spec, &mut plan);
+    latency_margin(spec, &mut plan);
     near_peak_unproven(spec, &mut plan);
     plan.checklist = decide::checklist::review(spec, kb, targets, &plan, inputs.findings.is_some());
     plan.sources = sources(&plan, kb);
@@ -178,6 +179,44 @@ fn latency_feasibility(spec: &Spec, plan: &mut Plan) {
         r.evidence.push(msg.clone());
     }
     plan.blocking.push(msg);
+}
+
+/// A latency budget within [`LATENCY_MARGIN`] of the launch floor on every GPU target leaves
+/// almost nothing for the kernel itself: the latency risk says so and becomes high.
+const LATENCY_MARGIN: f64 = 1.5;
+
+fn latency_margin(spec: &Spec, plan: &mut Plan) {
+    let Some(budget) = spec.latency_us else {
+        return;
+    };
+    let floor = plan
+        .performance
+        .iter()
+        .filter(|p| {
+            plan.backend_matrix
+                .iter()
+                .any(|b| b.target == p.target && matches!(b.vendor.as_str(), "nvidia" | "amd"))
+        })
+        .filter_map(|p| p.launch_floor_us.map(|f| (p.target.clone(), f)))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    let Some((target, f)) = floor else {
+        return;
+    };
+    if budget > LATENCY_MARGIN * f {
+        return;
+    }
+    if let Some(r) = plan.risks.iter_mut().find(|r| r.id == "latency-bound") {
+        r.severity = "high".into();
+        r.title = format!(
+            "a {budget} us per-call budget is within {LATENCY_MARGIN}x of the launch floor ({} us on {target}): the launch alone takes {:.0}% of it",
+            crate::analysis::tidy(f),
+            (f / budget * 100.0).min(100.0)
+        );
+        r.evidence.push(format!(
+            "launch floor {} us on {target} (section 8), budget {budget} us: a met budget at this margin is a proxy figure, measure it with `kplan bench` before relying on it",
+            crate::analysis::tidy(f)
+        ));
+    }
 }
 
 /// "Meets the near-peak requirement" is a claim section 8 must back: where it has no expected
@@ -310,7 +349,8 @@ pub(crate) fn grid_blocks(spec: &Spec, tile: &Tile) -> Option<u64> {
         Problem::Gemm { batch, m, n, .. } => Some(
             batch
                 .saturating_mul(div(*m, g("m")?))
-                .saturating_mul(div(*n, g("n")?)),
+                .saturating_mul(div(*n, g("n")?))
+                .saturating_mul(g("split_k").unwrap_or(1)),
         ),
         // decode: one block per (batch, KV head, query block, KV split)
         Problem::Attention {

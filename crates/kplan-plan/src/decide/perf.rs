@@ -235,8 +235,11 @@ pub fn expectations(
                 }
             });
             if p.latency_bound {
+                // A rate over a call the launch decides says nothing: no GB/s or TFLOP/s range.
+                p.expected_low = None;
+                p.expected_high = None;
                 p.latency_note = Some(format!(
-                    "latency-bound: the roofline time ({:.2} us) is below {LATENCY_BOUND_LAUNCHES:.0} launch floors ({} us each{}, [{}]); expected time per call is at least the floor{}; fuse with the producer or consumer, or capture in a CUDA/HIP graph",
+                    "latency-bound: the roofline time ({:.2} us) is below {LATENCY_BOUND_LAUNCHES:.0} launch floors ({} us each{}, [{}]); expected time per call is at least the floor, and no bandwidth range is given (the launch, not the memory system, sets the time){}; fuse with the producer or consumer, or capture in a CUDA/HIP graph",
                     r.time_us,
                     f.floor_us,
                     if f.proxy { ", a proxy" } else { "" },

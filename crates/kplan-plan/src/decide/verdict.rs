@@ -437,6 +437,22 @@ pub fn library_label(
     (label, detail)
 }
 
+/// Every GPU target of `vendor` is memory-bound for this spec's work (intensity below its ridge).
+fn memory_bound(spec: &Spec, gpu: &[&Target], vendor: &str) -> bool {
+    let w = crate::analysis::work(spec);
+    let of: Vec<&Target> = gpu
+        .iter()
+        .copied()
+        .filter(|t| t.vendor().as_str() == vendor)
+        .collect();
+    let owned: Vec<Target> = of.iter().map(|t| (*t).clone()).collect();
+    let ops = super::backend::op_targets(spec, &w, &owned);
+    !ops.is_empty()
+        && ops
+            .iter()
+            .all(|o| o.bound == Some(crate::analysis::Bound::Memory))
+}
+
 /// Library-first: a library of each GPU vendor in scope covers the op class (and, for matrix
 /// ops, every target has matrix units for the dtype), and the kernel needs nothing beyond a
 /// library call.
@@ -556,6 +572,11 @@ fn library_first(
         ["nvidia", "amd"]
             .into_iter()
             .filter(|v| gpu.iter().any(|t| t.vendor().as_str() == *v))
+            .filter(|v| {
+                // A memory-bound shape (skinny, decode) is measured in bandwidth: the compute
+                // efficiency of the library does not apply (section 8 has its bandwidth view).
+                !memory_bound(spec, gpu, v)
+            })
             .filter_map(|v| {
                 eff.lookup(v, "gemm", "vendor-library").map(|e| {
                     format!(

@@ -11,7 +11,7 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
 }
 
 fn risk(cx: &Cx) -> Option<Risk> {
-    if !cx.spec.uses_shared_memory() {
+    if !cx.spec.uses_shared_memory() || crate::decide::tiles::is_gemv(cx.spec) {
         return None;
     }
     let mut by_banks: BTreeMap<u32, Vec<&str>> = BTreeMap::new();

@@ -2,7 +2,8 @@
 //! instructions (NVIDIA mma/wgmma/tcgen05, CDNA MFMA, RDNA3 WMMA, RDNA4 WMMA). Each family
 //! defines its own mapping of fragment elements to lanes; the RDNA generations differ from
 //! each other as well as from MFMA (RDNA3 WMMA is wave32 and replicates the A/B fragments
-//! across the two half-waves; RDNA4's WMMA does not).
+//! across the two half-waves; RDNA4's WMMA does not). Silent for a GEMV (`m <= 16`), whose
+//! tile uses no matrix instruction.
 
 use super::{Cx, Fixtures};
 use crate::model::Risk;
@@ -38,7 +39,8 @@ fn risk(cx: &Cx) -> Option<Risk> {
                 "tensor-cores" | "matrix-cores" | "mfma" | "rdna-wmma" | "wgmma" | "mma-sync"
             )
         });
-    if !matrix {
+    // A GEMV tile streams weights through the vector ALUs: no matrix instruction, no layout.
+    if !matrix || crate::decide::tiles::is_gemv(spec) {
         return None;
     }
     let mut fams: Vec<(&str, Vec<String>)> = Vec::new();
@@ -107,6 +109,16 @@ allowed = ["hip-single-source"]
 "#,
     ],
     silent: &[
+        r#"[kernel]
+name = "k"
+op = "gemm"
+dtypes = ["fp16", "fp32"]
+problem = { m = 1, n = 4096, k = 4096 }
+[backends]
+targets = ["gfx1100", "gfx1201"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#,
         r#"[kernel]
 name = "k"
 op = "gemm"

@@ -15,7 +15,7 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
         .collect();
     // Only a kernel that stages data in shared memory / LDS meets the budget difference.
     if let (true, Some(min), Some(max)) = (
-        spec.uses_shared_memory(),
+        spec.uses_shared_memory() && !crate::decide::tiles::is_gemv(spec),
         budgets.iter().map(|b| b.1).min(),
         budgets.iter().map(|b| b.1).max(),
     ) {

@@ -57,6 +57,16 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
             .map(|t| t.arch.warp_size.source.clone())
             .collect();
         srcs.push("LCPP-11519".into());
+        // Every target runs 32 lanes by default (NVIDIA, RDNA): the other size is a compile
+        // mode the plan does not use, so the hazard is a latent one.
+        let wave32_only = coded.iter().all(|t| t.warp() == Some(32));
+        let mut evidence = evidence;
+        if wave32_only {
+            evidence.push("every target in scope runs wave32 by default; RDNA's wave64 is a compile mode (-mwavefrontsize64) the HIP runtime does not support [HIP-hwfeat], so the plan builds wave32 only".into());
+            srcs.push("HIP-hwfeat".into());
+            srcs.sort();
+            srcs.dedup();
+        }
         srcs.sort();
         srcs.dedup();
         risks.push(Risk {
@@ -78,8 +88,13 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
             },
             kind: "hazard".into(),
             targets: names(&affected),
-            severity: "high".into(),
-            mitigation: if coded
+            severity: if wave32_only { "low" } else { "high" }.into(),
+            mitigation: if wave32_only {
+                "every target runs 32 lanes: build RDNA targets wave32 (never -mwavefrontsize64) and size blocks in \
+                 multiples of 32; keep the lane count in the header's `KPLAN_WARP_SIZE` rather than a literal 32 so \
+                 adding a CDNA (wave64) target later is a rebuild, not a rewrite (`warpSize` is not constexpr on ROCm 7)"
+                    .to_string()
+            } else if coded
                 .iter()
                 .all(|t| cx.abstraction(t) == Abstraction::Triton)
             {
