@@ -1,7 +1,6 @@
 //! Putting the plan together: each section's decision in order, then the checklist and the
 //! list of every source the plan cites.
 
-use crate::analysis::work;
 use crate::decide::{self, risks::SourceFinding, Target};
 use crate::efficiency::EfficiencyTable;
 use crate::model::*;
@@ -16,30 +15,28 @@ pub struct PlanInputs {
     pub findings: Option<Vec<SourceFinding>>,
 }
 
+/// Every section's decision from one [`decide::Context`] (spec, KB, op knowledge, work model
+/// and resolved targets), each per-target decision aligned with the context's targets; the
+/// printable plan model is made from them at the end.
 pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
-    let targets = decide::resolve_targets(spec, kb);
-    let w = work(spec);
-    let verdict = decide::verdict::decide(spec, kb, &targets);
-    let backend_matrix = decide::backend::backend_matrix(spec, kb, &targets);
-    let per_target = decide::backend::op_targets(spec, &w, &targets);
-    let dtype_support = decide::backend::dtype_support(spec, kb, &targets);
-    let strategy = decide::strategy::decide(spec, kb, &targets, &verdict);
+    let cx = decide::Context::new(spec, kb);
+    let targets = &cx.targets[..];
+    let w = &cx.work;
+    let verdict = decide::verdict::decide(&cx);
+    let backend_matrix = decide::backend::backend_matrix(spec, kb, targets);
+    let per_target = decide::backend::op_targets(spec, w, targets);
+    let dtype_support = decide::backend::dtype_support(spec, kb, targets);
+    let decided = decide::strategy::decide(&cx, &verdict);
     let findings = inputs.findings.clone().unwrap_or_default();
-    let risks = decide::risks::register(spec, kb, &targets, &strategy, &findings);
-    let tiles = decide::tiles::plan(spec, &targets, &strategy);
+    let risks = decide::risks::register(&cx, &decided, &findings);
+    let tiles = decide::tiles::plan(&cx, &decided);
     let dispatch = if tiles.is_empty() {
-        decide::tiles::dispatch(spec, &targets, &strategy)
+        decide::tiles::dispatch(&cx, &per_target, &decided)
     } else {
         Vec::new()
     };
-    let mut ci = decide::ci::plan(
-        kb,
-        &targets,
-        &strategy,
-        &spec.name,
-        &decide::backend::required_features(spec),
-    );
-    decide::ci::add_host_shape(&mut ci, spec, &w);
+    let mut ci = decide::ci::plan(&cx, &decided, &decide::backend::required_features(spec));
+    decide::ci::add_host_shape(&mut ci, spec, w);
     // The CI coverage legs (a CDNA target, a second NVIDIA generation) compile the same code, so
     // the header must admit their architectures too, or its scope guard stops those builds.
     let coverage: Vec<&kplan_kb::Arch> = {
@@ -56,9 +53,10 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
         }
         v
     };
-    let (header, header_note) = header(&targets, &coverage, &strategy);
+    let (header, header_note) = header(targets, &coverage, &decided);
     let (mut performance, performance_notes) =
-        decide::perf::expectations(spec, kb, &w, &targets, &per_target, &strategy);
+        decide::perf::expectations(&cx, &per_target, &decided);
+    let strategy = decided.to_model(targets);
     warn_underfilled(spec, &tiles, &backend_matrix, &mut performance);
 
     let operation = Operation {
@@ -76,7 +74,7 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
         dtype_support,
         direction: spec.direction.as_str().into(),
         kind: spec.modifiers.kind.clone(),
-        knowledge: knowledge(spec, kb, &targets, &performance),
+        knowledge: knowledge(spec, kb, targets, &performance),
     };
     let kernel = KernelSummary {
         name: spec.name.clone(),
@@ -121,9 +119,9 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
         blocking: Vec::new(),
     };
     latency_feasibility(spec, &mut plan);
+    latency_margin(spec, &mut plan);
     near_peak_unproven(spec, &mut plan);
-    plan.checklist =
-        decide::checklist::review(spec, kb, &targets, &plan, inputs.findings.is_some());
+    plan.checklist = decide::checklist::review(spec, kb, targets, &plan, inputs.findings.is_some());
     plan.sources = sources(&plan, kb);
     plan
 }
@@ -181,6 +179,44 @@ fn latency_feasibility(spec: &Spec, plan: &mut Plan) {
         r.evidence.push(msg.clone());
     }
     plan.blocking.push(msg);
+}
+
+/// A latency budget within [`LATENCY_MARGIN`] of the launch floor on every GPU target leaves
+/// almost nothing for the kernel itself: the latency risk says so and becomes high.
+const LATENCY_MARGIN: f64 = 1.5;
+
+fn latency_margin(spec: &Spec, plan: &mut Plan) {
+    let Some(budget) = spec.latency_us else {
+        return;
+    };
+    let floor = plan
+        .performance
+        .iter()
+        .filter(|p| {
+            plan.backend_matrix
+                .iter()
+                .any(|b| b.target == p.target && matches!(b.vendor.as_str(), "nvidia" | "amd"))
+        })
+        .filter_map(|p| p.launch_floor_us.map(|f| (p.target.clone(), f)))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    let Some((target, f)) = floor else {
+        return;
+    };
+    if budget > LATENCY_MARGIN * f {
+        return;
+    }
+    if let Some(r) = plan.risks.iter_mut().find(|r| r.id == "latency-bound") {
+        r.severity = "high".into();
+        r.title = format!(
+            "a {budget} us per-call budget is within {LATENCY_MARGIN}x of the launch floor ({} us on {target}): the launch alone takes {:.0}% of it",
+            crate::analysis::tidy(f),
+            (f / budget * 100.0).min(100.0)
+        );
+        r.evidence.push(format!(
+            "launch floor {} us on {target} (section 8), budget {budget} us: a met budget at this margin is a proxy figure, measure it with `kplan bench` before relying on it",
+            crate::analysis::tidy(f)
+        ));
+    }
 }
 
 /// "Meets the near-peak requirement" is a claim section 8 must back: where it has no expected
@@ -313,7 +349,8 @@ pub(crate) fn grid_blocks(spec: &Spec, tile: &Tile) -> Option<u64> {
         Problem::Gemm { batch, m, n, .. } => Some(
             batch
                 .saturating_mul(div(*m, g("m")?))
-                .saturating_mul(div(*n, g("n")?)),
+                .saturating_mul(div(*n, g("n")?))
+                .saturating_mul(g("split_k").unwrap_or(1)),
         ),
         // decode: one block per (batch, KV head, query block, KV split)
         Problem::Attention {
@@ -374,7 +411,7 @@ fn warn_underfilled(
 fn header(
     targets: &[Target],
     coverage: &[&kplan_kb::Arch],
-    strategy: &Strategy,
+    strategy: &decide::strategy::Decided,
 ) -> (Option<String>, String) {
     let mut archs: Vec<&kplan_kb::Arch> = targets
         .iter()
@@ -388,15 +425,15 @@ fn header(
     let cfg = kplan_gen::HeaderConfig::from_archs(&archs);
     let text = kplan_gen::render_header(&cfg);
     let cxx = strategy
-        .per_target
-        .iter()
-        .filter(|p| {
+        .with_targets(targets)
+        .filter(|(_, p)| {
+            use decide::Abstraction as A;
             matches!(
-                p.abstraction.as_str(),
-                "hip-single-source" | "per-backend" | "cutlass" | "cpu-fallback"
+                p.abstraction,
+                A::HipSingleSource | A::PerBackend | A::Cutlass | A::CpuFallback
             )
         })
-        .map(|p| p.target.clone())
+        .map(|(t, _)| t.name.clone())
         .collect::<Vec<_>>();
     let cov = if coverage.is_empty() {
         String::new()

@@ -324,7 +324,11 @@ fn ci_adds_a_second_nvidia_generation_and_a_cdna_target() {
 fn performance_units_follow_the_bound() {
     let mem = S::default().plan();
     for x in &mem.performance {
-        if x.bound == Some(Bound::Memory) {
+        if x.latency_bound {
+            // A launch-bound call has a time per call, no bandwidth range.
+            assert!(x.expected_low.is_none() && x.expected_high.is_none());
+            assert!(x.expected_time_us.is_some());
+        } else if x.bound == Some(Bound::Memory) {
             assert_eq!(x.unit.as_deref(), Some("GB/s"));
             let eff = x.efficiency.as_ref().unwrap();
             assert!(

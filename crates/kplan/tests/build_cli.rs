@@ -131,6 +131,53 @@ fn header_from_spec_and_spec_errors() {
     assert!(text(&o).1.contains("k.toml:2:"), "{:?}", text(&o));
 }
 
+/// `kplan header --spec` reads `[backends]` the way `kplan plan` does: `devices` alone, and
+/// `targets` with `devices`, in a whole kernel spec or a `[backends]`-only file.
+#[test]
+fn header_from_spec_with_devices() {
+    let dir = kplan_test_support::tempdir("build-cli");
+    let spec = dir.path().join("k.toml");
+    let kernel = "[kernel]\nname = \"x\"\nop = \"norm\"\ndtypes = [\"bf16\", \"fp32\"]\nproblem = { rows = 8, cols = 64 }\n";
+    for (backends, want) in [
+        (
+            "[backends]\ndevices = [\"mi300x\", \"h100\"]\n",
+            "Targets: gfx942, sm_90a.",
+        ),
+        (
+            "[backends]\ntargets = [\"gfx1100\"]\ndevices = [\"mi300x\"]\n",
+            "Targets: gfx1100, gfx942.",
+        ),
+    ] {
+        for text_ in [format!("{kernel}{backends}"), backends.to_string()] {
+            let o = header_for_spec(&spec, &text_);
+            assert!(o.status.success(), "{text_}\n{:?}", text(&o));
+            let head = text(&o).0.lines().take(10).collect::<Vec<_>>().join("\n");
+            assert!(head.contains(want), "{text_}\n{head}");
+        }
+    }
+}
+
+/// Every committed example spec, which `kplan plan` accepts, is accepted by `kplan header --spec`.
+#[test]
+fn header_accepts_every_example_spec() {
+    let mut specs: Vec<std::path::PathBuf> = std::fs::read_dir(root().join("examples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    specs.sort();
+    assert!(specs.len() > 20, "{specs:?}");
+    for spec in specs {
+        let o = kplan()
+            .arg("header")
+            .arg("--spec")
+            .arg(&spec)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}: {:?}", spec.display(), text(&o));
+    }
+}
+
 #[test]
 fn header_output_is_not_half_written_on_error() {
     let dir = kplan_test_support::tempdir("build-cli");

@@ -3,9 +3,11 @@
 //! NVIDIA SM generations when NVIDIA is in scope, at least one CDNA target when AMD is, and the
 //! CPU fallback on the CI host.
 
+use super::strategy::Decided;
+use super::Abstraction;
 use super::Target;
 use crate::analysis::Work;
-use crate::model::{Ci, CiLeg, HostShape, Strategy};
+use crate::model::{Ci, CiLeg, HostShape};
 use crate::spec::{Problem, Spec};
 use kplan_kb::{Kb, Vendor};
 
@@ -21,7 +23,13 @@ pub const AMD_ASAN_ARCHS: &[&str] = &["gfx90a", "gfx942", "gfx950"];
 /// for the kernel's own buffers and the runner.
 pub const HOSTED_RUNNER_MEMORY_BYTES: f64 = 7.0e9;
 
-fn toolchain(kb: &Kb, t_arch: &kplan_kb::Arch, abstraction: &str, features: &[String]) -> String {
+fn toolchain(
+    kb: &Kb,
+    t_arch: &kplan_kb::Arch,
+    abstraction: Option<Abstraction>,
+    features: &[String],
+) -> String {
+    let triton = abstraction == Some(Abstraction::Triton);
     let min = super::backend::min_toolchain(kb, t_arch, features)
         .0
         .unwrap_or_else(|| "version unknown".into());
@@ -29,73 +37,50 @@ fn toolchain(kb: &Kb, t_arch: &kplan_kb::Arch, abstraction: &str, features: &[St
         .compile_target
         .clone()
         .unwrap_or_else(|| t_arch.id.clone());
-    match (t_arch.vendor, abstraction) {
+    match (t_arch.vendor, triton) {
         // Triton's floors are its own, not the architecture's: NVIDIA compute capability 8.0+
         // with the ptxas its wheel bundles, AMD with ROCm 6.2+ (TRITON-README).
-        (Vendor::Nvidia, "triton") => format!(
+        (Vendor::Nvidia, true) => format!(
             "triton (GPUTarget cuda {target}; the wheel bundles its ptxas, no CUDA toolkit or GPU needed to compile; Triton supports compute capability 8.0+)"
         ),
-        (Vendor::Amd, "triton") => format!(
+        (Vendor::Amd, true) => format!(
             "triton (GPUTarget hip {target}; no GPU needed to compile; ROCm 6.2 or newer to run)"
         ),
         (Vendor::Nvidia, _) => format!("nvcc -arch={target} ({min} or newer)"),
         (Vendor::Amd, _) => format!("hipcc / clang --offload-arch={target} ({min} or newer)"),
-        (Vendor::Intel, "triton") => "intel-xpu-backend-for-triton".into(),
+        (Vendor::Intel, true) => "intel-xpu-backend-for-triton".into(),
         (Vendor::Intel, _) => "icpx -fsycl (oneAPI DPC++)".into(),
         (Vendor::Apple, _) => "xcrun metal".into(),
         (Vendor::Cpu, _) => format!("host C++/Rust compiler, {min}"),
     }
 }
 
-pub fn plan(
-    kb: &Kb,
-    targets: &[Target],
-    strategy: &Strategy,
-    kernel: &str,
-    features: &[String],
-) -> Ci {
+pub fn plan(cx: &super::Context, strategy: &Decided, features: &[String]) -> Ci {
+    let (kb, targets) = (cx.kb, &cx.targets[..]);
     let mut legs: Vec<CiLeg> = Vec::new();
     let mut notes = Vec::new();
-    let abs_of = |name: &str| {
-        strategy
-            .per_target
-            .iter()
-            .find(|p| p.target == name)
-            .map(|p| p.abstraction.clone())
-            .unwrap_or_default()
-    };
-    let gpu_abs = strategy
+    let gpu_abs: Option<Abstraction> = strategy
         .per_target
         .iter()
-        .find(|p| p.abstraction != "cpu-fallback")
-        .map(|p| p.abstraction.clone())
-        .unwrap_or_default();
+        .map(|p| p.abstraction)
+        .find(|a| *a != Abstraction::CpuFallback);
 
     // A library or framework call is tested where it runs; there is no kernel to compile.
-    let library_call = strategy
-        .per_target
-        .iter()
-        .filter(|p| p.abstraction != "cpu-fallback")
-        .all(|p| is_library(&p.abstraction))
-        && strategy
-            .per_target
-            .iter()
-            .any(|p| p.abstraction != "cpu-fallback");
-    if library_call {
+    if strategy.gpu_all_library() {
         return library_plan(kb, targets, strategy, features);
     }
-    let stem = file_stem(kernel);
+    let stem = file_stem(&cx.spec.name);
 
     for t in targets {
-        let abs = abs_of(&t.name);
-        if abs == "none" {
+        let abs = strategy.abstraction(t.index);
+        if abs == Abstraction::None {
             notes.push(format!(
                 "no leg for {}: no allowed abstraction reaches it (section 3), so there is no code to build or test",
                 t.name
             ));
             continue;
         }
-        let ts = toolchain(kb, t.arch, &abs, features);
+        let ts = toolchain(kb, t.arch, Some(abs), features);
         if t.is_gpu() {
             legs.push(CiLeg {
                 command: None,
@@ -167,6 +152,10 @@ pub fn plan(
         }
     }
 
+    // Coverage architectures the spec does not name: compiled, never run (a run leg needs a
+    // GPU the project has, and the spec names the GPUs it has).
+    let mut coverage_only: Vec<String> = Vec::new();
+    let mut wave64_coverage = false;
     // Two NVIDIA SM generations.
     let nv: Vec<&Target> = targets
         .iter()
@@ -180,7 +169,11 @@ pub fn plan(
             let have = gens.first().copied().unwrap_or(0);
             // Another generation from the KB: the newest older one, else the oldest newer one.
             // Never older than the strategy supports: Triton needs compute capability 8.0+.
-            let floor = if gpu_abs == "triton" { 8 } else { 0 };
+            let floor = if gpu_abs == Some(Abstraction::Triton) {
+                8
+            } else {
+                0
+            };
             let mut cands: Vec<&kplan_kb::Arch> = kb
                 .archs
                 .iter()
@@ -205,7 +198,7 @@ pub fn plan(
                     kind: "compile".into(),
                     target: a.id.clone(),
                     arch: a.id.clone(),
-                    toolchain: toolchain(kb, a, &gpu_abs, features),
+                    toolchain: toolchain(kb, a, gpu_abs, features),
                     runner: "CI host (no GPU)".into(),
                     why: if floor > 0 {
                         format!("coverage: at least two NVIDIA SM generations (the spec names one; Triton needs sm_{floor}0 or newer)")
@@ -213,23 +206,7 @@ pub fn plan(
                         "coverage: at least two NVIDIA SM generations (the spec names one)".into()
                     },
                 });
-                legs.push(CiLeg {
-                    command: None,
-                    name: format!("run-{}", a.id),
-                    kind: "run".into(),
-                    target: a.id.clone(),
-                    arch: a.id.clone(),
-                    toolchain: toolchain(kb, a, &gpu_abs, features),
-                    runner: format!(
-                        "self-hosted runner with {}",
-                        a.reference_device
-                            .as_deref()
-                            .and_then(|d| kb.device(d))
-                            .map(|d| d.name.clone())
-                            .unwrap_or_else(|| format!("a {} GPU", a.id))
-                    ),
-                    why: "coverage: at least two NVIDIA SM generations".into(),
-                });
+                coverage_only.push(a.id.clone());
             } else {
                 notes.push("only one NVIDIA SM generation in the KB: a second generation leg cannot be named".into());
             }
@@ -249,30 +226,19 @@ pub fn plan(
         });
         match pick {
             Some(a) => {
-                for kind in ["compile", "run"] {
-                    legs.push(CiLeg {
-                        command: None,
-                        name: format!("{kind}-{}", a.id),
-                        kind: kind.into(),
-                        target: a.id.clone(),
-                        arch: a.id.clone(),
-                        toolchain: toolchain(kb, a, &gpu_abs, features),
-                        runner: if kind == "compile" {
-                            "CI host (no GPU)".into()
-                        } else {
-                            format!(
-                                "self-hosted runner with {}",
-                                a.reference_device
-                                    .as_deref()
-                                    .and_then(|d| kb.device(d))
-                                    .map(|d| d.name.clone())
-                                    .unwrap_or_else(|| format!("a {} GPU", a.id))
-                            )
-                        },
-                        why: "coverage: at least one CDNA (wave64) target when AMD is in scope"
-                            .into(),
-                    });
-                }
+                legs.push(CiLeg {
+                    command: None,
+                    name: format!("compile-{}", a.id),
+                    kind: "compile".into(),
+                    target: a.id.clone(),
+                    arch: a.id.clone(),
+                    toolchain: toolchain(kb, a, gpu_abs, features),
+                    runner: "CI host (no GPU)".into(),
+                    why: "coverage: at least one CDNA (wave64) target when AMD is in scope (compile only: no wave64 target is in scope)"
+                        .into(),
+                });
+                coverage_only.push(a.id.clone());
+                wave64_coverage = true;
             }
             None => {
                 notes.push("no CDNA architecture in the KB: CDNA coverage cannot be named".into())
@@ -280,6 +246,17 @@ pub fn plan(
         }
     }
 
+    if !coverage_only.is_empty() {
+        notes.push(format!(
+            "coverage legs for {} compile only: the spec names no GPU of that architecture, so no runner with one is assumed{}",
+            super::join_names(&coverage_only),
+            if wave64_coverage && strategy.per_target.iter().any(|p| p.abstraction.is_cuda_hip()) {
+                "; wave64 semantics run on every commit in `simt-warp-32-64` on the CI host"
+            } else {
+                ""
+            }
+        ));
+    }
     if !targets.iter().any(|t| !t.is_gpu()) {
         // The plan is the same on every machine: the CI host is the x86-64 one.
         let host = HOST_CPU_ARCH;
@@ -290,7 +267,7 @@ pub fn plan(
                 kind: "run".into(),
                 target: host.into(),
                 arch: r.arch.id.clone(),
-                toolchain: toolchain(kb, r.arch, "cpu-fallback", features),
+                toolchain: toolchain(kb, r.arch, Some(Abstraction::CpuFallback), features),
                 runner: "CI host".into(),
                 why: "coverage: the CPU reference runs on the CI host even though the spec names no CPU target".into(),
             });
@@ -316,12 +293,10 @@ pub fn plan(
     let mut legs = merged;
     // CUDA/HIP kernel code meets warps of 32 (NVIDIA, RDNA) and wavefronts of 64 (CDNA): the
     // kernel's harness runs on the CI host with both widths, no GPU needed.
-    let writes_cuda_hip = strategy.per_target.iter().any(|p| {
-        matches!(
-            p.abstraction.as_str(),
-            "hip-single-source" | "per-backend" | "cutlass" | "composable-kernel"
-        )
-    });
+    let writes_cuda_hip = strategy
+        .per_target
+        .iter()
+        .any(|p| p.abstraction.is_cuda_hip());
     if writes_cuda_hip {
         legs.push(CiLeg {
             command: Some("kplan verify HARNESS.toml --backend cpu-simt --warp 32,64".into()),
@@ -339,15 +314,20 @@ pub fn plan(
     }
     // `kplan build` compiles CUDA/HIP single-source and Triton files for any KB target.
     for l in legs.iter_mut().filter(|l| l.kind == "compile") {
-        let abs = strategy
-            .per_target
+        // A spec target's leg builds that target's code; a coverage leg the GPU code.
+        let abs = targets
             .iter()
-            .find(|p| p.target == l.target)
-            .map(|p| p.abstraction.as_str())
-            .unwrap_or(gpu_abs.as_str());
+            .find(|t| t.name == l.target)
+            .map(|t| strategy.abstraction(t.index))
+            .or(gpu_abs);
         let ext = match abs {
-            "triton" => Some("py"),
-            "hip-single-source" | "per-backend" | "cutlass" | "cpu-fallback" => Some("cu"),
+            Some(Abstraction::Triton) => Some("py"),
+            Some(
+                Abstraction::HipSingleSource
+                | Abstraction::PerBackend
+                | Abstraction::Cutlass
+                | Abstraction::CpuFallback,
+            ) => Some("cu"),
             _ => None,
         };
         let gpu_or_cpu = l.arch.starts_with("sm_")
@@ -595,14 +575,6 @@ pub fn add_host_shape(ci: &mut Ci, spec: &Spec, work: &Work) {
     }
 }
 
-/// Abstractions whose code is a call into a library or the framework.
-pub fn is_library(abstraction: &str) -> bool {
-    matches!(
-        abstraction,
-        "vendor-library" | "kernel-library" | "library" | "framework" | "vendor-blas"
-    )
-}
-
 /// The kernel name as a file stem (`kernels/<stem>.cu`).
 pub fn file_stem(kernel: &str) -> String {
     kernel
@@ -619,13 +591,12 @@ pub fn file_stem(kernel: &str) -> String {
 
 /// Legs for a library or framework verdict: the call's tests on each GPU kind in scope and the
 /// CPU fallback on the CI host; no compile legs (no kernel is written) and no coverage legs.
-fn library_plan(kb: &Kb, targets: &[Target], strategy: &Strategy, features: &[String]) -> Ci {
+fn library_plan(kb: &Kb, targets: &[Target], strategy: &Decided, features: &[String]) -> Ci {
     let mut legs: Vec<CiLeg> = Vec::new();
-    let imp_of = |name: &str| {
+    let imp_of = |t: &Target| {
         strategy
             .per_target
-            .iter()
-            .find(|p| p.target == name)
+            .get(t.index)
             .map(|p| p.implementation.clone())
             .unwrap_or_default()
     };
@@ -661,7 +632,7 @@ fn library_plan(kb: &Kb, targets: &[Target], strategy: &Strategy, features: &[St
             },
             why: format!(
                 "the library call ({}) on {}, checked against the CPU reference{}",
-                imp_of(&t.name),
+                imp_of(t),
                 t.name,
                 if t.is_gpu() {
                     " (its time per call against section 8 is measured by hand: CI does not gate on it)"

@@ -12,12 +12,113 @@ pub mod tiles;
 pub mod verdict;
 pub mod when;
 
+use crate::analysis::Work;
 use crate::spec::Spec;
-use kplan_kb::{Arch, Device, Kb, ResolvedVia, Vendor};
+use kplan_kb::{Arch, Device, Kb, OpInfo, ResolvedVia, Vendor};
+
+/// What one target's code is written in (section 3), as the strategy decided it. The printed
+/// names are the plan's `strategy.per_target[].abstraction` strings.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, strum::AsRefStr, strum::IntoStaticStr, strum::Display,
+)]
+#[strum(serialize_all = "kebab-case")]
+pub enum Abstraction {
+    /// The framework's built-in op (PyTorch, JAX, ...).
+    Framework,
+    /// Libraries shipped with the vendor's toolkit (cuBLAS, rocBLAS, CUB, ...).
+    VendorLibrary,
+    /// Open-source kernel libraries (FlashAttention, CK, ...).
+    KernelLibrary,
+    /// Both kinds of library.
+    Library,
+    Triton,
+    HipSingleSource,
+    Cutlass,
+    ComposableKernel,
+    PerBackend,
+    Sycl,
+    Opencl,
+    Metal,
+    /// The hand-written CPU loop nest (also the verification reference).
+    CpuFallback,
+    /// Nothing allowed reaches the target.
+    None,
+}
+
+impl Abstraction {
+    /// A call into existing code (a library or the framework): no kernel is written.
+    pub fn is_library(self) -> bool {
+        matches!(
+            self,
+            Self::Framework | Self::VendorLibrary | Self::KernelLibrary | Self::Library
+        )
+    }
+    /// GPU kernel code written in CUDA/HIP C++ (the portability header's language).
+    pub fn is_cuda_hip(self) -> bool {
+        matches!(
+            self,
+            Self::PerBackend | Self::HipSingleSource | Self::Cutlass | Self::ComposableKernel
+        )
+    }
+    /// The efficiency-table strategy group (data/efficiency.toml) this code is measured as.
+    pub fn efficiency_group(self) -> &'static str {
+        match self {
+            Self::Framework => "framework",
+            Self::VendorLibrary | Self::KernelLibrary | Self::Library => "vendor-library",
+            Self::Triton => "triton",
+            _ => "hand-written",
+        }
+    }
+    /// The per-target strategy of a spec abstraction level (the library level is labelled by
+    /// the libraries themselves, see [`verdict::library_label`]).
+    pub fn of_level(a: crate::spec::Abstraction) -> Self {
+        use crate::spec::Abstraction as L;
+        match a {
+            L::Framework => Self::Framework,
+            L::VendorBlas => Self::VendorLibrary,
+            L::Triton => Self::Triton,
+            L::HipSingleSource => Self::HipSingleSource,
+            L::Cutlass => Self::Cutlass,
+            L::ComposableKernel => Self::ComposableKernel,
+            L::PerBackend => Self::PerBackend,
+            L::Sycl => Self::Sycl,
+            L::Opencl => Self::Opencl,
+            L::Metal => Self::Metal,
+        }
+    }
+}
+
+/// Everything every section decides from, built once per plan: the spec, the KB, the op
+/// knowledge entry, the work model and the resolved targets (in spec order; every per-target
+/// decision is a vector aligned with [`Context::targets`]).
+pub struct Context<'a, 'kb> {
+    pub spec: &'a Spec,
+    pub kb: &'kb Kb,
+    pub op: Option<&'kb OpInfo>,
+    pub work: Work,
+    pub targets: Vec<Target<'kb>>,
+}
+
+impl<'a, 'kb> Context<'a, 'kb> {
+    pub fn new(spec: &'a Spec, kb: &'kb Kb) -> Self {
+        Context {
+            spec,
+            kb,
+            op: kb.op_info(spec.kb_op()),
+            work: crate::analysis::work(spec),
+            targets: resolve_targets(spec, kb),
+        }
+    }
+    pub fn gpu(&self) -> impl Iterator<Item = &Target<'kb>> {
+        self.targets.iter().filter(|t| t.is_gpu())
+    }
+}
 
 /// One spec target, resolved.
 #[derive(Debug, Clone)]
 pub struct Target<'kb> {
+    /// Position in the spec's target list (and in every per-target decision vector).
+    pub index: usize,
     /// As the spec wrote it.
     pub name: String,
     pub arch: &'kb Arch,
@@ -58,7 +159,9 @@ pub fn resolve_targets<'kb>(spec: &Spec, kb: &'kb Kb) -> Vec<Target<'kb>> {
     spec.targets
         .iter()
         .filter_map(|n| kb.resolve(n).ok())
-        .map(|r| Target {
+        .enumerate()
+        .map(|(index, r)| Target {
+            index,
             name: r.name,
             arch: r.arch,
             device: r.device.map(|d| d.per_kernel_view()),

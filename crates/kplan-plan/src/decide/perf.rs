@@ -2,45 +2,29 @@
 //! bandwidth); the expected range is the roofline times the efficiency band of the target's
 //! strategy (data/efficiency.toml, sourced); unknown peak or bandwidth stays unknown.
 
-use super::strategy::{op_class, strategy_group};
-use super::Target;
-use crate::analysis::{roofline, tidy, Bound, Work};
+use super::strategy::{op_class, Decided};
+use crate::analysis::{roofline, tidy, Bound};
 use crate::efficiency::EfficiencyTable;
-use crate::model::{EfficiencyRef, Measured, OpTarget, Performance, Strategy};
-use crate::spec::{Abstraction, Problem, Spec};
-use kplan_kb::Kb;
+use crate::model::{EfficiencyRef, Measured, OpTarget, Performance};
+use crate::spec::Problem;
 
 /// A problem whose roofline time is below this many launch floors is latency-bound.
 const LATENCY_BOUND_LAUNCHES: f64 = 3.0;
 
-fn abstraction_of(name: &str) -> Option<Abstraction> {
-    Abstraction::ALL.into_iter().find(|a| a.as_str() == name)
-}
-
 pub fn expectations(
-    spec: &Spec,
-    kb: &Kb,
-    work: &Work,
-    targets: &[Target],
+    cx: &super::Context,
     ops: &[OpTarget],
-    strategy: &Strategy,
+    strategy: &Decided,
 ) -> (Vec<Performance>, Vec<String>) {
+    let (spec, kb, work, targets) = (cx.spec, cx.kb, &cx.work, &cx.targets[..]);
     let eff = EfficiencyTable::builtin();
     let math_dtype = super::backend::math_dtype(spec).as_str().to_string();
     let rows = matches!(spec.problem, Problem::Rows { .. });
     let mut out = Vec::new();
     for (t, o) in targets.iter().zip(ops) {
-        let imp = strategy.per_target.iter().find(|p| p.target == t.name);
-        let abs_name = imp
-            .map(|p| p.abstraction.clone())
-            .unwrap_or_else(|| "none".into());
-        let group = match abs_name.as_str() {
-            "cpu-fallback" => "hand-written",
-            "vendor-library" | "kernel-library" | "library" => "vendor-library",
-            n => abstraction_of(n)
-                .map(strategy_group)
-                .unwrap_or("hand-written"),
-        };
+        let abs = strategy.abstraction(t.index);
+        let abs_name = abs.to_string();
+        let group = abs.efficiency_group();
         let rl = match (o.peak_tflops, o.bandwidth_gbs) {
             _ if work.unknown.is_some() => None,
             (Some(p), Some(b)) => roofline(work, p, b),
@@ -251,8 +235,11 @@ pub fn expectations(
                 }
             });
             if p.latency_bound {
+                // A rate over a call the launch decides says nothing: no GB/s or TFLOP/s range.
+                p.expected_low = None;
+                p.expected_high = None;
                 p.latency_note = Some(format!(
-                    "latency-bound: the roofline time ({:.2} us) is below {LATENCY_BOUND_LAUNCHES:.0} launch floors ({} us each{}, [{}]); expected time per call is at least the floor{}; fuse with the producer or consumer, or capture in a CUDA/HIP graph",
+                    "latency-bound: the roofline time ({:.2} us) is below {LATENCY_BOUND_LAUNCHES:.0} launch floors ({} us each{}, [{}]); expected time per call is at least the floor, and no bandwidth range is given (the launch, not the memory system, sets the time){}; fuse with the producer or consumer, or capture in a CUDA/HIP graph",
                     r.time_us,
                     f.floor_us,
                     if f.proxy { ", a proxy" } else { "" },

@@ -2,7 +2,8 @@
 //! first that is allowed, covers every NVIDIA/AMD GPU target, meets the performance requirement
 //! and that the team can write is chosen. Intel, Apple and CPU targets get their own legs.
 
-use super::{join_names, Target};
+use super::Abstraction as Impl;
+use super::{join_names, Context, Target};
 use crate::efficiency::EfficiencyTable;
 use crate::model::{Alternative, Decision, Strategy, TargetStrategy, Verdict};
 use crate::spec::{Abstraction, Expertise, Op, PerfReq, Spec};
@@ -115,7 +116,68 @@ fn can_write(spec: &Spec, a: Abstraction) -> Result<(), String> {
     }
 }
 
-pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> Strategy {
+/// One target's implementation: the abstraction its code is written in and what that is.
+#[derive(Debug, Clone)]
+pub struct Choice {
+    pub abstraction: super::Abstraction,
+    pub implementation: String,
+}
+
+/// Section 3 as decided: `per_target` is aligned with [`Context::targets`].
+#[derive(Debug, Clone)]
+pub struct Decided {
+    /// The chosen level for the NVIDIA/AMD targets, `per-target` or `none` (see [`Strategy`]).
+    pub chosen: String,
+    pub summary: String,
+    pub per_target: Vec<Choice>,
+    pub alternatives: Vec<Alternative>,
+    pub inputs: Vec<String>,
+}
+
+impl Decided {
+    /// The targets paired with their choices.
+    pub fn with_targets<'s, 'kb>(
+        &'s self,
+        targets: &'s [Target<'kb>],
+    ) -> impl Iterator<Item = (&'s Target<'kb>, &'s Choice)> {
+        targets.iter().zip(&self.per_target)
+    }
+    /// The abstraction of the target at `i` (as in [`Context::targets`]).
+    pub fn abstraction(&self, i: usize) -> super::Abstraction {
+        self.per_target
+            .get(i)
+            .map_or(super::Abstraction::None, |c| c.abstraction)
+    }
+    /// Every choice is a library or framework call, or the CPU fallback (no GPU kernel code).
+    pub fn gpu_all_library(&self) -> bool {
+        let gpu: Vec<&Choice> = self
+            .per_target
+            .iter()
+            .filter(|p| p.abstraction != super::Abstraction::CpuFallback)
+            .collect();
+        !gpu.is_empty() && gpu.iter().all(|p| p.abstraction.is_library())
+    }
+    /// The printable section 3.
+    pub fn to_model(&self, targets: &[Target]) -> Strategy {
+        Strategy {
+            chosen: self.chosen.clone(),
+            summary: self.summary.clone(),
+            per_target: self
+                .with_targets(targets)
+                .map(|(t, c)| TargetStrategy {
+                    target: t.name.clone(),
+                    abstraction: c.abstraction.to_string(),
+                    implementation: c.implementation.clone(),
+                })
+                .collect(),
+            alternatives: self.alternatives.clone(),
+            inputs: self.inputs.clone(),
+        }
+    }
+}
+
+pub fn decide(cx: &Context, verdict: &Verdict) -> Decided {
+    let (spec, kb, targets) = (cx.spec, cx.kb, &cx.targets[..]);
     let eff = EfficiencyTable::builtin();
     let rows = matches!(spec.problem, crate::spec::Problem::Rows { .. });
     let class = op_class(spec.op, rows);
@@ -136,6 +198,22 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
         })
         .collect();
     let has_vendor = |v: Vendor| targets.iter().any(|t| t.vendor() == v);
+    // The efficiency evidence of a vendor is chosen by the bound class its targets are in: a
+    // matrix op that is memory-bound on every core target of the vendor (a GEMV, a decode
+    // attention) is judged with the streaming figures, as section 8 does.
+    let ops = super::backend::op_targets(spec, &cx.work, targets);
+    let class_of = |v: Vendor| -> &'static str {
+        let of: Vec<&Target> = core.iter().copied().filter(|t| t.vendor() == v).collect();
+        let memory = !of.is_empty()
+            && of.iter().all(|t| {
+                ops.get(t.index).and_then(|o| o.bound) == Some(crate::analysis::Bound::Memory)
+            });
+        if memory && matches!(class, "gemm" | "attention") {
+            "streaming"
+        } else {
+            class
+        }
+    };
     let mut inputs = vec![
         format!("verdict = {}", verdict.decision.as_str()),
         format!("op class = {class}"),
@@ -218,6 +296,7 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
                         if !core.iter().any(|t| t.vendor() == v) {
                             continue;
                         }
+                        let class = class_of(v);
                         if let Some(h) = eff.lookup(v.as_str(), class, "framework").map(|e| e.high)
                         {
                             if h < NEAR_PEAK_FRACTION {
@@ -319,6 +398,7 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
                         if !core.iter().any(|t| t.vendor() == v) {
                             continue;
                         }
+                        let class = class_of(v);
                         let tri = eff.lookup(v.as_str(), class, "triton").map(|e| e.high);
                         let hand = eff
                             .lookup(v.as_str(), class, "hand-written")
@@ -326,7 +406,8 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
                         if let (Some(tri), Some(hand)) = (tri, hand) {
                             if tri < hand * TRITON_MIN_RATIO {
                                 return fail(format!(
-                                    "near-peak {class} on {}: Triton reaches up to {:.0}% vs {:.0}% for hand-written code (section 8), below {:.0}% of it",
+                                    "near-peak {class}{} on {}: Triton reaches up to {:.0}% vs {:.0}% for hand-written code (section 8), below {:.0}% of it",
+                                    if class != op_class(spec.op, rows) { " (memory-bound at this shape)" } else { "" },
                                     v.as_str(),
                                     tri * 100.0,
                                     hand * 100.0,
@@ -576,15 +657,15 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
     }
 
     // Per-target implementation.
-    let per_target: Vec<TargetStrategy> = targets
+    let per_target: Vec<Choice> = targets
         .iter()
         .map(|t| {
-            let (abs, imp) = if nv_only && t.is_gpu() && t.vendor() != Vendor::Nvidia {
-                ("framework".to_string(), "no custom kernel (verdict nvidia-only): the framework or a simple portable path".to_string())
+            let (abstraction, implementation) = if nv_only && t.is_gpu() && t.vendor() != Vendor::Nvidia {
+                (Impl::Framework, "no custom kernel (verdict nvidia-only): the framework or a simple portable path".to_string())
             } else {
                 implementation(spec, kb, t, targets, chosen, &evaluate)
             };
-            TargetStrategy { target: t.name.clone(), abstraction: abs, implementation: imp }
+            Choice { abstraction, implementation }
         })
         .collect();
 
@@ -604,7 +685,7 @@ pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target], verdict: &Verdict) -> St
         None if core.is_empty() => "no NVIDIA/AMD GPU target: each target gets its own implementation (below)".into(),
         None => "no allowed abstraction covers every GPU target: widen [abstraction] allowed (see the alternatives)".into(),
     };
-    Strategy {
+    Decided {
         chosen: chosen.map(|c| c.as_str().to_string()).unwrap_or_else(|| {
             if core.is_empty() {
                 "per-target".into()
@@ -626,7 +707,7 @@ fn implementation(
     all: &[Target],
     chosen: Option<Abstraction>,
     evaluate: &dyn Fn(Abstraction, bool) -> Eval,
-) -> (String, String) {
+) -> (Impl, String) {
     let allowed = |a: Abstraction| spec.allowed.contains(&a);
     match t.vendor() {
         Vendor::Cpu => {
@@ -638,15 +719,15 @@ fn implementation(
                 .map(|b| format!(" ({b}-bit SIMD)"))
                 .unwrap_or_default();
             if chosen == Some(Abstraction::Framework) {
-                return ("framework".into(), "the framework's CPU path".into());
+                return (Impl::Framework, "the framework's CPU path".into());
             }
             let cpu_libs = super::verdict::libraries_for(spec, kb, all, "cpu");
             if allowed(Abstraction::VendorBlas) && !cpu_libs.is_empty() {
                 let (label, libs) = super::verdict::library_label(spec, kb, all, "cpu");
-                return (label.into(), format!("{libs} for {}{simd}", t.arch.id));
+                return (label, format!("{libs} for {}{simd}", t.arch.id));
             }
             (
-                "cpu-fallback".into(),
+                Impl::CpuFallback,
                 format!(
                     "portable C++/Rust loop nest with the same tiling parameters, vectorised for {}{simd}; doubles as the verification reference",
                     t.arch.id
@@ -666,19 +747,16 @@ fn implementation(
                     };
                     if cut {
                         (
-                            "cutlass".into(),
+                            Impl::Cutlass,
                             format!("CUTLASS/CuTe kernel ({mma}) for {}", t.arch.id),
                         )
                     } else if spec.op.uses_matrix_units() {
                         (
-                            "per-backend".into(),
+                            Impl::PerBackend,
                             format!("CUDA kernel using {mma} for {}", t.arch.id),
                         )
                     } else {
-                        (
-                            "per-backend".into(),
-                            format!("CUDA kernel for {}", t.arch.id),
-                        )
+                        (Impl::PerBackend, format!("CUDA kernel for {}", t.arch.id))
                     }
                 } else {
                     let mm = if kb.availability("mfma", &t.arch.id) == Availability::Yes {
@@ -690,7 +768,7 @@ fn implementation(
                     };
                     if spec.op.uses_matrix_units() {
                         (
-                            "per-backend".into(),
+                            Impl::PerBackend,
                             format!(
                                 "HIP kernel using {mm} for {} (or Composable Kernel)",
                                 t.arch.id
@@ -698,7 +776,7 @@ fn implementation(
                         )
                     } else {
                         (
-                            "per-backend".into(),
+                            Impl::PerBackend,
                             format!(
                                 "HIP kernel for {} (wave{})",
                                 t.arch.id,
@@ -709,11 +787,11 @@ fn implementation(
                 }
             }
             Some(Abstraction::Triton) => (
-                "triton".into(),
+                Impl::Triton,
                 format!("Triton kernel, autotuned for {}", t.arch.id),
             ),
             Some(Abstraction::HipSingleSource) => (
-                "hip-single-source".into(),
+                Impl::HipSingleSource,
                 format!(
                     "{} built with {} for {}",
                     if all.iter().any(|x| x.vendor() == Vendor::Nvidia) {
@@ -732,38 +810,36 @@ fn implementation(
             Some(Abstraction::VendorBlas) => {
                 let (label, libs) =
                     super::verdict::library_label(spec, kb, all, t.vendor().as_str());
-                (label.into(), libs)
+                (label, libs)
             }
-            Some(Abstraction::Framework) => {
-                ("framework".into(), "the framework's built-in op".into())
-            }
+            Some(Abstraction::Framework) => (Impl::Framework, "the framework's built-in op".into()),
             Some(Abstraction::Cutlass) => (
-                "cutlass".into(),
+                Impl::Cutlass,
                 format!("CUTLASS/CuTe kernel for {}", t.arch.id),
             ),
             Some(other) => (
-                other.as_str().into(),
+                Impl::of_level(other),
                 format!("{} for {}", other.as_str(), t.arch.id),
             ),
             None => (
-                "none".into(),
+                Impl::None,
                 "uncovered: no allowed abstraction reaches this target".into(),
             ),
         },
         Vendor::Intel => {
             if chosen == Some(Abstraction::Framework) {
-                return ("framework".into(), "the framework's XPU path".into());
+                return (Impl::Framework, "the framework's XPU path".into());
             }
             if chosen == Some(Abstraction::Triton) {
                 return (
-                    "triton".into(),
+                    Impl::Triton,
                     "Triton through intel-xpu-backend-for-triton (out of tree)".into(),
                 );
             }
             for a in [Abstraction::Sycl, Abstraction::Opencl] {
                 if evaluate(a, false).outcome == "meets" {
                     return (
-                        a.as_str().into(),
+                        Impl::of_level(a),
                         format!(
                             "{} kernel for {} (sub-group size chosen explicitly)",
                             a.as_str(),
@@ -773,22 +849,22 @@ fn implementation(
                 }
             }
             (
-                "none".into(),
+                Impl::None,
                 "uncovered: add `sycl` or `opencl` to [abstraction] allowed".into(),
             )
         }
         Vendor::Apple => {
             if chosen == Some(Abstraction::Framework) {
-                return ("framework".into(), "the framework's MPS path".into());
+                return (Impl::Framework, "the framework's MPS path".into());
             }
             if evaluate(Abstraction::Metal, false).outcome == "meets" {
                 return (
-                    "metal".into(),
+                    Impl::Metal,
                     format!("Metal compute kernel for {} (SIMD-group 32)", t.arch.id),
                 );
             }
             (
-                "none".into(),
+                Impl::None,
                 "uncovered: add `metal` to [abstraction] allowed".into(),
             )
         }

@@ -2,7 +2,8 @@
 //! shared/LDS budget, and occupancy is estimated from the KB's per-SM/CU limits. Every shape is a
 //! configuration (compile-time parameters plus autotune candidates), never one hard-coded shape.
 
-use super::{kib, Target};
+use super::strategy::Decided;
+use super::{kib, Abstraction, Target};
 use crate::model::Tile;
 use crate::spec::{Op, Problem, Spec};
 use kplan_kb::Vendor;
@@ -12,34 +13,26 @@ fn round_up(x: u64, m: u64) -> u64 {
     x.div_ceil(m.max(1)).saturating_mul(m.max(1))
 }
 
-pub fn plan(spec: &Spec, targets: &[Target], strategy: &crate::model::Strategy) -> Vec<Tile> {
+pub fn plan(cx: &super::Context, strategy: &Decided) -> Vec<Tile> {
+    let spec = cx.spec;
     // A library or framework call chooses its own tiles: there is no kernel to tile.
-    if strategy
-        .per_target
-        .iter()
-        .any(|p| p.abstraction != "cpu-fallback")
-        && strategy
-            .per_target
-            .iter()
-            .filter(|p| p.abstraction != "cpu-fallback")
-            .all(|p| super::ci::is_library(&p.abstraction))
-    {
+    if strategy.gpu_all_library() {
         return Vec::new();
     }
-    targets
-        .iter()
-        .map(|t| {
-            let abs = strategy.per_target.iter().find(|p| p.target == t.name).map(|p| p.abstraction.as_str());
-            let mut tile = if t.is_gpu() { gpu_tile(spec, t, abs == Some("triton")) } else { cpu_tile(spec, t) };
+    strategy
+        .with_targets(&cx.targets)
+        .map(|(t, choice)| {
+            let abs = choice.abstraction;
+            let mut tile = if t.is_gpu() { gpu_tile(spec, t, abs == Abstraction::Triton) } else { cpu_tile(spec, t) };
             match abs {
-                Some("vendor-library" | "kernel-library" | "library" | "framework") => {
+                a if a.is_library() => {
                     tile.configuration = format!(
                         "chosen inside the {} at run time; the shape here is the starting point if a custom path is ever needed ({})",
-                        if abs == Some("framework") { "framework" } else { "library" },
+                        if abs == Abstraction::Framework { "framework" } else { "library" },
                         tile.configuration
                     );
                 }
-                Some("triton") => {
+                Abstraction::Triton => {
                     tile.configuration = format!(
                         "`triton.autotune` configs: block sizes as tl.constexpr, num_warps{} and num_stages per config{}",
                         if t.warp() == Some(64) { " (counted in 64-lane waves here)" } else { "" },
@@ -279,6 +272,9 @@ fn gpu_tile(spec: &Spec, t: &Target, triton: bool) -> Tile {
                 cands,
                 why,
             )
+        }
+        (Problem::Gemm { m, n, k, .. }, _) if is_gemv(spec) => {
+            gemv_tile(spec, t, *m, *n, *k, &mut tile)
         }
         (Problem::Gemm { m, n, .. }, _) => {
             matrix = true;
@@ -646,6 +642,90 @@ fn decode_tile(
 
 type TileChoice = (u64, u64, u32, String, Vec<Cand>, String);
 
+/// Rows of the activation matrix at or below which a GEMM is a matrix-vector product: each
+/// weight is used by at most this many rows, so the kernel streams the weights once (memory
+/// bound) instead of tiling them through shared memory for reuse it does not have.
+pub const GEMV_MAX_M: u64 = 16;
+
+/// A GEMM whose `m` is at most [`GEMV_MAX_M`]: planned with a weight-streaming GEMV tile (no
+/// shared-memory B tile, no matrix instructions).
+pub fn is_gemv(spec: &Spec) -> bool {
+    spec.op == Op::Gemm && matches!(spec.problem, Problem::Gemm { m, .. } if m <= GEMV_MAX_M)
+}
+
+/// A weight-streaming GEMV tile: one warp per output column, every lane issuing 16-byte loads
+/// of the weights in their storage format (sub-byte and block-scaled formats at their real
+/// bytes per weight), dequantised in registers, the `m` activation rows kept in registers;
+/// split-K where the columns alone launch too few blocks to keep every SM/CU streaming.
+fn gemv_tile(
+    spec: &Spec,
+    t: &Target,
+    m: u64,
+    n: u64,
+    k: u64,
+    tile: &mut BTreeMap<String, u64>,
+) -> TileChoice {
+    let warp = t.warp().unwrap_or(32).max(1) as u64;
+    let max_threads = (t.arch.max_threads_per_block.value.unwrap_or(1024) as u64).max(warp);
+    let wbytes = spec.weight_size().unwrap_or_else(|| spec.storage_size());
+    let wbytes = if wbytes > 0.0 { wbytes } else { 1.0 };
+    // Bytes of one weight row (one output column's K weights) and of one warp-wide pass.
+    let row_bytes = (k as f64 * wbytes).ceil().max(1.0) as u64;
+    let pass_bytes = warp * 16;
+    let warps = (4 * warp).min(max_threads) / warp;
+    let block = warps * warp;
+    let blocks = n.div_ceil(warps.max(1));
+    let cus = t
+        .device
+        .as_deref()
+        .and_then(|d| d.compute_units.value)
+        .map(u64::from);
+    // Split-K until the launch has two blocks per SM/CU, never below one warp pass per split.
+    let max_split = (row_bytes / pass_bytes).max(1);
+    let split = match cus {
+        Some(c) if blocks < 2 * c => (2 * c).div_ceil(blocks.max(1)).min(max_split).max(1),
+        _ => 1,
+    };
+    tile.insert("m".into(), m);
+    tile.insert("n".into(), warps);
+    tile.insert("k".into(), k.div_ceil(split));
+    tile.insert("split_k".into(), split);
+    tile.insert("vector_bytes".into(), 16);
+    let why = format!(
+        "GEMV (m = {m} <= {GEMV_MAX_M}): each weight is read once, so there is no shared/LDS B tile and no matrix instruction; one warp per output column, {warps} columns per {block}-thread block, each lane issuing 16-B loads of {} B/weight weights ({} B per warp pass over a {} B row), dequantised in registers, the {m} activation row(s) held in registers; {blocks} block(s){}",
+        crate::analysis::tidy(wbytes),
+        pass_bytes,
+        row_bytes,
+        match (cus, split) {
+            (Some(c), s) if s > 1 => format!(" for {c} SMs/CUs: split-K {s} (partial sums reduced by a second pass or fp32 atomics) gives {} blocks, two per SM/CU", blocks * s),
+            (Some(c), _) => format!(" fill {c} SMs/CUs without split-K"),
+            (None, _) => " (SM/CU count unknown: autotune SPLIT_K)".to_string(),
+        }
+    );
+    let mut cands = Vec::new();
+    for w in [2u64, 4, 8] {
+        let b = w * warp;
+        if b > max_threads {
+            continue;
+        }
+        for s in [1u64, split, (split * 2).min(max_split)] {
+            cands.push(Cand {
+                params: vec![("COLS_PER_BLOCK", w), ("SPLIT_K", s)],
+                block: b,
+                shared: 0,
+            });
+        }
+    }
+    (
+        block,
+        0,
+        64,
+        "COLS_PER_BLOCK, SPLIT_K (template/constexpr), 16-B weight loads dequantised in registers; autotune SPLIT_K per target".into(),
+        cands,
+        why,
+    )
+}
+
 fn gemm_tile(
     spec: &Spec,
     t: &Target,
@@ -825,10 +905,11 @@ fn cpu_tile(spec: &Spec, t: &Target) -> Tile {
 /// heuristic would at this shape), the GQA group the call must pack and the page size the cache
 /// writer uses; for GEMM whether the output tiles fill the GPU or split-K is needed.
 pub fn dispatch(
-    spec: &Spec,
-    targets: &[Target],
-    strategy: &crate::model::Strategy,
+    cx: &super::Context,
+    ops: &[crate::model::OpTarget],
+    strategy: &Decided,
 ) -> Vec<crate::model::DispatchTarget> {
+    let (spec, targets) = (cx.spec, &cx.targets[..]);
     use crate::model::{DispatchParam, DispatchTarget};
     let p = |name: &str, value: String, why: String| DispatchParam {
         name: name.into(),
@@ -839,8 +920,7 @@ pub fn dispatch(
     for t in targets.iter().filter(|t| t.is_gpu()) {
         let imp = strategy
             .per_target
-            .iter()
-            .find(|x| x.target == t.name)
+            .get(t.index)
             .map(|x| x.implementation.clone())
             .unwrap_or_default();
         let cus = t
@@ -920,11 +1000,14 @@ pub fn dispatch(
                 "the library's".into(),
                 "prefill-shaped attention: the library's tiles and persistent schedule; pass causal/varlen metadata as it expects".into(),
             )),
-            Problem::Gemm { batch, m, n, .. } => {
+            Problem::Gemm { batch, m, n, k } => {
                 let tiles = batch
                     .saturating_mul(m.div_ceil(128))
                     .saturating_mul(n.div_ceil(128));
+                let memory = ops.get(t.index).and_then(|o| o.bound)
+                    == Some(crate::analysis::Bound::Memory);
                 params.push(match cus {
+                    Some(c) if memory => split_k_by_bytes(tiles, *k, c, unit),
                     Some(c) if tiles < c => p(
                         "split_k",
                         "needed".into(),
@@ -959,9 +1042,72 @@ pub fn dispatch(
     out
 }
 
+/// Split-K for a memory-bound GEMM: its time is set by the bytes the busiest SM/CU streams,
+/// not by how many output tiles there are. `tiles` work units over `cus` SMs/CUs give the
+/// busiest one ceil(tiles / cus) units against an average of tiles / cus; the smallest split
+/// (at most 16, at least 256 of K per split) that brings that balance to 90% is chosen.
+fn split_k_by_bytes(tiles: u64, k: u64, cus: u64, unit: &str) -> crate::model::DispatchParam {
+    let cus = cus.max(1);
+    let balance = |units: u64| {
+        let w = units as f64 / cus as f64;
+        if w <= 0.0 {
+            0.0
+        } else {
+            w / w.ceil()
+        }
+    };
+    let max_split = (k / 256).clamp(1, 16);
+    let enough = |s: u64| tiles.saturating_mul(s) >= cus && balance(tiles.saturating_mul(s)) >= 0.9;
+    let split = (1..=max_split).find(|s| enough(*s)).unwrap_or_else(|| {
+        (1..=max_split)
+            .max_by(|a, b| {
+                balance(tiles * a)
+                    .total_cmp(&balance(tiles * b))
+                    .then(b.cmp(a))
+            })
+            .unwrap_or(1)
+    });
+    let busiest = (tiles as f64 / cus as f64).ceil();
+    let first = format!(
+        "memory-bound at this shape: the time is the bytes the busiest {unit} streams, not the output-tile waves; {tiles} output tile(s) of 128x128 over {cus} {unit}s leave the busiest streaming {busiest} tile(s) against an average of {:.2} ({:.0}% of the bandwidth in use)",
+        tiles as f64 / cus as f64,
+        balance(tiles) * 100.0
+    );
+    let name = "split_k".to_string();
+    if split == 1 {
+        crate::model::DispatchParam {
+            name,
+            value: "not needed".into(),
+            why: format!("{first}: balanced enough without split-K"),
+        }
+    } else {
+        crate::model::DispatchParam {
+            name,
+            value: format!("needed ({split})"),
+            why: format!(
+                "{first}; split-K {split} makes {} units ({:.0}%): check that the library's heuristic picks split-K / stream-K at this shape (and give it its workspace)",
+                tiles * split,
+                balance(tiles * split) * 100.0
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_k_of_a_memory_bound_gemm_balances_bytes_per_sm() {
+        // 224 tiles on 132 SMs: 1.70 waves, the busiest SM streams 2 (85%): split 4 gives
+        // 896 units, 6.79 of 7 (97%).
+        let p = split_k_by_bytes(224, 4096, 132, "SM");
+        assert_eq!(p.value, "needed (4)", "{}", p.why);
+        // 264 tiles on 132 SMs: exactly 2 each.
+        assert_eq!(split_k_by_bytes(264, 4096, 132, "SM").value, "not needed");
+        // short K caps the split
+        assert_eq!(split_k_by_bytes(1, 256, 132, "SM").value, "not needed");
+    }
 
     #[test]
     fn split_heuristic_follows_flash_attention_2() {

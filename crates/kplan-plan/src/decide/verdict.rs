@@ -27,7 +27,8 @@ pub fn nvidia_only_features(spec: &Spec, kb: &Kb, targets: &[Target]) -> Vec<Str
         .collect()
 }
 
-pub fn decide(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
+pub fn decide(cx: &super::Context) -> Verdict {
+    let (spec, kb, targets) = (cx.spec, cx.kb, &cx.targets[..]);
     let mut v = decide_inner(spec, kb, targets);
     v.sources = sources(spec, kb, targets, v.decision);
     v
@@ -333,9 +334,15 @@ pub fn library_covers(spec: &Spec, targets: &[Target], l: &kplan_kb::OpLibrary) 
     }
 }
 
-/// The allowed `reuse` libraries of `vendor` that do not cover this spec, each with what it
-/// lacks: they stay the baseline to beat.
-pub fn library_limits(spec: &Spec, kb: &Kb, targets: &[Target], vendor: &str) -> Vec<String> {
+/// The allowed `reuse` libraries of `vendor` in the op KB whose one call implements the whole
+/// op: those that cover this spec (`covering`) or those that do not.
+fn reuse_libraries<'kb>(
+    spec: &Spec,
+    kb: &'kb Kb,
+    targets: &[Target],
+    vendor: &str,
+    covering: bool,
+) -> Vec<&'kb kplan_kb::OpLibrary> {
     kb.op_info(spec.kb_op())
         .map(|i| {
             i.library
@@ -344,19 +351,35 @@ pub fn library_limits(spec: &Spec, kb: &Kb, targets: &[Target], vendor: &str) ->
                     l.vendor == vendor
                         && l.role == "reuse"
                         && library_allowed(spec, l)
-                        && !library_covers(spec, targets, l)
-                })
-                .map(|l| {
-                    format!(
-                        "{} lacks what this spec asks: {} [{}]",
-                        l.name,
-                        l.limit.as_deref().unwrap_or("its documented coverage"),
-                        l.source
-                    )
+                        && library_covers(spec, targets, l) == covering
                 })
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// A library's name with its minimum version where known.
+fn named(l: &kplan_kb::OpLibrary) -> String {
+    match &l.min_version {
+        Some(v) => format!("{} ({v}+)", l.name),
+        None => l.name.clone(),
+    }
+}
+
+/// The allowed `reuse` libraries of `vendor` that do not cover this spec, each with what it
+/// lacks: they stay the baseline to beat.
+pub fn library_limits(spec: &Spec, kb: &Kb, targets: &[Target], vendor: &str) -> Vec<String> {
+    reuse_libraries(spec, kb, targets, vendor, false)
+        .into_iter()
+        .map(|l| {
+            format!(
+                "{} lacks what this spec asks: {} [{}]",
+                l.name,
+                l.limit.as_deref().unwrap_or("its documented coverage"),
+                l.source
+            )
+        })
+        .collect()
 }
 
 /// Whether some library the spec allows exists for this op (then the library-first check runs).
@@ -371,23 +394,10 @@ fn any_library_allowed(spec: &Spec, kb: &Kb) -> bool {
 /// The vendor libraries the op KB lists for `vendor` whose one call implements the whole op
 /// (role `reuse`), with versions where known.
 pub fn libraries_for(spec: &Spec, kb: &Kb, targets: &[Target], vendor: &str) -> Vec<String> {
-    kb.op_info(spec.kb_op())
-        .map(|i| {
-            i.library
-                .iter()
-                .filter(|l| {
-                    l.vendor == vendor
-                        && l.role == "reuse"
-                        && library_allowed(spec, l)
-                        && library_covers(spec, targets, l)
-                })
-                .map(|l| match &l.min_version {
-                    Some(v) => format!("{} ({v}+)", l.name),
-                    None => l.name.clone(),
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+    reuse_libraries(spec, kb, targets, vendor, true)
+        .into_iter()
+        .map(named)
+        .collect()
 }
 
 /// The per-target label and detail for reusing the op KB's `reuse` libraries of `vendor`:
@@ -399,40 +409,24 @@ pub fn library_label(
     kb: &Kb,
     targets: &[Target],
     vendor: &str,
-) -> (&'static str, String) {
-    let libs: Vec<&kplan_kb::OpLibrary> = kb
-        .op_info(spec.kb_op())
-        .map(|i| {
-            i.library
-                .iter()
-                .filter(|l| {
-                    l.vendor == vendor
-                        && l.role == "reuse"
-                        && library_allowed(spec, l)
-                        && library_covers(spec, targets, l)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let named = |l: &kplan_kb::OpLibrary| match &l.min_version {
-        Some(v) => format!("{} ({v}+)", l.name),
-        None => l.name.clone(),
-    };
+) -> (super::Abstraction, String) {
+    use super::Abstraction as A;
+    let libs = reuse_libraries(spec, kb, targets, vendor, true);
     let kernel = libs
         .iter()
         .filter(|l| l.kind == LibraryKind::KernelLibrary)
         .count();
     let label = if kernel == 0 {
-        "vendor-library"
+        A::VendorLibrary
     } else if kernel == libs.len() {
-        "kernel-library"
+        A::KernelLibrary
     } else {
-        "library"
+        A::Library
     };
     let detail = libs
         .iter()
         .map(|l| {
-            if label == "library" {
+            if label == A::Library {
                 format!("{} ({})", named(l), l.kind.as_str())
             } else {
                 named(l)
@@ -441,6 +435,22 @@ pub fn library_label(
         .collect::<Vec<_>>()
         .join(" / ");
     (label, detail)
+}
+
+/// Every GPU target of `vendor` is memory-bound for this spec's work (intensity below its ridge).
+fn memory_bound(spec: &Spec, gpu: &[&Target], vendor: &str) -> bool {
+    let w = crate::analysis::work(spec);
+    let of: Vec<&Target> = gpu
+        .iter()
+        .copied()
+        .filter(|t| t.vendor().as_str() == vendor)
+        .collect();
+    let owned: Vec<Target> = of.iter().map(|t| (*t).clone()).collect();
+    let ops = super::backend::op_targets(spec, &w, &owned);
+    !ops.is_empty()
+        && ops
+            .iter()
+            .all(|o| o.bound == Some(crate::analysis::Bound::Memory))
 }
 
 /// Library-first: a library of each GPU vendor in scope covers the op class (and, for matrix
@@ -562,6 +572,11 @@ fn library_first(
         ["nvidia", "amd"]
             .into_iter()
             .filter(|v| gpu.iter().any(|t| t.vendor().as_str() == *v))
+            .filter(|v| {
+                // A memory-bound shape (skinny, decode) is measured in bandwidth: the compute
+                // efficiency of the library does not apply (section 8 has its bandwidth view).
+                !memory_bound(spec, gpu, v)
+            })
             .filter_map(|v| {
                 eff.lookup(v, "gemm", "vendor-library").map(|e| {
                     format!(

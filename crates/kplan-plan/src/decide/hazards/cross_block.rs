@@ -5,7 +5,7 @@
 //! parts the per-XCD L2s are not coherent with each other, so a flag written with a plain
 //! store may never be seen by a block on another XCD [ROCm-MI300].
 
-use super::Cx;
+use super::{Cx, Fixtures};
 use crate::model::Risk;
 use crate::spec::{Op, Problem};
 use kplan_kb::Vendor;
@@ -34,7 +34,11 @@ fn reason(cx: &Cx) -> Option<&'static str> {
     None
 }
 
-pub fn check(cx: &Cx) -> Option<Risk> {
+pub fn check(cx: &Cx) -> Vec<Risk> {
+    risk(cx).into_iter().collect()
+}
+
+fn risk(cx: &Cx) -> Option<Risk> {
     let why = reason(cx)?;
     let amd: Vec<&crate::decide::Target> = cx
         .coded_targets()
@@ -76,21 +80,27 @@ pub fn check(cx: &Cx) -> Option<Risk> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use crate::decide::hazards::test_support::risk_ids;
-
-    const SPEC: &str = "[kernel]\nname = \"s\"\nop = \"scan\"\ndtypes = [\"int32\", \"int64\"]\nproblem = { n = N }\n[backends]\ntargets = [\"mi300x\"]\n[abstraction]\nallowed = [\"hip-single-source\"]\n";
-
-    #[test]
-    fn fires_for_a_long_multi_block_scan_on_amd() {
-        let ids = risk_ids(&SPEC.replace("N", "1000000000"));
-        assert!(ids.iter().any(|i| i == "cross-block-progress"), "{ids:?}");
-    }
-
-    #[test]
-    fn silent_for_a_short_scan() {
-        let ids = risk_ids(&SPEC.replace("N", "4096"));
-        assert!(!ids.iter().any(|i| i == "cross-block-progress"), "{ids:?}");
-    }
-}
+/// Specs that must raise this rule's risk and specs that must not.
+pub(super) const FIXTURES: Fixtures = Fixtures {
+    probe: "cross-block-progress",
+    fires: &[r#"[kernel]
+name = "k"
+op = "scan"
+dtypes = ["int32", "int64"]
+problem = { n = 1000000000 }
+[backends]
+targets = ["mi300x"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#],
+    silent: &[r#"[kernel]
+name = "k"
+op = "scan"
+dtypes = ["int32", "int64"]
+problem = { n = 4096 }
+[backends]
+targets = ["mi300x"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#],
+};

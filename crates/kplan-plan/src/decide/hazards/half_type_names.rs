@@ -5,11 +5,15 @@
 //! `__hip_fp8_e4m3_fnuz` (gfx942) [CLR]; some conversion and packed-math intrinsics exist only
 //! under one name.
 
-use super::Cx;
+use super::{Cx, Fixtures};
 use crate::model::Risk;
 use kplan_kb::{Dtype, Vendor};
 
-pub fn check(cx: &Cx) -> Option<Risk> {
+pub fn check(cx: &Cx) -> Vec<Risk> {
+    risk(cx).into_iter().collect()
+}
+
+fn risk(cx: &Cx) -> Option<Risk> {
     let half: Vec<Dtype> = {
         let mut v: Vec<Dtype> = cx
             .spec
@@ -58,21 +62,27 @@ pub fn check(cx: &Cx) -> Option<Risk> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use crate::decide::hazards::test_support::risk_ids;
-
-    const SPEC: &str = "[kernel]\nname = \"n\"\nop = \"norm\"\ndtypes = [DT, \"fp32\"]\nproblem = { rows = 16384, cols = 4096 }\n[backends]\ntargets = [\"sm_90\", \"gfx942\"]\n[abstraction]\nallowed = [\"hip-single-source\"]\n";
-
-    #[test]
-    fn fires_for_bf16_in_shared_cpp() {
-        let ids = risk_ids(&SPEC.replace("DT", "\"bf16\""));
-        assert!(ids.iter().any(|i| i == "half-type-names"), "{ids:?}");
-    }
-
-    #[test]
-    fn silent_for_fp32() {
-        let ids = risk_ids(&SPEC.replace("DT", "\"fp32\""));
-        assert!(!ids.iter().any(|i| i == "half-type-names"), "{ids:?}");
-    }
-}
+/// Specs that must raise this rule's risk and specs that must not.
+pub(super) const FIXTURES: Fixtures = Fixtures {
+    probe: "half-type-names",
+    fires: &[r#"[kernel]
+name = "k"
+op = "norm"
+dtypes = ["bf16", "fp32"]
+problem = { rows = 16384, cols = 4096 }
+[backends]
+targets = ["sm_90", "gfx942"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#],
+    silent: &[r#"[kernel]
+name = "k"
+op = "norm"
+dtypes = ["fp32", "fp32"]
+problem = { rows = 16384, cols = 4096 }
+[backends]
+targets = ["sm_90", "gfx942"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#],
+};

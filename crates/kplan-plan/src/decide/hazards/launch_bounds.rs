@@ -5,15 +5,19 @@
 //! registers (of a 512-entry file per lane per SIMD [ROCm-specs]) and spills beyond. Triton kernels set the same bound through `num_warps` and tune
 //! occupancy with `waves_per_eu`.
 
-use super::Cx;
+use super::{Cx, Fixtures};
 use crate::model::Risk;
 
-pub fn check(cx: &Cx) -> Option<Risk> {
+pub fn check(cx: &Cx) -> Vec<Risk> {
+    risk(cx).into_iter().collect()
+}
+
+fn risk(cx: &Cx) -> Option<Risk> {
     let cdna: Vec<String> = cx
         .coded
         .iter()
-        .filter(|(t, _)| t.is_cdna())
-        .map(|(t, _)| t.name.clone())
+        .filter(|t| t.is_cdna())
+        .map(|t| t.name.clone())
         .collect();
     if cdna.is_empty() {
         return None;
@@ -21,8 +25,8 @@ pub fn check(cx: &Cx) -> Option<Risk> {
     let triton_only = cx
         .coded
         .iter()
-        .filter(|(t, _)| t.is_cdna())
-        .all(|(_, a)| *a == "triton");
+        .filter(|t| t.is_cdna())
+        .all(|t| cx.abstraction(t) == crate::decide::Abstraction::Triton);
     let mitigation = if triton_only {
         "set num_warps to the block the tile needs (it is the launch bound) and tune waves_per_eu (occupancy hint) per CDNA target in the autotune configs; check the kernel's VGPR count and spills (AMD_LOG_LEVEL / the compiled .s) before comparing configs"
     } else {
@@ -44,21 +48,27 @@ pub fn check(cx: &Cx) -> Option<Risk> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use crate::decide::hazards::test_support::risk_ids;
-
-    const SPEC: &str = "[kernel]\nname = \"s\"\nop = \"stencil\"\ndtypes = [\"fp64\"]\nproblem = { nx = 512, ny = 512, nz = 512, points = 7, radius = 1 }\n[backends]\ntargets = [TARGETS]\n[abstraction]\nallowed = [\"hip-single-source\"]\n";
-
-    #[test]
-    fn fires_for_hip_code_on_cdna() {
-        let ids = risk_ids(&SPEC.replace("TARGETS", "\"mi300x\""));
-        assert!(ids.iter().any(|i| i == "amd-launch-bounds"), "{ids:?}");
-    }
-
-    #[test]
-    fn silent_without_cdna() {
-        let ids = risk_ids(&SPEC.replace("TARGETS", "\"sm_90\", \"gfx1100\""));
-        assert!(!ids.iter().any(|i| i == "amd-launch-bounds"), "{ids:?}");
-    }
-}
+/// Specs that must raise this rule's risk and specs that must not.
+pub(super) const FIXTURES: Fixtures = Fixtures {
+    probe: "amd-launch-bounds",
+    fires: &[r#"[kernel]
+name = "k"
+op = "stencil"
+dtypes = ["fp64"]
+problem = { nx = 512, ny = 512, nz = 512, points = 7, radius = 1 }
+[backends]
+targets = ["mi300x"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#],
+    silent: &[r#"[kernel]
+name = "k"
+op = "stencil"
+dtypes = ["fp64"]
+problem = { nx = 512, ny = 512, nz = 512, points = 7, radius = 1 }
+[backends]
+targets = ["sm_90", "gfx1100"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#],
+};

@@ -2,12 +2,16 @@
 //! written for have different bank counts (32 four-byte banks on NVIDIA and CDNA1-3, 64 on
 //! gfx950 and RDNA [IREE]), so a padding or swizzle chosen for one is not conflict-free on all.
 
-use super::Cx;
+use super::{Cx, Fixtures};
 use crate::model::Risk;
 use std::collections::BTreeMap;
 
-pub fn check(cx: &Cx) -> Option<Risk> {
-    if !cx.spec.uses_shared_memory() {
+pub fn check(cx: &Cx) -> Vec<Risk> {
+    risk(cx).into_iter().collect()
+}
+
+fn risk(cx: &Cx) -> Option<Risk> {
+    if !cx.spec.uses_shared_memory() || crate::decide::tiles::is_gemv(cx.spec) {
         return None;
     }
     let mut by_banks: BTreeMap<u32, Vec<&str>> = BTreeMap::new();
@@ -48,21 +52,27 @@ pub fn check(cx: &Cx) -> Option<Risk> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use crate::decide::hazards::test_support::risk_ids;
-
-    const SPEC: &str = "[kernel]\nname = \"h\"\nop = \"histogram\"\ndtypes = [\"uint8\", \"uint32\"]\nproblem = { n = 1000000, bins = 256 }\n[backends]\ntargets = [TARGETS]\n[abstraction]\nallowed = [\"hip-single-source\"]\n";
-
-    #[test]
-    fn fires_when_bank_counts_differ() {
-        let ids = risk_ids(&SPEC.replace("TARGETS", "\"sm_86\", \"gfx1100\""));
-        assert!(ids.iter().any(|i| i == "lds-bank-layout"), "{ids:?}");
-    }
-
-    #[test]
-    fn silent_when_every_target_has_32_banks() {
-        let ids = risk_ids(&SPEC.replace("TARGETS", "\"sm_86\", \"gfx942\""));
-        assert!(!ids.iter().any(|i| i == "lds-bank-layout"), "{ids:?}");
-    }
-}
+/// Specs that must raise this rule's risk and specs that must not.
+pub(super) const FIXTURES: Fixtures = Fixtures {
+    probe: "lds-bank-layout",
+    fires: &[r#"[kernel]
+name = "k"
+op = "histogram"
+dtypes = ["uint8", "uint32"]
+problem = { n = 1000000, bins = 256 }
+[backends]
+targets = ["sm_86", "gfx1100"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#],
+    silent: &[r#"[kernel]
+name = "k"
+op = "histogram"
+dtypes = ["uint8", "uint32"]
+problem = { n = 1000000, bins = 256 }
+[backends]
+targets = ["sm_86", "gfx942"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#],
+};

@@ -2,9 +2,10 @@
 //! instructions (NVIDIA mma/wgmma/tcgen05, CDNA MFMA, RDNA3 WMMA, RDNA4 WMMA). Each family
 //! defines its own mapping of fragment elements to lanes; the RDNA generations differ from
 //! each other as well as from MFMA (RDNA3 WMMA is wave32 and replicates the A/B fragments
-//! across the two half-waves; RDNA4's WMMA does not).
+//! across the two half-waves; RDNA4's WMMA does not). Silent for a GEMV (`m <= 16`), whose
+//! tile uses no matrix instruction.
 
-use super::Cx;
+use super::{Cx, Fixtures};
 use crate::model::Risk;
 use kplan_kb::{Availability, Vendor};
 
@@ -25,7 +26,11 @@ fn family(cx: &Cx, t: &crate::decide::Target) -> Option<&'static str> {
     }
 }
 
-pub fn check(cx: &Cx) -> Option<Risk> {
+pub fn check(cx: &Cx) -> Vec<Risk> {
+    risk(cx).into_iter().collect()
+}
+
+fn risk(cx: &Cx) -> Option<Risk> {
     let spec = cx.spec;
     let matrix = spec.op.uses_matrix_units()
         || spec.features.iter().any(|f| {
@@ -34,7 +39,8 @@ pub fn check(cx: &Cx) -> Option<Risk> {
                 "tensor-cores" | "matrix-cores" | "mfma" | "rdna-wmma" | "wgmma" | "mma-sync"
             )
         });
-    if !matrix {
+    // A GEMV tile streams weights through the vector ALUs: no matrix instruction, no layout.
+    if !matrix || crate::decide::tiles::is_gemv(spec) {
         return None;
     }
     let mut fams: Vec<(&str, Vec<String>)> = Vec::new();
@@ -77,29 +83,61 @@ pub fn check(cx: &Cx) -> Option<Risk> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use crate::decide::hazards::test_support::risk_ids;
-
-    const SPEC: &str = "[kernel]\nname = \"g\"\nop = \"gemm\"\ndtypes = [\"fp16\", \"fp32\"]\nproblem = { m = 4096, n = 4096, k = 4096 }\n[backends]\ntargets = [TARGETS]\n[abstraction]\nallowed = [\"hip-single-source\"]\n";
-
-    #[test]
-    fn fires_for_rdna3_and_rdna4() {
-        let ids = risk_ids(&SPEC.replace("TARGETS", "\"gfx1100\", \"gfx1201\""));
-        assert!(ids.iter().any(|i| i == "matrix-operand-layout"), "{ids:?}");
-    }
-
-    #[test]
-    fn fires_for_mfma_and_nvidia() {
-        let ids = risk_ids(&SPEC.replace("TARGETS", "\"sm_80\", \"gfx942\""));
-        assert!(ids.iter().any(|i| i == "matrix-operand-layout"), "{ids:?}");
-    }
-
-    #[test]
-    fn silent_for_one_family() {
-        let ids = risk_ids(&SPEC.replace("TARGETS", "\"gfx942\", \"gfx90a\""));
-        assert!(!ids.iter().any(|i| i == "matrix-operand-layout"), "{ids:?}");
-        let ids = risk_ids(&SPEC.replace("TARGETS", "\"sm_80\", \"sm_90\""));
-        assert!(!ids.iter().any(|i| i == "matrix-operand-layout"), "{ids:?}");
-    }
-}
+/// Specs that must raise this rule's risk and specs that must not.
+pub(super) const FIXTURES: Fixtures = Fixtures {
+    probe: "matrix-operand-layout",
+    fires: &[
+        r#"[kernel]
+name = "k"
+op = "gemm"
+dtypes = ["fp16", "fp32"]
+problem = { m = 4096, n = 4096, k = 4096 }
+[backends]
+targets = ["gfx1100", "gfx1201"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#,
+        r#"[kernel]
+name = "k"
+op = "gemm"
+dtypes = ["fp16", "fp32"]
+problem = { m = 4096, n = 4096, k = 4096 }
+[backends]
+targets = ["sm_80", "gfx942"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#,
+    ],
+    silent: &[
+        r#"[kernel]
+name = "k"
+op = "gemm"
+dtypes = ["fp16", "fp32"]
+problem = { m = 1, n = 4096, k = 4096 }
+[backends]
+targets = ["gfx1100", "gfx1201"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#,
+        r#"[kernel]
+name = "k"
+op = "gemm"
+dtypes = ["fp16", "fp32"]
+problem = { m = 4096, n = 4096, k = 4096 }
+[backends]
+targets = ["gfx942", "gfx90a"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#,
+        r#"[kernel]
+name = "k"
+op = "gemm"
+dtypes = ["fp16", "fp32"]
+problem = { m = 4096, n = 4096, k = 4096 }
+[backends]
+targets = ["sm_80", "sm_90"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#,
+    ],
+};

@@ -1,61 +1,141 @@
-//! Portability hazards as rules: one file per hazard, each a function from the planning
-//! context to at most one risk entry, listed once in [`RULES`]. Each rule's doc comment says
-//! when it fires; the tests in each file plan a spec where it must fire and one where it must
-//! not. The register in [`super::risks`] runs them after its own entries.
+//! The risk register's rules: one file per risk, each a function from the planning context
+//! (spec, KB, op knowledge, resolved targets and the chosen strategy) to the risk entries it
+//! raises, listed once in [`RULES`] in register order. Each rule's doc comment says when it
+//! fires; each entry carries fixture specs that must raise it and specs that must not, and a
+//! test walks the registry.
 
-use super::Target;
+#![allow(clippy::needless_borrow)]
+
+use super::strategy::Decided;
+use super::{join_names, kib, Abstraction, Target};
 use crate::model::Risk;
-use crate::spec::Spec;
-use kplan_kb::Kb;
+use crate::spec::{Fp8Encoding, Spec};
+use kplan_kb::{Availability, Dtype, Kb, OpInfo, Vendor};
+use std::collections::BTreeMap;
 
+mod amd_tuning;
+mod blackwell_arch_specific;
+mod cpu_fallback_drift;
 mod cross_block;
+mod dtype_support;
+mod features;
+mod fp8_encoding;
 mod half_type_names;
+mod inline_asm;
+mod int32_index_overflow;
+mod latency_bound;
 mod launch_bounds;
 mod lds_banks;
 mod matrix_layout;
+mod multi_die;
+mod op_knowledge;
+mod rdna_wave32;
+mod separate_language;
+mod shared_memory_budget;
+mod triton_num_warps;
+mod warp_size;
 
-/// What a rule reads: the spec, the KB, every target, and the GPU targets the strategy writes
-/// kernel code for (with the abstraction that code is written in).
+/// What a rule reads: the spec, the KB, the op knowledge entry, every target, the strategy
+/// (aligned with the targets), the GPU targets and the GPU targets the strategy writes kernel
+/// code for (a library or framework call meets no kernel-code hazard).
 pub struct Cx<'a, 'kb> {
     pub spec: &'a Spec,
     pub kb: &'kb Kb,
+    pub op: Option<&'kb OpInfo>,
     pub targets: &'a [Target<'kb>],
-    pub coded: Vec<(&'a Target<'kb>, &'a str)>,
+    pub strategy: &'a Decided,
+    pub gpu: Vec<&'a Target<'kb>>,
+    pub coded: Vec<&'a Target<'kb>>,
 }
 
-impl Cx<'_, '_> {
+impl<'a, 'kb> Cx<'a, 'kb> {
+    pub fn new(cx: &'a super::Context<'a, 'kb>, strategy: &'a Decided) -> Self {
+        let gpu: Vec<&Target> = cx.gpu().collect();
+        let coded = gpu
+            .iter()
+            .copied()
+            .filter(|t| !strategy.abstraction(t.index).is_library())
+            .collect();
+        Cx {
+            spec: cx.spec,
+            kb: cx.kb,
+            op: cx.op,
+            targets: &cx.targets,
+            strategy,
+            gpu,
+            coded,
+        }
+    }
+    /// The abstraction the strategy writes this target's code in.
+    pub(crate) fn abstraction(&self, t: &Target) -> Abstraction {
+        self.strategy.abstraction(t.index)
+    }
     pub(crate) fn coded_targets(&self) -> impl Iterator<Item = &Target<'_>> {
-        self.coded.iter().map(|(t, _)| *t)
+        self.coded.iter().copied()
     }
     /// Coded targets whose code is CUDA/HIP C++ (not Triton or another language).
     pub(crate) fn cpp_coded(&self) -> impl Iterator<Item = &Target<'_>> {
         self.coded
             .iter()
-            .filter(|(_, a)| {
-                matches!(
-                    *a,
-                    "per-backend" | "hip-single-source" | "cutlass" | "composable-kernel"
-                )
-            })
-            .map(|(t, _)| *t)
+            .copied()
+            .filter(|t| self.abstraction(t).is_cuda_hip())
     }
 }
 
-pub type Rule = fn(&Cx) -> Option<Risk>;
+/// The spec names of targets, in order.
+fn names(v: &[&Target]) -> Vec<String> {
+    v.iter().map(|t| t.name.clone()).collect()
+}
 
-/// Every hazard rule, in register order.
-pub const RULES: [(&str, Rule); 5] = [
-    ("lds-bank-layout", lds_banks::check),
-    ("matrix-operand-layout", matrix_layout::check),
-    ("amd-launch-bounds", launch_bounds::check),
-    ("half-type-names", half_type_names::check),
-    ("cross-block-progress", cross_block::check),
+pub type Rule = fn(&Cx) -> Vec<Risk>;
+
+/// Specs that must raise a rule's risk (`fires`) and specs that must not (`silent`); `probe`
+/// is the risk id the test looks for (a concrete id of a rule that raises a family of ids).
+pub struct Fixtures {
+    pub probe: &'static str,
+    pub fires: &'static [&'static str],
+    pub silent: &'static [&'static str],
+}
+
+/// One risk rule: its id (`*` stands for the part of a family's id that varies), its check
+/// and its fixtures.
+pub struct Entry {
+    pub id: &'static str,
+    pub check: Rule,
+    pub fixtures: Fixtures,
+}
+
+/// Every risk rule, in register order (one line each).
+#[rustfmt::skip]
+pub const RULES: &[Entry] = &[
+    Entry { id: "warp-size", check: warp_size::check, fixtures: warp_size::FIXTURES },
+    Entry { id: "rdna-wave32", check: rdna_wave32::check, fixtures: rdna_wave32::FIXTURES },
+    Entry { id: "shared-memory-budget", check: shared_memory_budget::check, fixtures: shared_memory_budget::FIXTURES },
+    Entry { id: "feature-*", check: features::check, fixtures: features::FIXTURES },
+    Entry { id: "fp8-encoding", check: fp8_encoding::check, fixtures: fp8_encoding::FIXTURES },
+    Entry { id: "dtype-*", check: dtype_support::check, fixtures: dtype_support::FIXTURES },
+    Entry { id: "*-guard", check: inline_asm::check, fixtures: inline_asm::FIXTURES },
+    Entry { id: "triton-num-warps", check: triton_num_warps::check, fixtures: triton_num_warps::FIXTURES },
+    Entry { id: "amd-tuning", check: amd_tuning::check, fixtures: amd_tuning::FIXTURES },
+    Entry { id: "separate-language-*", check: separate_language::check, fixtures: separate_language::FIXTURES },
+    Entry { id: "cpu-fallback-drift", check: cpu_fallback_drift::check, fixtures: cpu_fallback_drift::FIXTURES },
+    Entry { id: "int32-index-overflow", check: int32_index_overflow::check, fixtures: int32_index_overflow::FIXTURES },
+    Entry { id: "latency-bound", check: latency_bound::check, fixtures: latency_bound::FIXTURES },
+    Entry { id: "multi-die", check: multi_die::check, fixtures: multi_die::FIXTURES },
+    Entry { id: "blackwell-arch-specific", check: blackwell_arch_specific::check, fixtures: blackwell_arch_specific::FIXTURES },
+    Entry { id: "*", check: op_knowledge::check, fixtures: op_knowledge::FIXTURES },
+    Entry { id: "lds-bank-layout", check: lds_banks::check, fixtures: lds_banks::FIXTURES },
+    Entry { id: "matrix-operand-layout", check: matrix_layout::check, fixtures: matrix_layout::FIXTURES },
+    Entry { id: "amd-launch-bounds", check: launch_bounds::check, fixtures: launch_bounds::FIXTURES },
+    Entry { id: "half-type-names", check: half_type_names::check, fixtures: half_type_names::FIXTURES },
+    Entry { id: "cross-block-progress", check: cross_block::check, fixtures: cross_block::FIXTURES },
 ];
 
 pub fn run(cx: &Cx) -> Vec<Risk> {
-    RULES.iter().filter_map(|(_, r)| r(cx)).collect()
+    RULES.iter().flat_map(|e| (e.check)(cx)).collect()
 }
 
+/// A small spec for fixtures: op line(s), dtypes, problem, targets, allowed abstractions.
 #[cfg(test)]
 pub(crate) mod test_support {
     use crate::model::Plan;
@@ -68,5 +148,54 @@ pub(crate) mod test_support {
         let kb = kplan_kb::Kb::builtin();
         let s = crate::parse_spec(spec, kb).expect("spec parses");
         crate::build_plan(&s, kb, &Default::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RULES;
+
+    /// Every rule raises its risk on each of its `fires` specs and not on its `silent` ones.
+    #[test]
+    fn every_rule_fires_on_its_fixtures_and_only_there() {
+        let mut failures = Vec::new();
+        for e in RULES {
+            let f = &e.fixtures;
+            assert!(
+                !f.fires.is_empty() && !f.silent.is_empty(),
+                "{}: no fixtures",
+                e.id
+            );
+            for (i, spec) in f.fires.iter().enumerate() {
+                let ids = test_support_ids(spec);
+                if !ids.iter().any(|x| x == f.probe) {
+                    failures.push(format!(
+                        "{}: fires[{i}] did not raise `{}`: {ids:?}",
+                        e.id, f.probe
+                    ));
+                }
+            }
+            for (i, spec) in f.silent.iter().enumerate() {
+                let ids = test_support_ids(spec);
+                if ids.iter().any(|x| x == f.probe) {
+                    failures.push(format!("{}: silent[{i}] raised `{}`", e.id, f.probe));
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    fn test_support_ids(spec: &str) -> Vec<String> {
+        super::test_support::risk_ids(spec)
+    }
+
+    /// Ids are unique in the table.
+    #[test]
+    fn ids_are_unique() {
+        let mut ids: Vec<&str> = RULES.iter().map(|e| e.id).collect();
+        ids.sort();
+        let n = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), n);
     }
 }

@@ -1,0 +1,76 @@
+//! `cpu-fallback-drift`: a CPU target beside GPU targets: the CPU path is separate code that
+//! can drift from the GPU kernels (it is also the verification reference).
+
+use super::*;
+
+pub fn check(cx: &Cx) -> Vec<Risk> {
+    #[allow(unused_variables)]
+    let (spec, kb, targets, gpu, coded) = (cx.spec, cx.kb, cx.targets, &cx.gpu, &cx.coded);
+    let mut risks = Vec::new();
+    // CPU fallback.
+    let cpu: Vec<&Target> = targets.iter().filter(|t| !t.is_gpu()).collect();
+    if !cpu.is_empty() && !gpu.is_empty() {
+        risks.push(Risk {
+            id: "cpu-fallback-drift".into(),
+            title: "the CPU fallback is separate code and can drift from the GPU kernels".into(),
+            kind: "hazard".into(),
+            targets: cpu.iter().map(|t| t.name.clone()).collect(),
+            severity: "low".into(),
+            mitigation: if spec.compute.is_integer() {
+                format!(
+                    "use the CPU path as the verification reference for every backend, run it on every CI run, and \
+                     accumulate exactly in {} as the GPU kernels do (integer accumulation is exact: compare bit for bit, \
+                     no tolerance, no floating-point conversion)",
+                    spec.compute.as_str()
+                )
+            } else {
+                format!(
+                    "use the CPU path as the verification reference for every backend, run it on every CI run, and keep \
+                     the accumulation order and dtype (compute in {}) the same as the GPU kernels",
+                    spec.compute.as_str()
+                )
+            },
+            fallback: None,
+            evidence: cpu.iter().map(|t| format!("{}: {} ({} SIMD lanes per KB `warp_size`)", t.name, t.arch.family, t.warp().unwrap_or(1))).collect(),
+            sources: vec![],
+        });
+    }
+    risks
+}
+
+/// Specs that must raise this rule's risk and specs that must not.
+pub(super) const FIXTURES: Fixtures = Fixtures {
+    probe: "cpu-fallback-drift",
+    fires: &[r#"[kernel]
+name = "k"
+op = "elementwise"
+dtypes = ["fp32"]
+problem = { n = 1048576 }
+[backends]
+targets = ["h100", "cpu-x86_64-avx2"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#],
+    silent: &[
+        r#"[kernel]
+name = "k"
+op = "elementwise"
+dtypes = ["fp32"]
+problem = { n = 1048576 }
+[backends]
+targets = ["h100", "mi300x"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#,
+        r#"[kernel]
+name = "k"
+op = "elementwise"
+dtypes = ["fp32"]
+problem = { n = 1048576 }
+[backends]
+targets = ["cpu-x86_64-avx2"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#,
+    ],
+};

@@ -1,0 +1,142 @@
+//! `feature-<id>-<status>`: a spec feature the KB marks missing, partial or unknown on a GPU
+//! target (`no`, `partial`, `unknown`), or an NVIDIA API other vendors provide through a
+//! translation (`nvidia-origin`). Fires from the spec's features and the KB's support table.
+
+use super::*;
+
+pub fn check(cx: &Cx) -> Vec<Risk> {
+    #[allow(unused_variables)]
+    let (spec, kb, targets, gpu, coded) = (cx.spec, cx.kb, cx.targets, &cx.gpu, &cx.coded);
+    let mut risks = Vec::new();
+    // Spec features: missing/partial/unknown somewhere, and every NVIDIA-specific one.
+    for f in &spec.features {
+        let Some(feat) = kb.feature(f) else { continue };
+        let mut by: BTreeMap<&'static str, Vec<&Target>> = BTreeMap::new();
+        for t in gpu.iter() {
+            let a = kb.availability(f, &t.arch.id);
+            let k = match a {
+                Availability::Yes => "yes",
+                Availability::No => "no",
+                Availability::Partial => "partial",
+                Availability::Unknown => "unknown",
+            };
+            by.entry(k).or_default().push(t);
+        }
+        let evidence: Vec<String> = gpu
+            .iter()
+            .map(|t| match kb.support(f, &t.arch.id) {
+                Some(s) => format!(
+                    "{}: {}{}{} [{}]",
+                    t.name,
+                    crate::decide::backend::avail_str(s.status),
+                    s.min_toolchain
+                        .as_ref()
+                        .map(|m| format!(" (from {m})"))
+                        .unwrap_or_default(),
+                    s.note
+                        .as_ref()
+                        .map(|n| format!(", {n}"))
+                        .unwrap_or_default(),
+                    s.source
+                ),
+                None => format!("{}: unknown (no KB entry)", t.name),
+            })
+            .collect();
+        let sources: Vec<String> = gpu
+            .iter()
+            .filter_map(|t| kb.support(f, &t.arch.id).map(|s| s.source.clone()))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let fallback = feat.fallback.clone();
+        for (status, sev) in [("no", "high"), ("partial", "medium"), ("unknown", "medium")] {
+            if let Some(ts) = by.get(status) {
+                risks.push(Risk {
+                    id: format!("feature-{f}-{status}"),
+                    title: match status {
+                        "no" => format!("`{f}` ({}) is missing on {}", feat.name, join_names(&names(ts))),
+                        "partial" => format!("`{f}` ({}) is only partly available on {}", feat.name, join_names(&names(ts))),
+                        _ => format!("availability of `{f}` unknown on {}", join_names(&names(ts))),
+                    },
+                    kind: "feature".into(),
+                    targets: names(ts),
+                    severity: sev.into(),
+                    mitigation: match status {
+                        "no" => format!(
+                            "guard the use behind the header's feature macro and dispatch to the fallback on {}",
+                            join_names(&names(ts))
+                        ),
+                        "partial" => "check the KB note for which variants exist; test the partial path on its own CI leg".into(),
+                        _ => "verify on the hardware or in the vendor docs before relying on it; add the fact to the KB with a source".into(),
+                    },
+                    fallback: fallback.clone(),
+                    evidence: evidence.clone(),
+                    sources: sources.clone(),
+                });
+            }
+        }
+        let non_nv: Vec<&Target> = gpu
+            .iter()
+            .copied()
+            .filter(|t| t.vendor() != Vendor::Nvidia)
+            .collect();
+        if feat.origin == "nvidia"
+            && !non_nv.is_empty()
+            && !by.contains_key("no")
+            && !by.contains_key("partial")
+            && !by.contains_key("unknown")
+        {
+            risks.push(Risk {
+                id: format!("feature-{f}-nvidia-origin"),
+                title: format!("`{f}` is NVIDIA's API; other targets provide it through a translation", ),
+                kind: "feature".into(),
+                targets: names(&non_nv),
+                severity: "low".into(),
+                mitigation: "use it through the header's portable name; check mask width and semantics differences on each non-NVIDIA target".into(),
+                fallback,
+                evidence,
+                sources,
+            });
+        }
+    }
+    risks
+}
+
+/// Specs that must raise this rule's risk and specs that must not.
+pub(super) const FIXTURES: Fixtures = Fixtures {
+    probe: "feature-wgmma-no",
+    fires: &[r#"[kernel]
+name = "k"
+op = "elementwise"
+dtypes = ["fp32"]
+problem = { n = 1048576 }
+features = ["wgmma"]
+[backends]
+targets = ["h100", "mi300x"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#],
+    silent: &[
+        r#"[kernel]
+name = "k"
+op = "elementwise"
+dtypes = ["fp32"]
+problem = { n = 1048576 }
+features = ["wgmma"]
+[backends]
+targets = ["h100"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#,
+        r#"[kernel]
+name = "k"
+op = "elementwise"
+dtypes = ["fp32"]
+problem = { n = 1048576 }
+[backends]
+targets = ["h100", "mi300x"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#,
+    ],
+};

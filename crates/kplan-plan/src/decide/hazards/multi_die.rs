@@ -1,0 +1,89 @@
+//! `multi-die`: hand-written code for a multi-die device (MI250X: one GCD per launch;
+//! MI300-class: XCDs with L2s that are not coherent with each other), from the KB's device
+//! facts.
+
+use super::*;
+
+pub fn check(cx: &Cx) -> Vec<Risk> {
+    #[allow(unused_variables)]
+    let (spec, kb, targets, gpu, coded) = (cx.spec, cx.kb, cx.targets, &cx.gpu, &cx.coded);
+    let mut risks = Vec::new();
+    // Multi-die devices: MI250X GCDs (one per launch) and MI300-class XCDs (one device, L2 per
+    // XCD): a hazard for kernel code written for them (a library call handles its own placement).
+    let multi: Vec<&Target> = coded
+        .iter()
+        .copied()
+        .filter(|t| {
+            t.device.as_deref().is_some_and(|d| {
+                d.dies_per_package.is_some()
+                    || d.compute_units
+                        .note
+                        .as_deref()
+                        .is_some_and(|n| n.contains("per XCD"))
+            })
+        })
+        .collect();
+    if !multi.is_empty() {
+        risks.push(Risk {
+            id: "multi-die".into(),
+            title: "multi-die GPUs: one launch sees one MI250X GCD; MI300-class XCDs have separate L2s".into(),
+            kind: "hazard".into(),
+            targets: names(&multi),
+            severity: "medium".into(),
+            mitigation: "plan MI250X per GCD (each is its own HIP device: split work across both explicitly); on MI300-class parts workgroups are dispatched round-robin over the XCDs whose L2s are not coherent with each other: keep a block's data in its own XCD (remap block ids), publish cross-block flags with release/acquire at agent scope, and check the partition mode (SPX/CPX) of the machine".into(),
+            fallback: None,
+            evidence: multi
+                .iter()
+                .map(|t| {
+                    let d = t.device.as_deref().unwrap();
+                    format!(
+                        "{}: {} compute units ({}) [{}]",
+                        t.name,
+                        d.compute_units.value.map(|v| v.to_string()).unwrap_or_else(|| "unknown".into()),
+                        d.compute_units.note.as_deref().unwrap_or(""),
+                        d.compute_units.source
+                    )
+                })
+                .collect(),
+            sources: multi.iter().filter_map(|t| t.device.as_deref().map(|d| d.compute_units.source.clone())).collect::<std::collections::BTreeSet<_>>().into_iter().collect(),
+        });
+    }
+    risks
+}
+
+/// Specs that must raise this rule's risk and specs that must not.
+pub(super) const FIXTURES: Fixtures = Fixtures {
+    probe: "multi-die",
+    fires: &[r#"[kernel]
+name = "k"
+op = "elementwise"
+dtypes = ["fp32"]
+problem = { n = 1048576 }
+[backends]
+targets = ["mi250x"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#],
+    silent: &[
+        r#"[kernel]
+name = "k"
+op = "gemm"
+dtypes = ["bf16", "fp32"]
+problem = { m = 4096, n = 4096, k = 4096 }
+[backends]
+targets = ["mi250x"]
+[abstraction]
+allowed = ["vendor-library"]
+"#,
+        r#"[kernel]
+name = "k"
+op = "elementwise"
+dtypes = ["fp32"]
+problem = { n = 1048576 }
+[backends]
+targets = ["h100"]
+[abstraction]
+allowed = ["hip-single-source"]
+"#,
+    ],
+};
