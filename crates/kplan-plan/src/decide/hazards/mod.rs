@@ -9,6 +9,9 @@ use crate::spec::Spec;
 use kplan_kb::Kb;
 
 mod cross_block;
+mod fp8_fnuz_scale;
+mod gelu_approximation;
+mod gguf_k_quant;
 mod half_type_names;
 mod launch_bounds;
 mod lds_banks;
@@ -44,12 +47,15 @@ impl Cx<'_, '_> {
 pub type Rule = fn(&Cx) -> Option<Risk>;
 
 /// Every hazard rule, in register order.
-pub const RULES: [(&str, Rule); 5] = [
+pub const RULES: [(&str, Rule); 8] = [
     ("lds-bank-layout", lds_banks::check),
     ("matrix-operand-layout", matrix_layout::check),
     ("amd-launch-bounds", launch_bounds::check),
     ("half-type-names", half_type_names::check),
     ("cross-block-progress", cross_block::check),
+    ("fp8-fnuz-scale", fp8_fnuz_scale::check),
+    ("gelu-approximation", gelu_approximation::check),
+    ("gguf-k-quant-layout", gguf_k_quant::check),
 ];
 
 pub fn run(cx: &Cx) -> Vec<Risk> {
