@@ -26,7 +26,7 @@ pub fn check(cx: &Cx) -> Option<Risk> {
     Some(Risk {
         id: "gelu-approximation".into(),
         title: "GELU has an exact (erf) and an approximate (tanh) form: the fused one must match the model's".into(),
-        kind: "numerics".into(),
+        kind: "op".into(),
         targets: cx.targets.iter().map(|t| t.name.clone()).collect(),
         severity: "medium".into(),
         mitigation: format!(
