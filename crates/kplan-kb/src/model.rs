@@ -60,6 +60,7 @@ pub enum Dtype {
     Int4,
     Uint8,
     Int16,
+    Uint16,
     Int32,
     Uint32,
     Int64,
@@ -88,7 +89,7 @@ impl Dtype {
         match self {
             Dtype::Fp64 | Dtype::Int64 | Dtype::Uint64 => 64,
             Dtype::Fp32 | Dtype::Tf32 | Dtype::Int32 | Dtype::Uint32 => 32,
-            Dtype::Fp16 | Dtype::Bf16 | Dtype::Int16 => 16,
+            Dtype::Fp16 | Dtype::Bf16 | Dtype::Int16 | Dtype::Uint16 => 16,
             Dtype::Fp8 | Dtype::Int8 | Dtype::Uint8 => 8,
             Dtype::Fp6 => 6,
             Dtype::Fp4 | Dtype::Int4 => 4,
@@ -111,6 +112,7 @@ impl Dtype {
                 | Dtype::Int8
                 | Dtype::Uint8
                 | Dtype::Int16
+                | Dtype::Uint16
                 | Dtype::Int32
                 | Dtype::Uint32
                 | Dtype::Int64
@@ -233,6 +235,34 @@ pub struct Device {
     pub notes: Vec<String>,
 }
 
+impl Device {
+    /// The kind of device memory the bandwidth figure is for, from the KB's memory note:
+    /// `HBM` (HBM2e/HBM3/HBM3e), `GDDR` (GDDR6/6X/7) or, where the note names neither, the
+    /// neutral `DRAM`. Plans say "DRAM roofline" for GDDR parts, not "HBM".
+    pub fn memory_kind(&self) -> &'static str {
+        let note = self
+            .memory_bytes
+            .note
+            .as_deref()
+            .unwrap_or_default()
+            .to_ascii_uppercase();
+        if note.contains("HBM") {
+            "HBM"
+        } else if note.contains("GDDR") {
+            "GDDR"
+        } else {
+            "DRAM"
+        }
+    }
+    /// The word for the roofline's memory in plan text: `HBM` on HBM parts, `DRAM` otherwise.
+    pub fn roofline_memory(&self) -> &'static str {
+        match self.memory_kind() {
+            "HBM" => "HBM",
+            _ => "DRAM",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[derive(EnumIter, AsRefStr, IntoStaticStr, strum::Display, EnumString)]
@@ -322,12 +352,18 @@ pub struct OpInfo {
     pub latency_bound: String,
     /// The tile heuristic the plan's tile section follows.
     pub tile_hint: String,
+    /// How the CPU fallback is compared with the GPU kernels for this op (what must match: a
+    /// permutation bit for bit, counts exactly, sums within an order-dependent tolerance): the
+    /// `cpu-fallback-drift` risk's mitigation for the op. `None`: the generic wording.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_reference: Option<String>,
     /// An operation that is no op class of the spec (kplan has no work model for it) but whose
     /// libraries, algorithms and risks the knowledge base knows: a spec naming it is planned as
     /// a custom op with this entry's knowledge.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub knowledge_only: bool,
-    /// Other names of a `knowledge_only` operation (`top-p-sampling` for `sampling`).
+    /// Other names of the operation (`top-p-sampling` for `sampling`): a spec naming one is
+    /// planned as this op class (or, for a `knowledge_only` entry, as a custom op with it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<String>,
     #[serde(default)]

@@ -709,9 +709,16 @@ pub fn op_show_human(kb: &Kb, o: &crate::OpInfo) -> String {
     };
     let mut out = format!("Op class {} ({})\n\n", o.id, o.name);
     out.push_str(&format!(
-        "latency-bound when: {}\ntile hint: {}\n\nlibraries:\n",
+        "latency-bound when: {}\ntile hint: {}\n",
         o.latency_bound, o.tile_hint
     ));
+    if !o.aliases.is_empty() {
+        out.push_str(&format!("other names: {}\n", o.aliases.join(", ")));
+    }
+    if let Some(c) = &o.cpu_reference {
+        out.push_str(&format!("CPU reference check: {c}\n"));
+    }
+    out.push_str("\nlibraries:\n");
     for l in &o.library {
         out.push_str(&format!(
             "  {:<7} {} [{}], min version {}: {} [{}]\n",

@@ -494,6 +494,107 @@ fn op_work(spec: &Spec) -> Option<(f64, f64, String, String)> {
                 )
             }
         }
+        Op::LinearAttention => {
+            let Problem::Gemm { batch, m: l, n: p, k: n } = spec.problem else { return None };
+            let (bhc, l, p, n) = (batch as f64, l as f64, p as f64, n as f64);
+            let (t, h, g) = (d("tokens"), d("heads"), dor("groups", d("heads")));
+            // Per (sequence, head, chunk): Q K^T (L x L x N), the masked product with V
+            // (L x L x P), the state's contribution C S (L x N x P) and the state update
+            // B^T X (N x L x P).
+            let fwd = bhc * 2.0 * (l * l * n + l * l * p + 2.0 * l * n * p);
+            let ff = format!(
+                "(batch x heads x chunks) x 2 x (chunk^2 x d_state + chunk^2 x head_dim + 2 x chunk x d_state x head_dim), chunk = {l}"
+            );
+            let qk = if g < h { "groups" } else { "heads" };
+            if bwd {
+                (
+                    2.5 * fwd,
+                    t * (4.0 * g * n + 3.0 * h * p) * s + t * h * 8.0,
+                    format!("2.5 x forward (dq, dk, dv and the state gradients; chunk states recomputed), forward = {ff}"),
+                    format!("read q, k (tokens x {qk} x d_state each), v and dO (tokens x heads x head_dim each), write dq, dk, dv, x {s} B; gates read and written, 4 B per token and head"),
+                )
+            } else {
+                (
+                    fwd,
+                    t * (2.0 * g * n + h * p) * s + t * h * p * o + t * h * 4.0,
+                    ff,
+                    format!("read q/C and k/B (tokens x {qk} x d_state each) and v/x (tokens x heads x head_dim) x {s} B + write the output tokens x heads x head_dim x {o} B + one fp32 gate per token and head (the inter-chunk state stays on chip)"),
+                )
+            }
+        }
+        Op::Sampling => {
+            let f = fpe.unwrap_or(5.0);
+            (
+                f * elems,
+                elems * s + rows * idx,
+                format!("{f} x batch x vocab (max, exp, sum, scale, compare per logit)"),
+                format!("read the logits batch x vocab x {s} B once + write one token id per row ({idx} B)"),
+            )
+        }
+        Op::CrossEntropy => match spec.problem {
+            Problem::Gemm { m: t, n: v, k: hd, .. } => {
+                let (t, v, hd) = (t as f64, v as f64, hd as f64);
+                if bwd {
+                    (
+                        3.0 * 2.0 * t * v * hd + 5.0 * t * v,
+                        2.0 * (t * hd + v * hd) * s + t * 4.0,
+                        "3 x 2 x tokens x vocab x hidden (logits recomputed, dX, dW) + 5 x tokens x vocab".into(),
+                        format!("read hidden tokens x hidden and weight vocab x hidden, write their gradients, x {s} B + labels tokens x 4 B (logits never written)"),
+                    )
+                } else {
+                    (
+                        2.0 * t * v * hd + 5.0 * t * v,
+                        (t * hd + v * hd) * s + t * 4.0 + t * o,
+                        "2 x tokens x vocab x hidden (LM-head matmul) + 5 x tokens x vocab (log-sum-exp)".into(),
+                        format!("read hidden tokens x hidden and weight vocab x hidden x {s} B + labels tokens x 4 B + write the loss tokens x {o} B (logits never written)"),
+                    )
+                }
+            }
+            _ => {
+                let f = fpe.unwrap_or(5.0);
+                if bwd {
+                    (
+                        f * elems,
+                        elems * (s + o) + rows * 4.0,
+                        format!("{f} x tokens x vocab"),
+                        format!("read the logits tokens x vocab x {s} B and the labels, write dlogits tokens x vocab x {o} B"),
+                    )
+                } else {
+                    (
+                        f * elems,
+                        elems * s + rows * 4.0 + rows * o,
+                        format!("{f} x tokens x vocab (max, exp, sum, log, pick)"),
+                        format!("read the logits tokens x vocab x {s} B + labels tokens x 4 B + write the loss tokens x {o} B"),
+                    )
+                }
+            }
+        },
+        Op::Spgemm => {
+            let (m, inner, nc) = (rows, d("inner"), d("out_cols"));
+            let (na, nb) = (d("nnz_a"), d("nnz_b"));
+            let (prod, prod_given) = match spec.dim("products") {
+                Some(p) => (p as f64, true),
+                None => (na * nb / inner.max(1.0), false),
+            };
+            let (nnzc, c_given) = match spec.dim("nnz_c") {
+                Some(c) => (c as f64, true),
+                None => (prod.min(m * nc), false),
+            };
+            (
+                2.0 * prod,
+                na * (s + 4.0) + nb * (s + 4.0) + nnzc * (o + 4.0) + (2.0 * m + inner + 3.0) * 4.0,
+                format!(
+                    "2 x intermediate products ({}{})",
+                    tidy(prod),
+                    if prod_given { ", given" } else { ": nnz_a x nnz_b / cols, rows of B of equal length assumed; give `products` for the real count" }
+                ),
+                format!(
+                    "A and B in CSR (nnz x ({s} + 4) B + row pointers) + C nnz_c ({}{}) x ({o} + 4) B + its row pointers",
+                    tidy(nnzc),
+                    if c_given { ", given" } else { ": bounded by the products and rows x n; give `nnz_c` where known" }
+                ),
+            )
+        }
         _ if !bwd => return None,
         Op::Norm => {
             let layer = spec.kind() == Some("layernorm");

@@ -76,6 +76,12 @@ const SECTIONS: [(&str, &[(&str, Kind)]); 6] = [
             ("description", Str),
             ("dtypes", Array),
             ("problem", Table),
+            // Guessed names, read as `dtypes` / `problem` by the spec parser (with a note).
+            ("dtype", Str),
+            ("shape", Table),
+            ("dims", Table),
+            ("sizes", Table),
+            ("problem_size", Table),
             ("features", Array),
             ("direction", Str),
             ("kind", Str),

@@ -41,9 +41,23 @@ struct RawKernel {
     op: Spanned<String>,
     #[serde(default)]
     description: Option<String>,
-    dtypes: Spanned<Vec<Spanned<String>>>,
+    #[serde(default)]
+    dtypes: Option<Spanned<Vec<Spanned<String>>>>,
+    /// `dtype = "bf16"` (or a list): the name users guess for `dtypes`, read as `dtypes`.
+    #[serde(default)]
+    dtype: Option<Spanned<toml::Value>>,
     #[serde(default)]
     problem: Option<Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
+    /// Names users guess for `problem` (`shape`, `dims`, `sizes`, `problem_size`): read as
+    /// `problem` when it is a table and `problem` is absent.
+    #[serde(default)]
+    shape: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    dims: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    sizes: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    problem_size: Option<Spanned<toml::Value>>,
     #[serde(default)]
     features: Vec<Spanned<String>>,
     /// `forward` (default) or `backward`.
@@ -150,11 +164,15 @@ pub enum Op {
     Quantize,
     Dequantize,
     Sort,
+    LinearAttention,
+    Sampling,
+    CrossEntropy,
+    Spgemm,
     Custom,
 }
 
 impl Op {
-    pub const ALL: [Op; 22] = kplan_kb::all_variants();
+    pub const ALL: [Op; 26] = kplan_kb::all_variants();
     pub fn as_str(self) -> &'static str {
         self.into()
     }
@@ -196,9 +214,45 @@ impl Op {
         ("argsort", Op::Sort, None),
         ("radix-sort", Op::Sort, None),
     ];
-    /// Ops whose inner loop runs on matrix units (MMA/WGMMA/MFMA/WMMA) when the dtype allows.
+    /// Ops whose inner loop runs on matrix units (MMA/WGMMA/MFMA/WMMA) when the dtype allows
+    /// (chunked linear attention: the intra-chunk products and the state updates are matmuls).
     pub fn uses_matrix_units(self) -> bool {
-        matches!(self, Op::Gemm | Op::GroupedGemm | Op::Attention | Op::Conv)
+        matches!(
+            self,
+            Op::Gemm | Op::GroupedGemm | Op::Attention | Op::Conv | Op::LinearAttention
+        )
+    }
+    /// Problem keys an op accepts that its work model does not read, with what they change
+    /// instead: the plan lists them in the spec notes so that no key is silently dropped.
+    pub fn keys_outside_work_model(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Op::GroupedGemm => &[("scale_block", "the block-scale granularity (risks and library coverage), not the traffic: the scales are not counted")],
+            Op::Attention => &[("window", "a sliding window: the FLOPs and bytes are counted for the full causal or dense extent")],
+            Op::Moe => &[
+                ("n_group", "grouped routing: the score traffic does not depend on it"),
+                ("topk_group", "grouped routing: the score traffic does not depend on it"),
+                ("hidden", "the hidden size of the tokens routed: the routing traffic does not depend on it"),
+            ],
+            Op::Stencil => &[("radius", "the halo width: the model counts one read and one write of the grid per step")],
+            Op::Conv => &[
+                ("padding", "the model assumes same padding"),
+                ("dilation", "the dilation: taps are counted, not their spacing"),
+            ],
+            Op::Embedding => &[("vocab", "the table size: only the rows gathered are counted")],
+            Op::Scatter => &[
+                ("out_rows", "the destination size: only the rows written are counted"),
+                ("num_pages", "the cache size: only the rows written are counted"),
+                ("page_size", "the page size: only the rows written are counted"),
+            ],
+            Op::Sampling => &[
+                ("k", "top-k: the model counts one read of the logits whatever is kept"),
+                ("top_p", "top-p: the model counts one read of the logits whatever is kept"),
+                ("min_p", "min-p: the model counts one read of the logits whatever is kept"),
+                ("temperature", "a scale of the logits: no traffic"),
+            ],
+            Op::CrossEntropy => &[("chunk", "the token chunk of a fused kernel: the model counts the minimum traffic")],
+            _ => &[],
+        }
     }
     /// The problem keys this op accepts, and the hint for what it needs.
     pub fn problem_keys(self) -> (&'static [&'static str], &'static str) {
@@ -284,6 +338,43 @@ impl Op {
                 &["n", "key_bits", "segments", "segment_len"],
                 "`n` (or `segments` and `segment_len`)",
             ),
+            Op::LinearAttention => (
+                &[
+                    "batch",
+                    "seqlen",
+                    "seq",
+                    "total_tokens",
+                    "heads",
+                    "head_dim",
+                    "d_state",
+                    "chunk",
+                    "groups",
+                ],
+                "`heads`, `head_dim` and `seqlen` with `batch` (or `total_tokens`); `d_state` (the key/state width, default `head_dim`), `chunk` (default 64), `groups` (heads sharing one key/state projection, as Mamba-2's B and C; default one per head)",
+            ),
+            Op::Sampling => (
+                &[
+                    "batch",
+                    "vocab",
+                    "rows",
+                    "cols",
+                    "k",
+                    "top_p",
+                    "min_p",
+                    "temperature",
+                ],
+                "`batch` and `vocab` (or `rows` and `cols`)",
+            ),
+            Op::CrossEntropy => (
+                &["tokens", "rows", "vocab", "cols", "hidden", "chunk"],
+                "`tokens` and `vocab` (or `rows` and `cols`), and `hidden` when the LM-head matmul is fused",
+            ),
+            Op::Spgemm => (
+                &[
+                    "rows", "cols", "m", "k", "n", "nnz_a", "nnz_b", "nnz_c", "products",
+                ],
+                "`rows` (or `m`), `nnz_a` and `nnz_b`; `cols`/`k` and `n` for B's shape, `products` (the intermediate product count) and `nnz_c` where known",
+            ),
             Op::Custom => (&["flops", "bytes"], "`flops` and `bytes`"),
         }
     }
@@ -313,6 +404,8 @@ impl Op {
                 | Op::Gather
                 | Op::Scan
                 | Op::Reduction
+                | Op::LinearAttention
+                | Op::CrossEntropy
                 | Op::Custom
         )
     }
@@ -515,6 +608,11 @@ impl QuantFormat {
         self.value_bits / 8.0 + self.scale_bytes_per_block / self.block.max(1) as f64
     }
     /// Bits per value, scales included.
+    /// A GGUF k-quant (`q2_k` .. `q6_k`): 256-value super-blocks with packed sub-block scales.
+    pub fn is_gguf_k_quant(&self) -> bool {
+        let n = self.name.trim().to_ascii_lowercase().replace('-', "_");
+        self.block == 256 && n.starts_with('q') && n.ends_with("_k")
+    }
     pub fn bits_per_element(&self) -> f64 {
         self.bytes_per_element() * 8.0
     }
@@ -532,6 +630,42 @@ pub fn parse_block_quant(name: &str, group_size: Option<u64>) -> Option<(Dtype, 
         layout: layout.to_string(),
     };
     const GGML: &str = "llama.cpp ggml-common.h block layout";
+    // A group size in the name (`int4-awq-g128`, `gptq_g64`, `int4-g32`) for the group-wise
+    // formats, whose group is otherwise `group_size` (default 128).
+    if let Some((base, g)) = n.rsplit_once("_g").and_then(|(b, g)| {
+        g.parse::<u64>()
+            .ok()
+            .filter(|g| *g >= 1 && !b.is_empty())
+            .map(|g| (b, g))
+    }) {
+        if matches!(
+            base,
+            "int4_awq"
+                | "awq"
+                | "w4_awq"
+                | "int4_gptq"
+                | "gptq"
+                | "w4_gptq"
+                | "uint4_awq"
+                | "int4"
+                | "uint4"
+        ) {
+            let canon = if base.starts_with("int4") || base.starts_with("uint4") {
+                base.to_string()
+            } else {
+                format!("int4_{}", base.trim_start_matches("w4_"))
+            };
+            let canon = if canon == "int4" || canon == "uint4" {
+                "int4_awq".to_string()
+            } else {
+                canon
+            };
+            return parse_block_quant(&canon, Some(g)).map(|(d, mut q)| {
+                q.name = name.trim().to_string();
+                (d, q)
+            });
+        }
+    }
     let g = group_size.unwrap_or(128);
     Some(match n.as_str() {
         // llama.cpp: block_q4_0 = fp16 d + 16 B of nibbles per 32 values (18 B / 32).
@@ -767,6 +901,92 @@ impl Spec {
     }
 }
 
+/// Reads the names users guess for `dtypes` (`dtype`, one name or a list) and `problem`
+/// (`shape`, `dims`, `sizes`, `problem_size`) as those keys, with a note each; `dtypes` stays
+/// required.
+fn guessed_kernel_keys(
+    k: &mut RawKernel,
+    text: &str,
+    notes: &mut Vec<SpecNote>,
+) -> Result<Spanned<Vec<Spanned<String>>>, SpecError> {
+    let dtypes = match (k.dtypes.take(), k.dtype.take()) {
+        (Some(d), _) => d,
+        (None, Some(v)) => {
+            let span = span_of(&v);
+            let names: Option<Vec<Spanned<String>>> = match v.get_ref() {
+                toml::Value::String(s) => Some(vec![Spanned::new(span.clone(), s.clone())]),
+                toml::Value::Array(a) => a
+                    .iter()
+                    .map(|x| {
+                        x.as_str()
+                            .map(|s| Spanned::new(span.clone(), s.to_string()))
+                    })
+                    .collect(),
+                _ => None,
+            };
+            let Some(names) = names else {
+                return Err(SpecError::at(
+                    span,
+                    "wrong type for `dtype`, expected a dtype name or a list (`dtypes = [\"bf16\", \"fp32\"]`: storage, compute, output)",
+                )
+                .suggest(Some("dtypes".into())));
+            };
+            notes.push(SpecNote::at(
+                span.clone(),
+                "key `dtype` read as `dtypes` (storage dtype first, then compute and output dtypes): write `dtypes = [...]`",
+            ));
+            Spanned::new(span, names)
+        }
+        (None, None) => {
+            return Err(SpecError::at(
+                {
+                    let at = text.find("[kernel]").unwrap_or(0);
+                    at..at + "[kernel]".len().min(text.len() - at)
+                },
+                "missing field `dtypes` in [kernel], expected `dtypes = [\"STORAGE\", \"COMPUTE\"]`",
+            )
+            .suggest(Some("dtypes".into())));
+        }
+    };
+    for (name, v) in [
+        ("shape", k.shape.take()),
+        ("dims", k.dims.take()),
+        ("sizes", k.sizes.take()),
+        ("problem_size", k.problem_size.take()),
+    ] {
+        let Some(v) = v else { continue };
+        let span = span_of(&v);
+        match (v.into_inner(), k.problem.is_some()) {
+            (toml::Value::Table(t), false) => {
+                // The table's own spans are lost: every key is located at the table.
+                let map = t
+                    .into_iter()
+                    .map(|(key, val)| {
+                        (
+                            Spanned::new(span.clone(), key),
+                            Spanned::new(span.clone(), val),
+                        )
+                    })
+                    .collect();
+                k.problem = Some(Spanned::new(span.clone(), map));
+                notes.push(SpecNote::at(
+                    span,
+                    format!("key `{name}` read as `problem` (the sizes of the op): write `problem = {{ ... }}`"),
+                ));
+            }
+            (_, true) => notes.push(SpecNote::at(
+                span,
+                format!("key `{name}` not used by kplan: `problem` gives the sizes; the plan does not depend on it"),
+            )),
+            (_, false) => notes.push(SpecNote::at(
+                span,
+                format!("key `{name}` not used by kplan: the sizes go in `problem = {{ ... }}` (a table); the plan does not depend on it"),
+            )),
+        }
+    }
+    Ok(dtypes)
+}
+
 fn list_expected<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
     items
         .into_iter()
@@ -806,7 +1026,8 @@ pub fn parse_dtype(name: &str) -> Option<ParsedDtype> {
         "int8" | "i8" | "s8" => plain(Dtype::Int8),
         "uint8" | "u8" | "bool" => plain(Dtype::Uint8),
         "int4" | "i4" | "s4" | "uint4" | "u4" => plain(Dtype::Int4),
-        "int16" | "i16" | "s16" => plain(Dtype::Int16),
+        "int16" | "i16" | "s16" | "short" => plain(Dtype::Int16),
+        "uint16" | "u16" | "ushort" => plain(Dtype::Uint16),
         "int32" | "i32" | "s32" | "int" => plain(Dtype::Int32),
         "uint32" | "u32" | "uint" => plain(Dtype::Uint32),
         "int64" | "i64" | "s64" | "long" => plain(Dtype::Int64),
@@ -815,7 +1036,7 @@ pub fn parse_dtype(name: &str) -> Option<ParsedDtype> {
     }
 }
 
-const DTYPE_NAMES: [&str; 24] = [
+const DTYPE_NAMES: [&str; 25] = [
     "fp64",
     "fp32",
     "tf32",
@@ -836,6 +1057,7 @@ const DTYPE_NAMES: [&str; 24] = [
     "int8",
     "uint8",
     "int16",
+    "uint16",
     "int32",
     "uint32",
     "int64",
@@ -907,7 +1129,8 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     })?;
     let mut notes = crate::keys::check(text)?;
 
-    let k = raw.kernel;
+    let mut k = raw.kernel;
+    let dtypes = guessed_kernel_keys(&mut k, text, &mut notes)?;
     let name = k.name.get_ref().trim().to_string();
     if name.is_empty() {
         return Err(SpecError::at(
@@ -918,15 +1141,30 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     let op_name = norm_name(k.op.get_ref());
     let mut custom_op: Option<String> = None;
     let mut custom_knowledge: Option<String> = None;
+    // Other names of an op class: the fixed table (with the `kind` they imply), then the
+    // aliases of the class's operation knowledge base entry.
+    let kb_alias = kb
+        .ops
+        .iter()
+        .filter(|o| !o.knowledge_only)
+        .find(|o| o.aliases.iter().any(|a| norm_name(a) == op_name))
+        .and_then(|o| Op::parse(&o.id));
     let (op, alias_kind) = match Op::parse(&op_name) {
         Some(o) => (o, None),
         None => match Op::ALIASES.iter().find(|(a, _, _)| *a == op_name) {
             Some((_, o, kind)) => (*o, kind.map(str::to_string)),
+            None if kb_alias.is_some() => (kb_alias.unwrap_or(Op::Custom), None),
             None => {
                 let names: Vec<&str> = Op::ALL
                     .iter()
                     .map(|o| o.as_str())
                     .chain(Op::ALIASES.iter().map(|a| a.0))
+                    .chain(
+                        kb.ops
+                            .iter()
+                            .filter(|o| !o.knowledge_only)
+                            .flat_map(|o| o.aliases.iter().map(String::as_str)),
+                    )
                     .collect();
                 // A misspelt op class would be planned as the wrong thing: an error. Any other
                 // name is an operation kplan does not model: planned as a custom op.
@@ -975,9 +1213,9 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         },
     };
 
-    if k.dtypes.get_ref().is_empty() {
+    if dtypes.get_ref().is_empty() {
         return Err(SpecError::at(
-            span_of(&k.dtypes),
+            span_of(&dtypes),
             "empty `dtypes`, expected the storage dtype first, then the compute/accumulate dtype",
         ));
     }
@@ -1031,12 +1269,12 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         }
         Ok(dt)
     };
-    for d in k.dtypes.get_ref() {
+    for d in dtypes.get_ref() {
         parsed.push(note_dtype(d)?);
     }
     if parsed.len() > 3 {
         return Err(SpecError::at(
-            span_of(&k.dtypes),
+            span_of(&dtypes),
             "too many dtypes, expected at most storage, compute and output dtypes",
         ));
     }
@@ -1050,7 +1288,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                 .map(|(_, q)| q.clone())
         })
     };
-    let storage_quant = quant_at(k.dtypes.get_ref().first().map(span_of));
+    let storage_quant = quant_at(dtypes.get_ref().first().map(span_of));
     let weight_quant = quant_at(k.weight_dtype.as_ref().map(span_of));
     let storage = parsed[0];
     let compute = parsed.get(1).copied().unwrap_or(storage);
@@ -1488,8 +1726,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         description: k.description,
         op,
         direction,
-        dtypes: k
-            .dtypes
+        dtypes: dtypes
             .get_ref()
             .iter()
             .map(|d| d.get_ref().clone())
@@ -1672,6 +1909,110 @@ fn op_label(op: Op, custom: Option<&str>) -> String {
     }
 }
 
+/// Names users write for the problem keys the ops document, each with the documented keys it
+/// stands for, in order of preference: `problem_key_alias` picks the first one the op reads.
+const PROBLEM_KEY_ALIASES: &[(&str, &[&str])] = &[
+    ("hidden", &["cols", "dim"]),
+    ("hidden_size", &["hidden", "cols", "dim"]),
+    ("hidden_dim", &["hidden", "cols", "dim"]),
+    ("d_model", &["hidden", "cols", "dim"]),
+    ("model_dim", &["hidden", "cols", "dim"]),
+    ("embed_dim", &["dim", "hidden", "cols"]),
+    ("embedding_dim", &["dim", "hidden", "cols"]),
+    ("dim", &["cols"]),
+    ("features", &["cols"]),
+    ("num_features", &["cols"]),
+    ("seq_len", &["seqlen", "seq"]),
+    ("seqlen", &["seq"]),
+    ("seq_length", &["seqlen", "seq"]),
+    ("sequence_length", &["seqlen", "seq"]),
+    ("seq", &["seqlen"]),
+    ("q_len", &["seq_q"]),
+    ("query_len", &["seq_q"]),
+    ("kv_len", &["seq_kv"]),
+    ("context_len", &["seq_kv"]),
+    ("num_heads", &["heads"]),
+    ("n_heads", &["heads"]),
+    ("n_head", &["heads"]),
+    ("nheads", &["heads"]),
+    ("num_attention_heads", &["heads"]),
+    ("num_kv_heads", &["kv_heads"]),
+    ("n_kv_heads", &["kv_heads"]),
+    ("num_key_value_heads", &["kv_heads"]),
+    ("head_size", &["head_dim"]),
+    ("headdim", &["head_dim"]),
+    ("d_head", &["head_dim"]),
+    ("dim_head", &["head_dim"]),
+    ("d_k", &["d_state", "head_dim"]),
+    ("d_v", &["head_dim_v", "head_dim"]),
+    ("state_dim", &["d_state"]),
+    ("dstate", &["d_state"]),
+    ("n_state", &["d_state"]),
+    ("chunk_size", &["chunk", "block"]),
+    ("block_size", &["block", "page_size"]),
+    ("page_block_size", &["page_size"]),
+    ("batch_size", &["batch"]),
+    ("bs", &["batch"]),
+    ("num_seqs", &["batch"]),
+    ("num_sequences", &["batch"]),
+    ("tokens", &["rows"]),
+    ("num_tokens", &["tokens", "rows", "n"]),
+    ("n_tokens", &["tokens", "rows", "n"]),
+    ("vocab", &["cols"]),
+    ("vocab_size", &["vocab", "cols"]),
+    ("num_classes", &["vocab", "cols"]),
+    ("num_experts", &["experts"]),
+    ("n_experts", &["experts"]),
+    ("n_routed_experts", &["experts"]),
+    ("topk", &["top_k", "k"]),
+    ("top_k", &["k"]),
+    ("num_experts_per_tok", &["top_k"]),
+    ("num_groups", &["groups", "n_group"]),
+    ("n_groups", &["groups", "n_group"]),
+    ("ngroups", &["groups", "n_group"]),
+    ("num_rows", &["rows"]),
+    ("n_rows", &["rows"]),
+    ("nrows", &["rows"]),
+    ("num_cols", &["cols"]),
+    ("n_cols", &["cols"]),
+    ("ncols", &["cols"]),
+    ("in_features", &["k"]),
+    ("out_features", &["n"]),
+    ("nnz", &["nnz_a"]),
+    ("num_nonzeros", &["nnz", "nnz_a"]),
+    ("nonzeros", &["nnz", "nnz_a"]),
+    ("size", &["n"]),
+    ("numel", &["n"]),
+    ("num_elements", &["n"]),
+    ("elements", &["n"]),
+    ("length", &["n", "seq"]),
+    ("len", &["n", "seq"]),
+    ("count", &["n"]),
+    ("num_bins", &["bins"]),
+    ("nbins", &["bins"]),
+    ("num_segments", &["segments"]),
+    ("segment_length", &["segment_len"]),
+    ("kernel_size", &["kernel"]),
+    ("in_ch", &["in_channels"]),
+    ("out_ch", &["out_channels"]),
+    ("c_in", &["in_channels"]),
+    ("c_out", &["out_channels"]),
+];
+
+/// The documented problem key of the op that `key` (a name users guess, any case, dashes or
+/// underscores) stands for, when the op reads it.
+fn problem_key_alias(key: &str, allowed: &[&'static str]) -> Option<&'static str> {
+    let k = key.trim().to_ascii_lowercase().replace('-', "_");
+    if let Some(&c) = allowed.iter().find(|a| **a == k && k != key) {
+        return Some(c);
+    }
+    PROBLEM_KEY_ALIASES
+        .iter()
+        .find(|(a, _)| *a == k)
+        .and_then(|(_, cs)| cs.iter().find_map(|c| allowed.iter().find(|a| *a == c)))
+        .copied()
+}
+
 #[allow(clippy::too_many_arguments)]
 fn parse_problem(
     op: Op,
@@ -1709,9 +2050,28 @@ fn parse_problem(
     let mut causal = m.causal;
     let mut unused: Vec<&str> = Vec::new();
     let mut loose: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut loose_unused: Vec<(&str, std::ops::Range<usize>)> = Vec::new();
     for (key, val) in p.get_ref() {
         let kname = key.get_ref().as_str();
-        let Some(&canon) = allowed.iter().find(|a| **a == kname) else {
+        let given = |c: &str| p.get_ref().keys().any(|k| k.get_ref() == c);
+        let aliased = (!allowed.contains(&kname))
+            .then(|| problem_key_alias(kname, allowed))
+            .flatten()
+            .filter(|c| !given(c));
+        if let Some(c) = aliased {
+            notes.push(SpecNote::at(
+                key.span(),
+                format!(
+                    "problem key `{kname}` read as `{c}` (op `{}` is sized by {}): write `{c}`",
+                    op.as_str(),
+                    list_expected(allowed.iter().copied())
+                ),
+            ));
+        }
+        let Some(&canon) = aliased
+            .as_ref()
+            .or_else(|| allowed.iter().find(|a| **a == kname))
+        else {
             // A key of another op is a deliberate word, not a typo of this op's keys; a close
             // spelling of one of this op's keys is a typo (its value would size the problem).
             let of_other: Vec<&str> = Op::ALL
@@ -1753,6 +2113,7 @@ fn parse_problem(
                     loose.insert(kname, i as u64);
                 }
                 if custom.is_some() {
+                    loose_unused.push((kname, key.span()));
                     continue;
                 }
             }
@@ -1775,7 +2136,7 @@ fn parse_problem(
                     "wrong type for `causal`, expected a boolean",
                 ))
             }
-            ("flops" | "bytes" | "flops_per_element", v) => {
+            ("flops" | "bytes" | "flops_per_element" | "top_p" | "min_p" | "temperature", v) => {
                 let x = match v {
                     toml::Value::Integer(i) => *i as f64,
                     toml::Value::Float(f) => *f,
@@ -2111,6 +2472,88 @@ fn parse_problem(
                 }
                 _ => return Err(missing("`n`, or `segments` and `segment_len`")),
             },
+            Op::LinearAttention => {
+                let heads = need("heads")?;
+                let head_dim = need("head_dim")?;
+                let d_state = ints.get("d_state").copied().unwrap_or(head_dim);
+                let chunk = ints.get("chunk").copied().unwrap_or(64);
+                let (batch, seqlen) = match (
+                    ints.get("total_tokens"),
+                    ints.get("seqlen").or(ints.get("seq")),
+                ) {
+                    (Some(&t), _) => (1, t),
+                    (None, Some(&s)) => (ints.get("batch").copied().unwrap_or(1), s),
+                    (None, None) => return Err(missing("`seqlen` (or `total_tokens`)")),
+                };
+                let groups = ints.get("groups").copied().unwrap_or(heads);
+                if groups > heads || heads % groups != 0 {
+                    return Err(SpecError::at(
+                        p.span(),
+                        "invalid `groups`, expected a divisor of `heads`",
+                    ));
+                }
+                let chunks = seqlen.div_ceil(chunk);
+                extra.insert("tokens", mul(batch, seqlen));
+                extra.insert("chunks", chunks);
+                extra.insert("d_state", d_state);
+                extra.insert("chunk", chunk);
+                extra.insert("groups", groups);
+                // The chunked form: per (sequence, head, chunk) a chunk x chunk product over the
+                // state width and a chunk x head_dim product, batched.
+                Problem::Gemm {
+                    batch: mul(mul(batch, heads), chunks),
+                    m: chunk,
+                    n: head_dim,
+                    k: d_state,
+                }
+            }
+            Op::Sampling => Problem::Rows {
+                rows: ints
+                    .get("batch")
+                    .or(ints.get("rows"))
+                    .copied()
+                    .ok_or_else(|| missing("`batch` (or `rows`)"))?,
+                cols: ints
+                    .get("vocab")
+                    .or(ints.get("cols"))
+                    .copied()
+                    .ok_or_else(|| missing("`vocab` (or `cols`)"))?,
+            },
+            Op::CrossEntropy => {
+                let rows = ints
+                    .get("tokens")
+                    .or(ints.get("rows"))
+                    .copied()
+                    .ok_or_else(|| missing("`tokens` (or `rows`)"))?;
+                let cols = ints
+                    .get("vocab")
+                    .or(ints.get("cols"))
+                    .copied()
+                    .ok_or_else(|| missing("`vocab` (or `cols`)"))?;
+                match ints.get("hidden") {
+                    // Fused with the LM-head matmul: logits = hidden states x weight^T.
+                    Some(&h) => Problem::Gemm {
+                        batch: 1,
+                        m: rows,
+                        n: cols,
+                        k: h,
+                    },
+                    None => Problem::Rows { rows, cols },
+                }
+            }
+            Op::Spgemm => {
+                let rows = ints
+                    .get("rows")
+                    .or(ints.get("m"))
+                    .copied()
+                    .ok_or_else(|| missing("`rows` (or `m`)"))?;
+                need("nnz_a")?;
+                need("nnz_b")?;
+                let inner = ints.get("cols").or(ints.get("k")).copied().unwrap_or(rows);
+                extra.insert("inner", inner);
+                extra.insert("out_cols", ints.get("n").copied().unwrap_or(inner));
+                Problem::Rows { rows, cols: inner }
+            }
             Op::Custom => {
                 let flops = floats.get("flops").copied();
                 let mut bytes = floats.get("bytes").copied();
@@ -2181,6 +2624,35 @@ fn parse_problem(
         }
         Err(e) => return Err(e),
     };
+    let sized_by_assumption = custom_assumption.is_some();
+    for (kname, span) in loose_unused {
+        if sized_by_assumption && matches!(kname, "n" | "rows" | "cols") {
+            continue;
+        }
+        notes.push(SpecNote::at(
+            span,
+            format!(
+                "problem key `{kname}` not used by kplan: op {} has no work model, so only `flops` and `bytes` (or `n`, `rows` x `cols` for a streaming estimate) size it; the plan does not depend on it",
+                op_label(op, custom)
+            ),
+        ));
+    }
+    if unknown.is_none() {
+        for (kname, why) in op.keys_outside_work_model() {
+            if let Some((key, _)) = p.get_ref().iter().find(|(k, _)| {
+                k.get_ref() == kname || problem_key_alias(k.get_ref(), allowed) == Some(*kname)
+            }) {
+                notes.push(SpecNote::at(
+                    key.span(),
+                    format!(
+                        "problem key `{}` is not in the work model of op `{}`: {why}",
+                        key.get_ref(),
+                        op.as_str()
+                    ),
+                ));
+            }
+        }
+    }
     let mut dims: BTreeMap<String, u64> =
         ints.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     dims.extend(extra.into_iter().map(|(k, v)| (k.to_string(), v)));

@@ -77,16 +77,19 @@ fn a_misspelt_op_class_is_an_error_a_different_word_is_not() {
         e.contains("t.toml:3:6") && e.contains("did you mean `histogram`?"),
         "{e}"
     );
-    // Two edits from `spmm`, but another operation: planned as custom, the note names spmm.
+    // Two edits from `spmv`, but another operation: planned as custom, the note names it.
     let t = spec_text(
-        "op = \"spgemm\"\ndtypes = [\"fp64\"]\nproblem = { rows = 100, cols = 100 }",
+        "op = \"spmspv\"\ndtypes = [\"fp64\"]\nproblem = { rows = 100, cols = 100 }",
         MIXED,
         "",
     );
     let p = plan_of(&t);
-    assert_eq!(p.operation.custom_op.as_deref(), Some("spgemm"));
+    assert_eq!(p.operation.custom_op.as_deref(), Some("spmspv"));
     assert!(
-        p.kernel.notes.iter().any(|n| n.contains("`spmm`")),
+        p.kernel
+            .notes
+            .iter()
+            .any(|n| n.contains("`spmv`") || n.contains("`spmm`")),
         "{:?}",
         p.kernel.notes
     );
@@ -95,7 +98,7 @@ fn a_misspelt_op_class_is_an_error_a_different_word_is_not() {
 #[test]
 fn a_custom_op_over_rows_and_cols_gets_its_streaming_bytes_stated_as_an_assumption() {
     let t = spec_text(
-        "op = \"sampling\"\ndtypes = [\"fp32\", \"fp32\", \"int32\"]\nproblem = { rows = 512, cols = 1000 }",
+        "op = \"viterbi-step\"\ndtypes = [\"fp32\", \"fp32\", \"int32\"]\nproblem = { rows = 512, cols = 1000 }",
         MIXED,
         "",
     );
@@ -375,14 +378,17 @@ fn kernel_items_of_the_checklist_are_not_applicable_to_a_library_verdict() {
 }
 
 #[test]
-fn a_custom_op_the_knowledge_base_knows_gets_its_libraries_and_risks() {
+fn an_op_class_added_to_the_knowledge_base_gets_its_work_model_libraries_and_risks() {
     let t = spec_text(
-        "op = \"spgemm\"\ndtypes = [\"fp64\"]\nproblem = { rows = 1000000, cols = 1000000, nnz_a = 30000000 }",
+        "op = \"spgemm\"\ndtypes = [\"fp64\"]\nproblem = { rows = 1000000, cols = 1000000, nnz_a = 30000000, nnz_b = 30000000 }",
         r#""a100", "mi250x""#,
         "",
     );
     let p = plan_of(&t);
-    assert_eq!(p.operation.class, "custom");
+    assert_eq!(p.operation.class, "spgemm");
+    assert!(p.operation.work_unknown.is_none());
+    // 2 x nnz_a x nnz_b / cols intermediate products (rows of B of equal length).
+    assert_eq!(p.operation.flops, 2.0 * 30000000.0 * 30.0);
     assert_eq!(
         p.verdict.decision,
         Decision::UseVendorLibrary,
@@ -392,12 +398,7 @@ fn a_custom_op_the_knowledge_base_knows_gets_its_libraries_and_risks() {
     assert!(p.verdict.reason.contains("cuSPARSE") && p.verdict.reason.contains("rocSPARSE"));
     let ids: Vec<&str> = p.risks.iter().map(|r| r.id.as_str()).collect();
     assert!(ids.contains(&"spgemm-output-size"), "{ids:?}");
-    assert!(p
-        .kernel
-        .notes
-        .iter()
-        .any(|n| n.contains("knowledge base entry `spgemm`")));
-    // An alias reaches the same entry.
+    // An alias of the op knowledge base entry reaches the same class.
     let p = plan_of(&t.replace("\"spgemm\"", "\"sparse-matmul\""));
     assert!(p.risks.iter().any(|r| r.id == "spgemm-row-imbalance"));
 }

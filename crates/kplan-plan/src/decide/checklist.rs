@@ -68,10 +68,9 @@ pub fn review(
         .filter(|t| t.is_gpu())
         .filter_map(|t| t.warp())
         .collect();
-    let differ = gpu_warps.windows(2).any(|w| w[0] != w[1])
-        || targets
-            .iter()
-            .any(|t| t.is_gpu() && t.arch.warp_sizes.len() > 1);
+    // The warp size each target's code runs at (an RDNA part that can also run wave64 runs
+    // wave32 under HIP): one size for every target means no warp-size difference to address.
+    let differ = gpu_warps.windows(2).any(|w| w[0] != w[1]);
     let unknown_warp: Vec<&str> = targets
         .iter()
         .filter(|t| t.is_gpu() && t.warp().is_none())
@@ -88,7 +87,11 @@ pub fn review(
             "no GPU target: warp size does not apply".into(),
         )
     } else if !differ {
-        item("warp size addressed", Status::Pass, format!("every GPU target runs warp size {}", gpu_warps.first().map(|w| w.to_string()).unwrap_or_else(|| "- (no GPU target)".into())))
+        item("warp size addressed", Status::Pass, match gpu_warps.first() {
+            Some(32) if targets.iter().filter(|t| t.is_gpu()).all(|t| t.is_rdna()) => "every target wave32: no wave64 path to write".to_string(),
+            Some(w) => format!("every GPU target runs warp size {w}"),
+            None => "- (no GPU target)".into(),
+        })
     } else if plan.risks.iter().any(|r| r.id == "warp-size") {
         item("warp size addressed", Status::Pass, "warp sizes differ; risk `warp-size` gives the mitigation and tiles are whole warps per target (section 6)".into())
     } else {
@@ -344,6 +347,7 @@ pub fn review(
 
     // 9
     v.push(match &plan.header {
+        _ if no_kernel => na("header thin and documented", "no kernel is written (library/framework verdict): the portability header is not needed"),
         Some(h) => {
             let lines = h.lines().count();
             item(
@@ -352,7 +356,6 @@ pub fn review(
                 format!("generated portability header, {lines} lines, one documented macro/inline per platform difference (section 5)"),
             )
         }
-        None if no_kernel => na("header thin and documented", "no kernel is written: no portability header is needed"),
         None => item("header thin and documented", Status::NeedsHuman, plan.header_note.clone()),
     });
 

@@ -20,6 +20,9 @@ mod cross_block;
 mod dtype_support;
 mod features;
 mod fp8_encoding;
+mod fp8_fnuz_scale;
+mod gelu_approximation;
+mod gguf_k_quant;
 mod half_type_names;
 mod inline_asm;
 mod int32_index_overflow;
@@ -129,6 +132,9 @@ pub const RULES: &[Entry] = &[
     Entry { id: "amd-launch-bounds", check: launch_bounds::check, fixtures: launch_bounds::FIXTURES },
     Entry { id: "half-type-names", check: half_type_names::check, fixtures: half_type_names::FIXTURES },
     Entry { id: "cross-block-progress", check: cross_block::check, fixtures: cross_block::FIXTURES },
+    Entry { id: "fp8-fnuz-scale", check: fp8_fnuz_scale::check, fixtures: fp8_fnuz_scale::FIXTURES },
+    Entry { id: "gelu-approximation", check: gelu_approximation::check, fixtures: gelu_approximation::FIXTURES },
+    Entry { id: "gguf-k-quant-layout", check: gguf_k_quant::check, fixtures: gguf_k_quant::FIXTURES },
 ];
 
 pub fn run(cx: &Cx) -> Vec<Risk> {
