@@ -291,6 +291,13 @@ fn check_less_than(cx: &mut Cx) {
         let Some(k) = less_than_arch(&words) else {
             continue;
         };
+        // `defined(__CUDA_ARCH__) && __CUDA_ARCH__ < N`, negated or not: the author tells the
+        // passes without the macro apart
+        if words.windows(3).any(|w| {
+            w[0] == "defined" && (w[1] == "__CUDA_ARCH__" || w[1] == "(" && w[2] == "__CUDA_ARCH__")
+        }) {
+            continue;
+        }
         let test = format!("__CUDA_ARCH__ {} {}", words[k + 1], words[k + 2]);
         let host = g.func == 0 && br.reach & crate::lex::pass::NV_HOST != 0;
         let msg = if host {

@@ -265,6 +265,16 @@ pub fn check(cx: &mut Cx, report: bool) {
         if det.inventory_only || src.platform(a) != Platform::Any || src.in_conditional(a, true) {
             continue;
         }
+        // features HIP gained late or lacks among the warp and atomic intrinsics: a use under a
+        // project's own condition (an NVIDIA architecture switch, a feature macro) is the
+        // project's choice
+        if matches!(
+            det.feature,
+            "syncwarp" | "nanosleep" | "block-scoped-atomics"
+        ) && src.in_conditional(a, false)
+        {
+            continue;
+        }
         match firsts.iter_mut().find(|f| f.2.feature == det.feature) {
             Some(f) => f.3 += 1,
             None => firsts.push((a, b, det, 1)),
