@@ -300,6 +300,8 @@ fn feature_ids_are_exactly_the_documented_ones() {
         "int-atomics",
         "tensor-cores",
         "fp8",
+        "nanosleep",
+        "block-scoped-atomics",
     ];
     let kb = Kb::builtin();
     let mut ids: Vec<&str> = kb.features.iter().map(|f| f.id.as_str()).collect();

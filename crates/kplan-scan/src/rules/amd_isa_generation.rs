@@ -15,7 +15,8 @@ pub static META: RuleMeta = RuleMeta {
 (`buffer_wbinvl1_vol`, `buffer_invl2`, `buffer_gl0_inv`, `buffer_inv`, `global_inv`, `s_memtime`, \
 `s_memrealtime`, gfx10/gfx11's `s_waitcnt_vscnt` / `s_waitcnt_lgkmcnt`, gfx12's `s_wait_*` counters, gfx8/9 \
 DPP `row_bcast` and `wave_*` shifts; mnemonics are matched whole, as clang-19's assembler accepts them per \
-target), and DPP control \
+target), VALU instructions whose scalar lane-mask operand (`v_mad_u64_u32` / `v_add_co_u32` carry, a `v_cmp_*_e64` \
+result) is bound to an SGPR constraint (`\"=s\"`) where a wave32 target compiles them, and DPP control \
 words that only gfx8/gfx9 have (`0x142` row_bcast:15, `0x143` row_bcast:31, `0x130`/`0x134`/`0x138`/`0x13c` \
 wave shifts and rotates) passed to `__builtin_amdgcn_update_dpp` / `__builtin_amdgcn_mov_dpp` or to a \
 project function or template named `*dpp*`. It evaluates the preprocessor branches around the use for the \
@@ -168,6 +169,38 @@ const GFX9_DPP: &[(u64, &str)] = &[
     (0x143, "row_bcast:31"),
 ];
 
+/// VALU instructions with a scalar lane-mask operand (carry-out / carry-in of VOP3b, a VOPC
+/// compare's result): `s[n:n+1]` on wave64, one SGPR on wave32.
+fn lane_mask_insn(w: &str) -> bool {
+    matches!(
+        w,
+        "v_mad_u64_u32"
+            | "v_mad_i64_i32"
+            | "v_add_co_u32"
+            | "v_sub_co_u32"
+            | "v_subrev_co_u32"
+            | "v_addc_co_u32"
+            | "v_subb_co_u32"
+            | "v_subbrev_co_u32"
+            | "v_div_scale_f32"
+            | "v_div_scale_f64"
+    ) || w.starts_with("v_cmp_") && w.ends_with("_e64")
+}
+
+/// Whether an operand constraint of the `asm` statement at `i..=c` allows an SGPR (`"=s"`,
+/// `"+s"`, `"s"`).
+fn sgpr_constraint(src: &crate::lex::Src, i: usize, c: usize) -> bool {
+    let Some(colon) = (i..c).find(|&k| src.is(k, ":")) else {
+        return false;
+    };
+    (colon..c).any(|k| {
+        src.kind(k) == Some(Tk::Str) && {
+            let b = src.str_body(k);
+            !b.is_empty() && b.trim_start_matches(['=', '+', '&']).starts_with('s')
+        }
+    })
+}
+
 /// Words of an assembly template (mnemonics and modifiers).
 fn words(t: &str) -> impl Iterator<Item = &str> {
     t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -217,6 +250,19 @@ pub fn check(cx: &mut Cx) {
             });
             if let Some((w, _name, lack, instead)) = hit {
                 report(cx, i, c, &format!("`{w}`"), lack, instead);
+            } else if let Some(w) = words(&tpl).find(|w| lane_mask_insn(w)) {
+                // an SGPR operand for the instruction's lane mask (carry, compare result):
+                // a register pair on wave64, one SGPR on wave32
+                if sgpr_constraint(src, i, c) {
+                    let lack = lacking_at(cx, &passes, i, |p| p.wave == 64);
+                    if !lack.is_empty() {
+                        let msg = format!(
+                            "`{w}` binds its lane-mask operand to an SGPR constraint: the mask is a register pair on wave64 and one SGPR on wave32, and the wave32 target(s) {} compile this line",
+                            lack.join(", ")
+                        );
+                        cx.report_with(&META, META.severity, lack, i, c, msg, "guard the assembly for wave64 (`__AMDGCN_WAVEFRONT_SIZE == 64`) and give wave32 a path, or let the compiler pick the registers (`__builtin_amdgcn_*` or plain C++)");
+                    }
+                }
             }
         }
     }

@@ -16,7 +16,11 @@ kernel or device function whose guarded branch holds most of the body, when the 
 plain `#ifdef __CUDA_ARCH__` (the device/host split) the AMD device pass compiles the host branch. Also \
 finds, outside functions, a plain `#ifdef __CUDA_ARCH__` / `#else` that gives a function-like macro a device \
 and a host definition (a warning), and, in a HIP-only file (`.hip`, or HIP headers and no CUDA header), a \
-`__CUDA_ARCH__` test with an `#else`: never true there, so its first branch is dead (a warning).",
+`__CUDA_ARCH__` test with an `#else`: never true there, so its first branch is dead (a warning). Outside \
+kernels it finds a `__CUDA_ARCH__ < N` test that AMD compilations reach (HIP leaves the macro undefined, so the \
+test reads `0 < N` and AMD builds the branch meant for NVIDIA GPUs older than `N`; in host code it is true in \
+every host pass), and `__device__` functions defined only under a `__CUDA_ARCH__` test at file scope and called \
+from code AMD compiles (the HIP device pass never sees the definition).",
     why: "HIP (clang `-x hip`, hipcc) never defines `__CUDA_ARCH__`, in the device pass either: checked with \
 `clang-19 -x hip --cuda-device-only -E -dM`. A kernel whose body is under such a test compiles to an empty \
 kernel on AMD: it launches, returns at once and leaves its output unwritten, with no error. Under a device/host \
@@ -34,6 +38,8 @@ pub fn check(cx: &mut Cx) {
         return;
     }
     check_file_scope(cx);
+    check_less_than(cx);
+    check_device_defs(cx);
     if cx.src.funcs.is_empty() {
         return;
     }
@@ -231,6 +237,219 @@ fn check_file_scope(cx: &mut Cx) {
             targets.clone(),
             s,
             e,
+            msg,
+            "test the device pass of both compilers: `#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)`",
+        );
+    }
+}
+
+/// The `__CUDA_ARCH__ < N` / `<= N` comparison in a directive's words, when there is one.
+fn less_than_arch(words: &[&str]) -> Option<usize> {
+    (0..words.len().saturating_sub(2)).find(|&k| {
+        words[k] == "__CUDA_ARCH__"
+            && matches!(words[k + 1], "<" | "<=")
+            && words[k + 2]
+                .bytes()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit())
+    })
+}
+
+/// `#if __CUDA_ARCH__ < 700` reached by AMD compilations: HIP leaves `__CUDA_ARCH__`
+/// undefined, the preprocessor reads it as 0, and AMD compiles the branch written for old
+/// NVIDIA GPUs (outside device code the test is also true in NVIDIA's host pass).
+fn check_less_than(cx: &mut Cx) {
+    let src = cx.src;
+    let targets = cx.ctx.vendor_targets(kplan_kb::Vendor::Amd);
+    if targets.is_empty() {
+        return;
+    }
+    let mut hits: Vec<(usize, usize, String)> = Vec::new();
+    for br in src.branches.iter().skip(1) {
+        if br.is_alternative || br.dead || br.reach & crate::lex::pass::AMD == 0 {
+            continue;
+        }
+        let Some(g) = src.groups.get(br.group as usize) else {
+            continue;
+        };
+        if g.include_guard {
+            continue;
+        }
+        let cond = src
+            .text
+            .get(br.cond.0 as usize..br.cond.1 as usize)
+            .unwrap_or("");
+        if !cond.contains("__CUDA_ARCH__") {
+            continue;
+        }
+        let words = crate::lex::cond_tokens_pub(cond);
+        if words.iter().any(|w| {
+            w.contains("HIP") || w.contains("AMD") || w.contains("ROCM") || w.contains("gfx")
+        }) {
+            continue;
+        }
+        let Some(k) = less_than_arch(&words) else {
+            continue;
+        };
+        // `defined(__CUDA_ARCH__) && __CUDA_ARCH__ < N`, negated or not: the author tells the
+        // passes without the macro apart
+        if words.windows(3).any(|w| {
+            w[0] == "defined" && (w[1] == "__CUDA_ARCH__" || w[1] == "(" && w[2] == "__CUDA_ARCH__")
+        }) {
+            continue;
+        }
+        let test = format!("__CUDA_ARCH__ {} {}", words[k + 1], words[k + 2]);
+        let host = g.func == 0 && br.reach & crate::lex::pass::NV_HOST != 0;
+        let msg = if host {
+            format!("`{test}` is true wherever `__CUDA_ARCH__` is undefined: in every host pass and in every HIP pass, so AMD (and NVIDIA host code) takes the branch meant for NVIDIA GPUs older than the bound")
+        } else {
+            format!("`{test}` reads `__CUDA_ARCH__` as 0 under HIP, which never defines it: AMD compiles the branch meant for NVIDIA GPUs older than the bound")
+        };
+        hits.push((br.cond.0 as usize, br.cond.1 as usize, msg));
+    }
+    for (s, e, msg) in hits {
+        cx.report_span(
+            &META,
+            Severity::Warning,
+            targets.clone(),
+            s,
+            e,
+            msg,
+            "add `defined(__CUDA_ARCH__) &&` to the test and give AMD (and host code) the path it needs, or choose by a runtime or AMD-architecture test",
+        );
+    }
+}
+
+/// Whether branch `b` is `anc` or lies inside it.
+fn within(src: &crate::lex::Src, mut b: u32, anc: u32) -> bool {
+    let mut guard = 0;
+    while b != 0 && guard < 1000 {
+        if b == anc {
+            return true;
+        }
+        b = src.branches.get(b as usize).map_or(0, |x| x.parent);
+        guard += 1;
+    }
+    false
+}
+
+/// `#ifdef __CUDA_ARCH__` at file scope around `__device__` function definitions, when the
+/// file calls them from code AMD compiles: HIP's device pass never defines `__CUDA_ARCH__`,
+/// so the definitions are missing there and the call does not compile (or resolves to a host
+/// form in the `#else`). `__CUDA_ARCH__ < N` polyfills for old NVIDIA parts are left out.
+fn check_device_defs(cx: &mut Cx) {
+    let src = cx.src;
+    let targets = cx.ctx.vendor_targets(kplan_kb::Vendor::Amd);
+    if targets.is_empty() || src.funcs.is_empty() {
+        return;
+    }
+    // (branch, names of the device functions defined in it)
+    let mut gates: Vec<(u32, Vec<&str>)> = Vec::new();
+    for (bi, br) in src.branches.iter().enumerate().skip(1) {
+        if br.is_alternative || br.dead || br.platform != Platform::Nvidia {
+            continue;
+        }
+        let Some(g) = src.groups.get(br.group as usize) else {
+            continue;
+        };
+        if g.func != 0 || g.include_guard || src.branch_platform(br.parent) == Platform::Nvidia {
+            continue;
+        }
+        let cond = src
+            .text
+            .get(br.cond.0 as usize..br.cond.1 as usize)
+            .unwrap_or("");
+        let words = crate::lex::cond_tokens_pub(cond);
+        if !words.contains(&"__CUDA_ARCH__")
+            || less_than_arch(&words).is_some()
+            || words.iter().any(|w| {
+                w.contains("HIP") || w.contains("AMD") || w.contains("ROCM") || w.contains("gfx")
+            })
+        {
+            continue;
+        }
+        let names: Vec<&str> = src
+            .funcs
+            .iter()
+            .filter(|f| {
+                src.toks
+                    .get(f.marker as usize)
+                    .is_some_and(|t| within(src, t.branch, bi as u32))
+            })
+            .filter_map(|f| f.name.map(|n| src.s(n as usize)))
+            .filter(|n| !n.is_empty())
+            .collect();
+        if !names.is_empty() {
+            gates.push((bi as u32, names));
+        }
+    }
+    if gates.is_empty() {
+        return;
+    }
+    // a name also defined outside every gate (another overload, the generic template of a
+    // specialization, the AMD or host form) still resolves on AMD
+    let gated: std::collections::HashSet<u32> = gates.iter().map(|(b, _)| *b).collect();
+    let elsewhere: std::collections::HashSet<&str> = src
+        .funcs
+        .iter()
+        .filter(|f| {
+            src.toks.get(f.marker as usize).is_some_and(|t| {
+                !gated.iter().any(|&b| within(src, t.branch, b))
+                    && src.branch_platform(t.branch) != Platform::Nvidia
+            })
+        })
+        .filter_map(|f| f.name.map(|n| src.s(n as usize)))
+        .collect();
+    for (_, names) in gates.iter_mut() {
+        names.retain(|n| !elsewhere.contains(n));
+    }
+    // one pass: calls of those names from code AMD compiles, outside the gate itself
+    let mut by_name: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+    for (gi, (_, names)) in gates.iter().enumerate() {
+        for n in names {
+            by_name.entry(n).or_default().push(gi);
+        }
+    }
+    let mut used: Vec<Option<&str>> = vec![None; gates.len()];
+    for i in 0..src.toks.len() {
+        if src.kind(i) != Some(crate::lex::Tk::Ident) || !src.is(i + 1, "(") {
+            continue;
+        }
+        let w = src.s(i);
+        let Some(gis) = by_name.get(w) else {
+            continue;
+        };
+        for &gi in gis {
+            let b = gates[gi].0;
+            if used[gi].is_none()
+                && !within(src, src.toks[i].branch, b)
+                && src.platform(i) != Platform::Nvidia
+                && src.in_device(i)
+            {
+                used[gi] = Some(w);
+            }
+        }
+    }
+    for ((b, _), u) in gates.iter().zip(used) {
+        let Some(name) = u else {
+            continue;
+        };
+        let Some(br) = src.branches.get(*b as usize) else {
+            continue;
+        };
+        let cond = src
+            .text
+            .get(br.cond.0 as usize..br.cond.1 as usize)
+            .unwrap_or("");
+        let cond = cond.split("//").next().unwrap_or("");
+        let cond = cond.split("/*").next().unwrap_or("").trim();
+        let msg = format!("`{name}` is defined only under `{cond}`, which HIP's device pass never defines, but device code AMD compiles calls it: on AMD the definition is missing");
+        cx.report_span(
+            &META,
+            META.severity,
+            targets.clone(),
+            br.cond.0 as usize,
+            br.cond.1 as usize,
             msg,
             "test the device pass of both compilers: `#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)`",
         );

@@ -13,8 +13,9 @@ pub static META: RuleMeta = RuleMeta {
     summary: "feature specific to NVIDIA used where a target in scope lacks it",
     what: "Finds uses of NVIDIA-specific features: WMMA (`nvcuda::wmma`), `mma.sync`/`ldmatrix`, WGMMA, \
 `tcgen05`, `cp.async` and the pipeline API, TMA (`cp.async.bulk`, `CUtensorMap`), thread-block clusters, \
-`__nv_fp8*` types, `__reduce_*_sync`, `__match_*_sync`, cooperative launch, dynamic parallelism (launches from \
-device code), and CUTLASS/CuTe atoms named after them. Each is looked up in the knowledge base; the finding lists \
+`__nv_fp8*` types, `__reduce_*_sync`, `__match_*_sync`, `__syncwarp`, `__nanosleep`, block-scoped atomics \
+(`atomicAdd_block`, ...), cooperative launch, dynamic parallelism (launches from device code), and CUTLASS/CuTe \
+atoms named after them. Each is looked up in the knowledge base; the finding lists \
 the targets in scope where the feature is missing (error) or partial (warning).",
     why: "These features have no drop-in equivalent on the other targets: the code does not compile there, or \
 compiles to a slow emulation. Each needs a per-backend path (MFMA/WMMA on AMD, a plain loop on CPU) that the plan \
@@ -27,7 +28,7 @@ must budget for.",
     features: &[
         "wmma", "mma-sync", "wgmma", "tcgen05", "async-copy", "tma", "clusters", "fp8-ocp", "warp-reduce", "warp-match",
         "cooperative-launch", "dynamic-parallelism", "warp-shuffle-sync", "warp-shuffle", "warp-vote", "syncwarp", "inline-ptx",
-        "inline-gcn-asm",
+        "inline-gcn-asm", "nanosleep", "block-scoped-atomics",
     ],
 };
 
@@ -62,7 +63,7 @@ fn ident_feature(w: &str, next: &str) -> Option<Det> {
     if b.len() < 4
         || !matches!(
             b[0],
-            b'_' | b'S' | b'w' | b'n' | b'm' | b'c' | b'C' | b't' | b'g' | b'G' | b'U'
+            b'_' | b'S' | b'w' | b'n' | b'm' | b'c' | b'C' | b't' | b'g' | b'G' | b'U' | b'a'
         )
     {
         return None;
@@ -101,7 +102,15 @@ fn ident_feature(w: &str, next: &str) -> Option<Det> {
         "__ballot_sync" | "__any_sync" | "__all_sync" | "__activemask" | "__uni_sync" => {
             inv("warp-vote")
         }
-        "__syncwarp" => inv("syncwarp"),
+        // HIP's headers gained `__syncwarp` late (ROCm 7, per the KB): reported where AMD
+        // compiles it, like any feature the KB marks partial
+        "__syncwarp" => d("syncwarp", false),
+        "__nanosleep" => d("nanosleep", false),
+        "atomicAdd_block" | "atomicSub_block" | "atomicExch_block" | "atomicMin_block"
+        | "atomicMax_block" | "atomicInc_block" | "atomicDec_block" | "atomicCAS_block"
+        | "atomicAnd_block" | "atomicOr_block" | "atomicXor_block" => {
+            d("block-scoped-atomics", false)
+        }
         _ => {
             if w.starts_with("__nv_fp8") || w.starts_with("__nv_cvt_") && w.contains("fp8") {
                 d("fp8-ocp", true)
@@ -190,7 +199,8 @@ pub fn check(cx: &mut Cx, report: bool) {
     let src = cx.src;
     let n = src.toks.len();
     let mut hits: Vec<(usize, usize, Det)> = Vec::new();
-    let own = if cx.has("__nv_") {
+    let mut defined_names: Option<std::collections::HashSet<&str>> = None;
+    let mut own = if cx.has("__nv_") {
         own_types(src)
     } else {
         Vec::new()
@@ -204,6 +214,31 @@ pub fn check(cx: &mut Cx, report: bool) {
         }
         let w = src.s(i);
         if let Some(det) = ident_feature(w, src.s(i + 1)).filter(|_| !own.contains(&w)) {
+            // a device function the project provides under that name (a compatibility shim:
+            // `#define __syncwarp() ...`, `__device__ void __syncwarp() {}`) is its own
+            if det.feature == "syncwarp"
+                || det.feature == "nanosleep"
+                || det.feature == "block-scoped-atomics"
+            {
+                let shim = matches!(
+                    src.s(i.wrapping_sub(1)),
+                    "void" | "int" | "unsigned" | "float" | "double" | "define"
+                ) || defined_names
+                    .get_or_insert_with(|| {
+                        src.defines
+                            .iter()
+                            .filter_map(|d| {
+                                src.text.get(d.name_start as usize..d.name_end as usize)
+                            })
+                            .collect()
+                    })
+                    .contains(w);
+                if shim {
+                    own.push(w);
+                    hits.retain(|h: &(usize, usize, Det)| src.s(h.0) != w);
+                    continue;
+                }
+            }
             // `wmma::` counted once per statement would be nicer; count every use
             hits.push((i, i, det));
         }
@@ -228,6 +263,16 @@ pub fn check(cx: &mut Cx, report: bool) {
     let mut firsts: Vec<(usize, usize, Det, usize)> = Vec::new();
     for (a, b, det) in hits {
         if det.inventory_only || src.platform(a) != Platform::Any || src.in_conditional(a, true) {
+            continue;
+        }
+        // features HIP gained late or lacks among the warp and atomic intrinsics: a use under a
+        // project's own condition (an NVIDIA architecture switch, a feature macro) is the
+        // project's choice
+        if matches!(
+            det.feature,
+            "syncwarp" | "nanosleep" | "block-scoped-atomics"
+        ) && src.in_conditional(a, false)
+        {
             continue;
         }
         match firsts.iter_mut().find(|f| f.2.feature == det.feature) {
@@ -279,13 +324,23 @@ pub fn check(cx: &mut Cx, report: bool) {
         } else {
             "inline assembly".to_string()
         };
+        // where the KB knows the toolchain that first has it on a partial target, say so
+        let since = if missing.is_empty() {
+            partial
+                .iter()
+                .find_map(|a| cx.ctx.kb.support(det.feature, a)?.min_toolchain.clone())
+                .map(|t| format!(" (from {t})"))
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
         let more = if count > 1 {
             format!(" ({count} unguarded uses in this file)")
         } else {
             String::new()
         };
         let msg = format!(
-            "{what} uses {name} ({}), which {how} {}{more}",
+            "{what} uses {name} ({}), which {how} {}{since}{more}",
             det.feature,
             targets.join(", ")
         );

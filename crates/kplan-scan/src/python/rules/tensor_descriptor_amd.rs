@@ -10,7 +10,9 @@ pub const META: RuleMeta = RuleMeta {
     summary: "tensor descriptor / TMA API used without an AMD path",
     what: "Finds Triton tensor descriptors and TMA helpers (`tl.make_tensor_descriptor`, `TensorDescriptor`, \
 `tl._experimental_descriptor_load/store`, `create_1d/2d_tma_descriptor`, `fill_1d/2d_tma_descriptor`, \
-`TmaDescKernelParam`, device tensormap creation) outside a backend check.",
+`TmaDescKernelParam`, device tensormap creation) outside a backend check, and calls of a project's own TMA \
+helpers: any function or class whose name has a `tma` or `tensormap` word (`TmaAutoTuneHelper()`, \
+`init_tma_descriptor(...)`), except capability probes (`has_tma()`, `supports_tma()`, `is_tma_supported()`).",
     why: "Descriptors lower to the Tensor Memory Accelerator on NVIDIA sm_90+. gfx942 and gfx950 have no TMA: the \
 host-side TMA helpers are CUDA-only, and device-side descriptors fall back to ordinary loads at best (the pipelining \
 the kernel was written around does not happen) or fail to compile on older Triton releases.",
@@ -44,7 +46,9 @@ pub fn check(cx: &mut Cx) {
     let src = cx.src;
     let mut seen: Vec<(usize, &str)> = Vec::new();
     for k in 0..src.toks.len() {
-        if src.kind(k) != Some(Kind::Name) || !NAMES.contains(&src.s(k)) {
+        if src.kind(k) != Some(Kind::Name)
+            || !(NAMES.contains(&src.s(k)) || src.s(k + 1) == "(" && tma_helper(src.s(k)))
+        {
             continue;
         }
         let Some(line) = src.line_of(k) else { continue };
@@ -91,4 +95,50 @@ fn usage_is_constexpr_switched(cx: &Cx, k: usize) -> bool {
         }
     }
     false
+}
+
+/// A call of a project's own TMA helper: a name with a `tma` / `tensormap` word
+/// (`TmaAutoTuneHelper`, `init_tma_descriptor`), not a capability probe (`has_tma`,
+/// `is_tma_supported`, `supports_tma`, `use_tma`).
+fn tma_helper(name: &str) -> bool {
+    // split `snake_case` and `CamelCase` into lower-case words
+    let mut words: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if c == '_' || c.is_ascii_digit() {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
+            words.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_ascii_lowercase();
+        cur.push(c.to_ascii_lowercase());
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    if !words.iter().any(|w| w == "tma" || w == "tensormap") {
+        return false;
+    }
+    const PROBES: &[&str] = &[
+        "has",
+        "is",
+        "supports",
+        "support",
+        "supported",
+        "check",
+        "can",
+        "use",
+        "enable",
+        "enabled",
+        "disable",
+        "available",
+        "allow",
+    ];
+    !words.iter().any(|w| PROBES.contains(&w.as_str()))
 }
