@@ -450,7 +450,7 @@ pub fn harness(ctx: &Ctx, f: &Family) -> String {
             configs(&mut o);
             o.push('\n');
             match f {
-                Family::Softmax => {
+                Family::Softmax | Family::ReduceRows(_) => {
                     arg(
                         &mut o,
                         "x",
@@ -459,18 +459,13 @@ pub fn harness(ctx: &Ctx, f: &Family) -> String {
                         "rows * cols",
                         Some("[\"random\", \"large\", \"mixed-inf\", \"ones\"]"),
                     );
-                    arg(&mut o, "y", "out", dt, "rows * cols", None);
-                }
-                Family::ReduceRows(_) => {
-                    arg(
-                        &mut o,
-                        "x",
-                        "in",
-                        dt,
-                        "rows * cols",
-                        Some("[\"random\", \"large\", \"mixed-inf\", \"ones\"]"),
-                    );
-                    arg(&mut o, "y", "out", dt, "rows", None);
+                    // softmax writes a row per row, a row reduction one value
+                    let y = if matches!(f, Family::Softmax) {
+                        "rows * cols"
+                    } else {
+                        "rows"
+                    };
+                    arg(&mut o, "y", "out", dt, y, None);
                 }
                 Family::RmsNorm => {
                     arg(&mut o, "x", "in", dt, "rows * cols", Some(x_data_row));

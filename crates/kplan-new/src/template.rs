@@ -1,5 +1,20 @@
 //! The templates (compiled in) and the `{{NAME}}` substitution they use.
 
+/// The name of the `{{NAME}}` placeholder that opens at byte `i` of `b` (upper-case letters,
+/// digits and `_`), as the byte range of the name.
+fn placeholder_at(b: &[u8], i: usize) -> Option<std::ops::Range<usize>> {
+    if b.get(i) != Some(&b'{') || b.get(i + 1) != Some(&b'{') {
+        return None;
+    }
+    let start = i + 2;
+    let len = b[start..]
+        .iter()
+        .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || **c == b'_')
+        .count();
+    let end = start + len;
+    (len > 0 && b.get(end) == Some(&b'}') && b.get(end + 1) == Some(&b'}')).then_some(start..end)
+}
+
 /// Replaces every `{{NAME}}` (upper-case letters, digits and `_`) with its value from `vars`. A
 /// `{` before `{{NAME}}` stays literal (`{{{X}}}` is `{` + X + `}`); a name not in `vars` is
 /// left as it is, which the tests reject for every generated file.
@@ -9,23 +24,13 @@ pub fn render(tpl: &str, vars: &[(&str, &str)]) -> String {
     let mut i = 0;
     let mut lit = 0;
     while i < b.len() {
-        if b[i] == b'{' && b.get(i + 1) == Some(&b'{') {
-            let start = i + 2;
-            let mut j = start;
-            while j < b.len()
-                && (b[j].is_ascii_uppercase() || b[j].is_ascii_digit() || b[j] == b'_')
-            {
-                j += 1;
-            }
-            if j > start && b.get(j) == Some(&b'}') && b.get(j + 1) == Some(&b'}') {
-                let name = &tpl[start..j];
-                if let Some((_, v)) = vars.iter().find(|(k, _)| *k == name) {
-                    out.push_str(&tpl[lit..i]);
-                    out.push_str(v);
-                    i = j + 2;
-                    lit = i;
-                    continue;
-                }
+        if let Some(name) = placeholder_at(b, i) {
+            if let Some((_, v)) = vars.iter().find(|(k, _)| *k == &tpl[name.clone()]) {
+                out.push_str(&tpl[lit..i]);
+                out.push_str(v);
+                i = name.end + 2;
+                lit = i;
+                continue;
             }
         }
         i += 1;
@@ -38,23 +43,7 @@ pub fn render(tpl: &str, vars: &[(&str, &str)]) -> String {
 #[cfg(test)]
 pub fn unfilled(text: &str) -> Option<String> {
     let b = text.as_bytes();
-    let mut i = 0;
-    while i + 1 < b.len() {
-        if b[i] == b'{' && b[i + 1] == b'{' {
-            let start = i + 2;
-            let mut j = start;
-            while j < b.len()
-                && (b[j].is_ascii_uppercase() || b[j].is_ascii_digit() || b[j] == b'_')
-            {
-                j += 1;
-            }
-            if j > start && b.get(j) == Some(&b'}') && b.get(j + 1) == Some(&b'}') {
-                return Some(text[start..j].to_string());
-            }
-        }
-        i += 1;
-    }
-    None
+    (0..b.len()).find_map(|i| placeholder_at(b, i).map(|n| text[n].to_string()))
 }
 
 macro_rules! templates {

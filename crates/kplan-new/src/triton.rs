@@ -64,6 +64,54 @@ fn configs_for(ctx: &Ctx, vendor: &str) -> Vec<Vec<(String, u64)>> {
     out
 }
 
+/// The reference Triton kernels (`kernels/triton/`, which `kplan verify` checks): a skeleton
+/// takes its launch wrapper's argument checks, and the RMSNorm skeleton its looped kernel's body,
+/// from them, so the two cannot drift apart.
+const REFERENCE_RMSNORM: &str = include_str!("../../../kernels/triton/rmsnorm.py");
+const REFERENCE_SOFTMAX: &str = include_str!("../../../kernels/triton/softmax.py");
+
+/// The lines of the top-level `def NAME(` in `src` after its signature (one line or several), up
+/// to the next top-level line, trailing blank lines dropped.
+fn def_body<'a>(src: &'a str, name: &str) -> Option<Vec<&'a str>> {
+    let lines: Vec<&str> = src.lines().collect();
+    let head = format!("def {name}(");
+    let start = lines.iter().position(|l| l.starts_with(&head))?;
+    let sig_end = (start..lines.len()).find(|&i| lines[i].trim_end().ends_with(':'))?;
+    let mut body: Vec<&str> = lines[sig_end + 1..]
+        .iter()
+        .take_while(|l| l.trim().is_empty() || l.starts_with(char::is_whitespace))
+        .copied()
+        .collect();
+    while body.last().is_some_and(|l| l.trim().is_empty()) {
+        body.pop();
+    }
+    (!body.is_empty()).then_some(body)
+}
+
+/// The argument checks of the reference wrapper `name`: its body after the docstring, up to its
+/// own launch (the `launch_config(` call).
+fn wrapper_checks(src: &str, name: &str) -> Option<String> {
+    let body = def_body(src, name)?;
+    let skip = usize::from(body.first()?.trim_start().starts_with("\"\"\""));
+    let end = body.iter().position(|l| l.contains("launch_config("))?;
+    (end > skip).then(|| body[skip..end].join("\n"))
+}
+
+/// What a skeleton takes from its reference kernel: `(KERNEL_BODY, WRAPPER_CHECKS)` (the body
+/// empty for a skeleton whose kernel is its own).
+fn from_reference(f: &Family) -> Option<(String, String)> {
+    match f {
+        Family::RmsNorm => {
+            let body = def_body(REFERENCE_RMSNORM, "rmsnorm_looped_kernel")?
+                .join("\n")
+                .replace("BLOCK_SIZE", "BLOCK_N");
+            Some((body, wrapper_checks(REFERENCE_RMSNORM, "rmsnorm")?))
+        }
+        Family::Softmax => Some((String::new(), wrapper_checks(REFERENCE_SOFTMAX, "softmax")?)),
+        _ => None,
+    }
+}
+
 pub fn add(ctx: &Ctx, f: &Family, p: &mut Project) -> Result<(), NewError> {
     let (body, doc, entry) = match f {
         Family::RmsNorm => (
@@ -124,6 +172,14 @@ pub fn add(ctx: &Ctx, f: &Family, p: &mut Project) -> Result<(), NewError> {
     vars.push(("ENTRY", entry.to_string()));
     vars.push(("BLOCK_N", block_n.to_string()));
     vars.push(("BUILD_DIRECTIVE", directive.join(" ")));
+    let (kernel_body, checks) = from_reference(f).ok_or_else(|| {
+        NewError::Unsupported(format!(
+            "the reference Triton kernel of `{}` lacks the function the skeleton takes from it",
+            f.name()
+        ))
+    })?;
+    vars.push(("KERNEL_BODY", kernel_body));
+    vars.push(("WRAPPER_CHECKS", checks));
     let r = ctx.as_refs(&vars);
     let mut text = render(template::TRITON_HEAD, &r);
     text.push_str(&render(body, &r));
@@ -132,4 +188,46 @@ pub fn add(ctx: &Ctx, f: &Family, p: &mut Project) -> Result<(), NewError> {
         text,
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_skeletons_take_their_shared_code_from_the_reference_kernels() {
+        let (body, checks) = from_reference(&Family::RmsNorm).unwrap();
+        assert!(body.starts_with("    row = tl.program_id(0)"), "{body}");
+        assert!(
+            body.contains("for start in range(0, n_cols, BLOCK_N):"),
+            "{body}"
+        );
+        assert!(
+            !body.contains("BLOCK_SIZE") && !body.ends_with('\n'),
+            "{body}"
+        );
+        assert!(checks.starts_with("    if len(x.shape) != 2:"), "{checks}");
+        assert!(checks.ends_with("raise ValueError(\"rmsnorm needs unit stride along the row\")"));
+        let (body, checks) = from_reference(&Family::Softmax).unwrap();
+        assert!(body.is_empty());
+        assert!(checks.ends_with("raise ValueError(\"softmax needs unit stride along the row\")"));
+        // a one-line and a two-line signature, a body that ends the file
+        assert_eq!(
+            def_body(
+                "def f(a,\n      b):\n    x = 1\n\n    y\n\n\ndef g():\n    z\n",
+                "f"
+            )
+            .unwrap(),
+            ["    x = 1", "", "    y"]
+        );
+        assert_eq!(def_body("def g(): \n    z", "g").unwrap(), ["    z"]);
+        assert_eq!(def_body("def g():\n", "g"), None);
+        assert_eq!(
+            wrapper_checks(
+                "def w(x):\n    \"\"\"Doc.\"\"\"\n    launch_config(x)\n",
+                "w"
+            ),
+            None
+        );
+    }
 }

@@ -1,9 +1,11 @@
 """Run a Triton kernel's launch wrapper on inputs kplan wrote, and write its output back.
 
-kplan (crates/kplan-run/src/triton.rs) embeds this file and runs it with the Python that has
-Triton. Protocol: argv[1] is a JSON request file; inputs are raw little-endian arrays written by
-kplan; the output array is written raw little-endian to the path the request names; one JSON line
-on stdout describes the outcome. Torch is used when it is importable; otherwise small tensor
+kplan (crates/kplan-run/src/triton.rs) embeds this file and runs it as `python driver.py --serve`
+with the Python that has Triton. Protocol: one JSON request a line on stdin, one JSON reply a line
+on stdout (what the kernel file prints goes to stderr): first `{"cmd": "open", ...}` loads the
+kernel file and its launch wrapper, then each `{"cmd": "case", ...}` runs the wrapper once. Inputs
+are raw little-endian arrays written by kplan; the output array is written raw little-endian to the
+path the request names. Torch is used when it is importable; otherwise small tensor
 objects over numpy (interpreter) or CUDA driver allocations (GPU) stand in for torch tensors, with
 just the methods Triton and a row-kernel wrapper call.
 """
@@ -294,8 +296,9 @@ def cuda_unavailable():
     return None
 
 
-def run_case(module, entry, req, case, use_torch, device):
+def run_case(kernel, case):
     shapes = {"x": (case["rows"], case["cols"]), "w": (case["cols"],)}
+    use_torch, device = kernel["use_torch"], kernel["device"]
     inputs = []
     for item in case["inputs"]:
         with open(item["file"], "rb") as f:
@@ -306,7 +309,7 @@ def run_case(module, entry, req, case, use_torch, device):
         else:
             inputs.append(make_tensor(raw, DTYPES[case["dtype"]], shape, device))
     out = inputs[0].new_empty(inputs[0].shape)
-    result = call_entry(entry, req["op"], inputs, out, req.get("eps", 1e-6))
+    result = call_entry(kernel["entry"], kernel["op"], inputs, out, case.get("eps", 1e-6))
     if device != "cpu":
         if use_torch:
             import torch
@@ -352,7 +355,8 @@ def f32_to_bf16_bits(x):
     return np.where(nan, ((u >> 16) | 0x40).astype(np.uint16), rounded)
 
 
-def run(req):
+def open_kernel(req):
+    """Loads the kernel file for `req["backend"]`: (reply, kernel state or None when skipped)."""
     backend = req["backend"]
     interpret = backend == "cpu"
     if interpret:
@@ -370,25 +374,18 @@ def run(req):
     if not interpret and not use_torch:
         why = cuda_unavailable()
         if why:
-            return {"status": "skipped", "reason": why}
+            return {"status": "skipped", "reason": why}, None
     if not interpret and use_torch:
         import torch
 
         if not torch.cuda.is_available():
-            return {"status": "skipped", "reason": "torch sees no CUDA device"}
-    device = "cpu" if interpret else "cuda"
+            return {"status": "skipped", "reason": "torch sees no CUDA device"}, None
     module = load_module(req["path"])
     entry = getattr(module, req["entry"], None)
     if entry is None or not callable(entry):
         raise LookupError(f"{req['path']} has no function `{req['entry']}`")
-    cases = []
-    for case in req["cases"]:
-        try:
-            run_case(module, entry, req, case, use_torch, device)
-            cases.append({"status": "ok"})
-        except Exception as exc:  # one failing shape does not hide the others
-            cases.append({"status": "error", "error": f"{type(exc).__name__}: {exc}"[:4000]})
-    return {"status": "ok", "tensors": "torch" if use_torch else "kplan", "cases": cases}
+    kernel = {"entry": entry, "op": req["op"], "use_torch": use_torch, "device": "cpu" if interpret else "cuda"}
+    return {"status": "ok", "tensors": "torch" if use_torch else "kplan"}, kernel
 
 
 def error_line(exc, path):
@@ -402,16 +399,30 @@ def error_line(exc, path):
     return line
 
 
-def main():
-    with open(sys.argv[1]) as f:
-        req = json.load(f)
-    try:
-        reply = run(req)
-    except Exception as exc:  # reported to kplan as data, not a traceback on the terminal
-        reply = {"status": "error", "error": f"{type(exc).__name__}: {exc}", "line": error_line(exc, req["path"]),
-                 "traceback": traceback.format_exc(limit=8)}
-    sys.stdout.write(json.dumps(reply) + "\n")
+def serve():
+    replies = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # what the kernel file prints goes to stderr, never into a reply
+    sys.stdout = sys.stderr
+    kernel = None
+    for line in sys.stdin:
+        req = json.loads(line)
+        if req.get("cmd") == "open":
+            try:
+                reply, kernel = open_kernel(req)
+            except Exception as exc:  # reported to kplan as data, not a traceback on the terminal
+                reply = {"status": "error", "error": f"{type(exc).__name__}: {exc}",
+                         "line": error_line(exc, req["path"]), "traceback": traceback.format_exc(limit=8)}
+        elif kernel is None:
+            reply = {"status": "error", "error": "no kernel file is open"}
+        else:
+            try:
+                run_case(kernel, req)
+                reply = {"status": "ok"}
+            except Exception as exc:  # one failing shape does not hide the others
+                reply = {"status": "error", "error": f"{type(exc).__name__}: {exc}"[:4000]}
+        replies.write(json.dumps(reply) + "\n")
+        replies.flush()
 
 
 if __name__ == "__main__":
-    main()
+    serve()

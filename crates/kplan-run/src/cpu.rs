@@ -178,37 +178,13 @@ impl HostExecutor {
             .iter()
             .filter(|k| !self.binaries.contains_key(k))
             .collect();
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .clamp(1, 8);
         let this = &*self;
-        let built: Vec<((Op, DType, Config), PathBuf)> = std::thread::scope(|s| {
-            let chunks: Vec<Vec<&(Op, DType, Config)>> = (0..threads)
-                .map(|i| todo.iter().skip(i).step_by(threads).copied().collect())
-                .collect();
-            let handles: Vec<_> = chunks
-                .into_iter()
-                .map(|chunk| {
-                    let runner = runner.clone();
-                    s.spawn(move || {
-                        chunk
-                            .into_iter()
-                            .filter_map(|k| {
-                                this.build_one(&runner, k.0, k.1, &k.2)
-                                    .ok()
-                                    .map(|p| (*k, p))
-                            })
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_default())
-                .collect()
+        let built = crate::exec::parallel(&todo, |k| {
+            this.build_one(&runner, k.0, k.1, &k.2)
+                .ok()
+                .map(|p| (**k, p))
         });
-        self.binaries.extend(built);
+        self.binaries.extend(built.into_iter().flatten());
     }
 
     pub fn scratch(&self) -> &Path {

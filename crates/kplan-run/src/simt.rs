@@ -750,34 +750,13 @@ impl SimtBuild {
                 }
             }
         }
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .clamp(1, 8);
         let this = &*self;
-        type Built = ((Defines, Option<u32>), Result<PathBuf, String>);
-        let results: Vec<Built> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|t| {
-                    let mine: Vec<(Defines, Option<u32>)> =
-                        jobs.iter().skip(t).step_by(threads).cloned().collect();
-                    s.spawn(move || {
-                        mine.into_iter()
-                            .map(|(d, w)| {
-                                let r = match w {
-                                    Some(w) => this.build_kernel(h, &d, w),
-                                    None => this.build_reference(h, &d),
-                                };
-                                ((d, w), r)
-                            })
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_default())
-                .collect()
+        let results = crate::exec::parallel(&jobs, |(d, w)| {
+            let r = match w {
+                Some(w) => this.build_kernel(h, d, *w),
+                None => this.build_reference(h, d),
+            };
+            ((d.clone(), *w), r)
         });
         for ((d, w), r) in results {
             match w {

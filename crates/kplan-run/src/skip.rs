@@ -4,9 +4,9 @@
 //! Every backend that may be absent opens as `Result<Result<Backend, Skip>, RunError>`: the outer
 //! error is a real failure (a bad `KPLAN_CXX`, an unreadable file), the inner one a skip. The
 //! reports carry it as `Option<Skip>`; in JSON the harness report writes it as an object
-//! (`"skip": {"reason": ...}`), the kernel verify report as the string `"skip_reason"`, the
-//! Triton report as the string `"skipped"` and bench as `"skip_reason"`: the field names the
-//! reports have always had ([`as_reason`] writes the string form).
+//! (`"skip": {"reason": ...}`), the verify report (reference kernels and Triton kernels alike)
+//! and bench as the string `"skip_reason"`: the field names the reports have always had
+//! ([`as_reason`] writes the string form).
 
 use serde::Serialize;
 

@@ -2,11 +2,13 @@
 //!
 //! `kplan verify kernel.py --backend cpu` runs the file's launch wrapper under
 //! `TRITON_INTERPRET=1`; `--backend cuda` launches it on the GPU (skipped with a reason when
-//! there is none). Inputs come from the verify engine's generator ([`crate::verify::make_case`],
-//! the data kinds of [`crate::data::DataKind`]), are written as raw little-endian f32/bf16 files
-//! ([`crate::exec::encode`]), and the embedded driver (`python/triton_verify.py`) calls the
-//! wrapper once per case in one Python process; outputs come back the same way and are checked
-//! like every other backend's ([`crate::verify::expected`], [`crate::verify::check`]).
+//! there is none). [`TritonExecutor`] is one more [`Executor`] of the verify engine
+//! ([`crate::verify::verify`]): the same data generator, encoding, tolerances and report as every
+//! other backend. It keeps the embedded driver (`python/triton_verify.py`) running in one Python
+//! process ([`kplan_build::process::DriverSession`]) and asks it for one wrapper call per case:
+//! inputs go as raw little-endian f32/bf16 files ([`crate::exec::encode`]), the output comes back
+//! the same way. A Triton kernel has one configuration, its launch wrapper (which picks its own
+//! block size and warps); reports name it by the wrapper's function name.
 //!
 //! Which wrapper: a `# kplan: op=softmax entry=my_softmax` comment in the file, else a top-level
 //! function named after the op (`softmax(x, out=None)`, `rmsnorm(x, w, eps=..., out=None)`), else
@@ -14,17 +16,24 @@
 //! small stand-ins with the torch methods Triton and a row-kernel wrapper use (`shape`,
 //! `stride()`, `new_empty()`, `data_ptr()`, `dtype`).
 
-use crate::exec::{decode, encode};
-use crate::kernels::Shape;
-use crate::reference::{Comparison, DType, Op};
+use crate::error::RunError;
+use crate::exec::{decode, encode, Case, Executor};
+use crate::kernels::{Backend, Config, Shape, Tiles};
+use crate::reference::{DType, Op};
 use crate::skip::Skip;
-use crate::verify::{check, expected, make_case, Expected};
+use crate::verify::{CaseResult, VerifyPlan, VerifyReport};
+use kplan_build::process::DriverSession;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The driver script, run as `python triton_verify.py request.json`.
+/// The driver script, run as `python triton_verify.py --serve`.
 pub const DRIVER: &str = include_str!("../python/triton_verify.py");
+
+/// How long loading the kernel file may take (`import triton`, the file's own imports).
+const OPEN_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long one wrapper call may take (the first compiles the kernel).
+const CASE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Where the Triton kernel runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -43,6 +52,14 @@ pub enum TritonBackend {
 impl TritonBackend {
     pub fn as_str(self) -> &'static str {
         self.into()
+    }
+
+    /// The verify engine's backend: the host for the interpreter.
+    pub fn engine_backend(self) -> Backend {
+        match self {
+            TritonBackend::Cpu => Backend::Host,
+            TritonBackend::Cuda => Backend::Cuda,
+        }
     }
 }
 
@@ -98,56 +115,8 @@ pub fn default_shapes(backend: TritonBackend) -> Vec<(usize, usize)> {
     }
 }
 
-/// Input data kinds.
 /// The data kinds of a case: the verify engine's.
 pub use crate::data::DataKind as Data;
-
-/// One case's outcome.
-#[derive(Debug, Clone, Serialize)]
-pub struct TritonCase {
-    pub dtype: &'static str,
-    pub rows: usize,
-    pub cols: usize,
-    pub data: Data,
-    pub ok: bool,
-    pub mismatches: usize,
-    pub max_abs_err: f64,
-    pub max_rel_err: f64,
-    /// First element outside the tolerance: (index, got, want).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_bad: Option<(usize, f32, f32)>,
-    /// The wrapper raised instead of returning.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-/// Everything one `kplan verify kernel.py` learned.
-#[derive(Debug, Clone, Serialize)]
-pub struct TritonVerifyReport {
-    pub path: String,
-    pub op: &'static str,
-    pub entry: String,
-    pub backend: TritonBackend,
-    /// Why nothing ran (e.g. no CUDA device); `cases` is then empty. JSON: the string
-    /// `skipped`.
-    #[serde(
-        rename = "skipped",
-        serialize_with = "crate::skip::as_reason",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub skip: Option<Skip>,
-    /// `torch` or `kplan` (the stand-in tensors).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tensors: Option<String>,
-    pub cases: Vec<TritonCase>,
-}
-
-impl TritonVerifyReport {
-    /// True when every case matched (a skipped run is not a pass: check `skip`).
-    pub fn ok(&self) -> bool {
-        self.skip.is_none() && !self.cases.is_empty() && self.cases.iter().all(|c| c.ok)
-    }
-}
 
 /// The op and wrapper a kernel file provides (see the module docs for the order).
 pub fn detect_entry(path: &Path, text: &str) -> Result<(Op, String), TritonVerifyError> {
@@ -222,19 +191,187 @@ fn row_op(s: &str) -> Option<Op> {
     }
 }
 
-/// SplitMix64: deterministic inputs without a dependency.
-struct Planned {
-    dtype: DType,
-    rows: usize,
-    cols: usize,
-    data: Data,
-    want: Expected,
-    output: PathBuf,
+/// The kernel file's launch wrapper, run by the driver: the verify engine's executor.
+pub struct TritonExecutor {
+    session: DriverSession,
+    backend: TritonBackend,
+    entry: String,
+    device: String,
+    /// Input and output files of the cases.
+    dir: tempfile::TempDir,
 }
 
-/// Runs the file's launch wrapper on every (dtype, shape, data) case and compares each output
-/// with the CPU reference. A missing GPU for `--backend cuda` gives a report with `skip` set.
-pub fn verify(req: &TritonVerifyRequest) -> Result<TritonVerifyReport, TritonVerifyError> {
+impl TritonExecutor {
+    /// Starts the driver and loads `path` (its wrapper `entry` computing `op`); a skip when the
+    /// backend cannot run here (no CUDA device). An error names the file (and line) that failed
+    /// to load, or the missing Python/Triton.
+    pub fn open(
+        path: &Path,
+        op: Op,
+        entry: &str,
+        backend: TritonBackend,
+    ) -> Result<Result<TritonExecutor, Skip>, TritonVerifyError> {
+        let shown = path.display().to_string();
+        let (python, version) = kplan_build::triton::available()?;
+        let dir = tempfile::Builder::new()
+            .prefix("kplan-triton-verify-")
+            .tempdir()?;
+        let abs = std::fs::canonicalize(path)?;
+        let mut session = DriverSession::start(&python, DRIVER)
+            .map_err(kplan_build::triton::TritonError::from)?;
+        let request = serde_json::json!({
+            "cmd": "open", "path": abs, "entry": entry, "op": op.as_str(),
+            "backend": backend.as_str(),
+        });
+        let reply = reply(&mut session, &request, OPEN_TIMEOUT)?;
+        match reply["status"].as_str() {
+            Some("skipped") => {
+                return Ok(Err(Skip::new(
+                    reply["reason"].as_str().unwrap_or("no device"),
+                )))
+            }
+            Some("ok") => {}
+            _ => {
+                let msg = reply["error"].as_str().unwrap_or("the driver failed");
+                let path = match reply["line"].as_u64() {
+                    Some(l) => format!("{shown}:{l}"),
+                    None => shown,
+                };
+                return Err(TritonVerifyError::Input {
+                    path,
+                    message: format!("cannot run the kernel file: {msg}"),
+                });
+            }
+        }
+        let tensors = reply["tensors"].as_str().unwrap_or("kplan");
+        let device = match backend {
+            TritonBackend::Cpu => format!("Triton {version} interpreter, {tensors} tensors"),
+            TritonBackend::Cuda => format!("Triton {version} on CUDA, {tensors} tensors"),
+        };
+        Ok(Ok(TritonExecutor {
+            session,
+            backend,
+            entry: entry.to_string(),
+            device,
+            dir,
+        }))
+    }
+
+    fn file(&self, name: &str, i: usize) -> PathBuf {
+        self.dir.path().join(format!("{name}{i}.bin"))
+    }
+
+    fn write(&self, path: &Path, v: &[f32], dtype: DType) -> Result<(), RunError> {
+        std::fs::write(path, encode(v, dtype)).map_err(|e| RunError::Io {
+            path: path.to_path_buf(),
+            source: e,
+        })
+    }
+}
+
+/// One request to the driver and its reply, parsed.
+fn reply(
+    session: &mut DriverSession,
+    request: &serde_json::Value,
+    timeout: Duration,
+) -> Result<serde_json::Value, kplan_build::triton::TritonError> {
+    use kplan_build::triton::TritonError;
+    let line = session.request(request, timeout)?;
+    serde_json::from_str(&line)
+        .map_err(|e| TritonError::Driver(format!("unreadable reply ({e}): {}", line.trim())))
+}
+
+impl Executor for TritonExecutor {
+    fn describe(&self) -> String {
+        self.device.clone()
+    }
+    fn backend(&self) -> Backend {
+        self.backend.engine_backend()
+    }
+    fn warp(&self) -> u32 {
+        32
+    }
+    fn sms(&self) -> u32 {
+        1
+    }
+
+    /// One configuration on every shape: the launch wrapper's own.
+    fn configs(
+        &self,
+        _tiles: &Tiles,
+        _op: Op,
+        _dtype: DType,
+        _shape: Shape,
+    ) -> Vec<(Config, Option<String>)> {
+        let wrapper = Config {
+            block: 0,
+            vec: 0,
+            unroll: 0,
+            blocks_per_sm: 0,
+            tpr: 0,
+            items: 0,
+            fp8: 0,
+        };
+        vec![(wrapper, None)]
+    }
+    fn label(&self, _cfg: &Config) -> String {
+        self.entry.clone()
+    }
+
+    fn run(
+        &mut self,
+        op: Op,
+        dtype: DType,
+        _cfg: &Config,
+        case: &Case,
+    ) -> Result<Vec<f32>, RunError> {
+        let Shape::Rows { rows, cols } = case.shape else {
+            return Err(RunError::Exec {
+                what: self.entry.clone(),
+                message: "Triton verify runs row kernels only".into(),
+            });
+        };
+        let what = format!("{} ({}, {rows}x{cols})", self.entry, dtype.as_str());
+        let x = self.file("x", 0);
+        self.write(&x, &case.a, dtype)?;
+        let mut inputs = vec![serde_json::json!({"name": "x", "file": x})];
+        if op == Op::Rmsnorm {
+            let w = self.file("w", 0);
+            self.write(&w, &case.b, dtype)?;
+            inputs.push(serde_json::json!({"name": "w", "file": w}));
+        }
+        let output = self.file("y", 0);
+        let _ = std::fs::remove_file(&output);
+        let request = serde_json::json!({
+            "cmd": "case", "rows": rows, "cols": cols,
+            "dtype": if dtype == DType::F32 { "f32" } else { "bf16" },
+            "inputs": inputs, "output": output, "eps": case.eps,
+        });
+        let r = reply(&mut self.session, &request, CASE_TIMEOUT).map_err(|e| RunError::Exec {
+            what: what.clone(),
+            message: e.to_string(),
+        })?;
+        if r["status"] != "ok" {
+            return Err(RunError::Exec {
+                what,
+                message: r["error"].as_str().unwrap_or("unknown error").to_string(),
+            });
+        }
+        let bytes = std::fs::read(&output).map_err(|e| RunError::Io {
+            path: output.clone(),
+            source: e,
+        })?;
+        Ok(decode(&bytes, dtype))
+    }
+}
+
+/// Runs the file's launch wrapper on every (dtype, shape, data) case of the verify engine and
+/// compares each output with the CPU reference. A missing GPU for `--backend cuda` gives a
+/// skipped report. `progress` is called after every case (the case, cases done, cases planned).
+pub fn verify(
+    req: &TritonVerifyRequest,
+    progress: &mut dyn FnMut(&CaseResult, usize, usize),
+) -> Result<VerifyReport, TritonVerifyError> {
     let shown = req.path.display().to_string();
     let text = std::fs::read_to_string(&req.path).map_err(|e| TritonVerifyError::Input {
         path: shown.clone(),
@@ -259,149 +396,47 @@ pub fn verify(req: &TritonVerifyRequest) -> Result<TritonVerifyReport, TritonVer
             ),
         });
     }
-    let python = kplan_build::triton::python()?;
-    kplan_build::triton::triton_version(&python)?;
-    let dir = tempfile::Builder::new()
-        .prefix("kplan-triton-verify-")
-        .tempdir()?;
     let shapes = if req.shapes.is_empty() {
         default_shapes(req.backend)
     } else {
         req.shapes.clone()
     };
-    let kinds: &[Data] = Data::for_op(op);
-    let mut planned = Vec::new();
-    let mut cases_json = Vec::new();
-    let mut seed = req.seed;
-    for &dtype in &req.dtypes {
-        for &(rows, cols) in &shapes {
-            if rows == 0 || cols == 0 {
-                return Err(TritonVerifyError::Input {
-                    path: shown,
-                    message: format!("shape {rows}x{cols} is empty"),
-                });
-            }
-            for &data in kinds {
-                seed = seed.wrapping_add(1);
-                let i = planned.len();
-                let shape = Shape::Rows { rows, cols };
-                let case = make_case(op, data, dtype, shape, seed, req.eps);
-                let xf = dir.path().join(format!("x{i}.bin"));
-                std::fs::write(&xf, encode(&case.a, dtype))?;
-                let mut inputs = vec![serde_json::json!({"name": "x", "file": xf})];
-                if op == Op::Rmsnorm {
-                    let wf = dir.path().join(format!("w{i}.bin"));
-                    std::fs::write(&wf, encode(&case.b, dtype))?;
-                    inputs.push(serde_json::json!({"name": "w", "file": wf}));
-                }
-                let want = expected(op, &case);
-                let output = dir.path().join(format!("y{i}.bin"));
-                cases_json.push(serde_json::json!({
-                    "rows": rows, "cols": cols, "dtype": if dtype == DType::F32 { "f32" } else { "bf16" },
-                    "inputs": inputs, "output": output,
-                }));
-                planned.push(Planned {
-                    dtype,
-                    rows,
-                    cols,
-                    data,
-                    want,
-                    output,
-                });
-            }
-        }
+    if let Some((rows, cols)) = shapes.iter().find(|(r, c)| *r == 0 || *c == 0) {
+        return Err(TritonVerifyError::Input {
+            path: shown,
+            message: format!("shape {rows}x{cols} is empty"),
+        });
     }
-    let abs = std::fs::canonicalize(&req.path)?;
-    let request = serde_json::json!({
-        "path": abs, "entry": entry, "op": op.as_str(), "backend": req.backend.as_str(),
-        "eps": req.eps, "cases": cases_json,
-    });
-    let stdout =
-        kplan_build::triton::run_driver(&python, DRIVER, &request, Duration::from_secs(3600))?;
-    let line = kplan_build::triton::last_json_line(&stdout).ok_or_else(|| {
-        kplan_build::triton::TritonError::Driver(format!("no reply on stdout: {}", stdout.trim()))
-    })?;
-    let reply: serde_json::Value = serde_json::from_str(line)
-        .map_err(|e| kplan_build::triton::TritonError::Driver(format!("unreadable reply ({e})")))?;
-    let mut report = TritonVerifyReport {
-        path: shown.clone(),
-        op: op.as_str(),
-        entry,
-        backend: req.backend,
-        skip: None,
-        tensors: reply["tensors"].as_str().map(str::to_string),
-        cases: Vec::new(),
+    let mut exec = match TritonExecutor::open(&req.path, op, &entry, req.backend)? {
+        Ok(e) => e,
+        Err(skip) => {
+            return Ok(VerifyReport::skipped(
+                op.as_str(),
+                req.backend.engine_backend().as_str(),
+                skip,
+            ))
+        }
     };
-    match reply["status"].as_str() {
-        Some("skipped") => {
-            report.skip = Some(Skip::new(reply["reason"].as_str().unwrap_or("no device")));
-            return Ok(report);
-        }
-        Some("ok") => {}
-        _ => {
-            let msg = reply["error"]
-                .as_str()
-                .unwrap_or("the driver failed")
-                .to_string();
-            let path = match reply["line"].as_u64() {
-                Some(l) => format!("{shown}:{l}"),
-                None => shown,
-            };
-            return Err(TritonVerifyError::Input {
-                path,
-                message: format!("cannot run the kernel file: {msg}"),
-            });
-        }
-    }
-    let results = reply["cases"].as_array().cloned().unwrap_or_default();
-    for (p, r) in planned
-        .into_iter()
-        .zip(results.iter().map(Some).chain(std::iter::repeat(None)))
-    {
-        let error = match r {
-            Some(r) if r["status"] == "ok" => None,
-            Some(r) => Some(r["error"].as_str().unwrap_or("unknown error").to_string()),
-            None => Some("no result from the driver".to_string()),
-        };
-        let (cmp, error) = match error {
-            Some(e) => (None, Some(e)),
-            None => match std::fs::read(&p.output) {
-                Ok(bytes) => {
-                    let got = decode(&bytes, p.dtype);
-                    let n = p.rows * p.cols;
-                    if got.len() != n {
-                        (None, Some(format!("{} outputs, expected {n}", got.len())))
-                    } else {
-                        let shape = Shape::Rows {
-                            rows: p.rows,
-                            cols: p.cols,
-                        };
-                        (Some(check(op, p.dtype, shape, &got, &p.want)), None)
-                    }
-                }
-                Err(e) => (None, Some(format!("no output: {e}"))),
-            },
-        };
-        let c = cmp.unwrap_or(Comparison {
-            mismatches: p.rows * p.cols,
-            max_abs_err: 0.0,
-            max_rel_err: 0.0,
-            first_bad: None,
-        });
-        report.cases.push(TritonCase {
-            dtype: p.dtype.as_str(),
-            rows: p.rows,
-            cols: p.cols,
-            data: p.data,
-            ok: error.is_none() && c.ok(),
-            mismatches: c.mismatches,
-            max_abs_err: c.max_abs_err,
-            max_rel_err: c.max_rel_err,
-            first_bad: c.first_bad,
-            error,
-        });
-    }
-    Ok(report)
+    let plan = VerifyPlan {
+        op,
+        dtypes: req.dtypes.clone(),
+        shapes: Some(
+            shapes
+                .into_iter()
+                .map(|(rows, cols)| Shape::Rows { rows, cols })
+                .collect(),
+        ),
+        seed: req.seed,
+        eps: req.eps,
+    };
+    // the executor brings its own configuration; the built-in tiles are never consulted
+    Ok(crate::verify::verify(
+        &mut exec,
+        &Tiles::builtin(),
+        op.as_str(),
+        &plan,
+        progress,
+    ))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use crate::data::{generate, DataKind};
 use crate::error::RunError;
 use crate::exec::{Case, Executor};
-use crate::kernels::{fp8_encoding, is_rows, verify_configs, Backend, Config, Shape, Tiles};
+use crate::kernels::{fp8_encoding, is_rows, Backend, Config, Shape, Tiles};
 use crate::reference::{self, tolerance, Comparison, DType, Op};
 use crate::skip::Skip;
 use serde::Serialize;
@@ -391,7 +391,7 @@ pub fn verify(
     let mut planned = 0;
     for &dtype in &plan.dtypes {
         for &shape in &shapes {
-            for (c, why) in verify_configs(tiles, exec.backend(), op, dtype, shape, exec.warp()) {
+            for (c, why) in exec.configs(tiles, op, dtype, shape) {
                 if why.is_none() {
                     planned += DataKind::for_op(op).len();
                     if !all.contains(&(op, dtype, c)) {
@@ -404,13 +404,13 @@ pub fn verify(
     exec.prepare(&all);
     for &dtype in &plan.dtypes {
         for &shape in &shapes {
-            let configs = verify_configs(tiles, exec.backend(), op, dtype, shape, exec.warp());
+            let configs = exec.configs(tiles, op, dtype, shape);
             for (c, why) in &configs {
                 if let Some(why) = why {
                     report.not_applicable.push(NotApplicable {
                         dtype: dtype.as_str(),
                         shape: shape.label(),
-                        config: c.label(),
+                        config: exec.label(c),
                         reason: why.clone(),
                     });
                 } else if !seen_configs.contains(c) {
@@ -432,7 +432,7 @@ pub fn verify(
                         dtype: dtype.as_str(),
                         shape: shape.label(),
                         data: kind.as_str(),
-                        config: cfg.label(),
+                        config: exec.label(cfg),
                         passed: false,
                         mismatches: 0,
                         max_abs_err: 0.0,
@@ -463,7 +463,7 @@ pub fn verify(
             }
         }
     }
-    report.configs = seen_configs.iter().map(|c| c.label()).collect();
+    report.configs = seen_configs.iter().map(|c| exec.label(c)).collect();
     if report.failures > 0 {
         report.status = Status::Failed;
     }

@@ -14,10 +14,6 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/simt")
 }
 
-fn require() -> bool {
-    std::env::var("KPLAN_REQUIRE_TOOLCHAINS").is_ok_and(|v| v == "1")
-}
-
 fn run(path: &Path, backend: HarnessBackend, warps: &[u32]) -> Option<HarnessReport> {
     let h = Harness::load(path).unwrap_or_else(|e| panic!("{e}"));
     let plan = HarnessPlan {
@@ -28,8 +24,7 @@ fn run(path: &Path, backend: HarnessBackend, warps: &[u32]) -> Option<HarnessRep
     };
     let r = run_harness(&h, &plan, &mut |_| {}).unwrap();
     if let Some(s) = &r.skip {
-        assert!(!require(), "skipped: {}", s.reason);
-        eprintln!("skipped: {}", s.reason);
+        kplan_test_support::toolchain::skip(&s.reason);
         return None;
     }
     Some(r)

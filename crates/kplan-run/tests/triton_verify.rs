@@ -3,9 +3,22 @@
 //! when Python/Triton is absent, unless KPLAN_REQUIRE_TOOLCHAINS=1 (CI), where that fails.
 
 use kplan_run::reference::{DType, Op};
-use kplan_run::triton::{verify, Data, TritonBackend, TritonVerifyError, TritonVerifyRequest};
+use kplan_run::triton::{Data, TritonBackend, TritonVerifyError, TritonVerifyRequest};
+use kplan_run::verify::{Status, VerifyReport};
 
 use kplan_test_support::workspace_root as root;
+
+fn verify(req: &TritonVerifyRequest) -> Result<VerifyReport, TritonVerifyError> {
+    let mut seen = 0;
+    let r = kplan_run::triton::verify(req, &mut |_, done, planned| {
+        assert!(done <= planned);
+        seen = done;
+    });
+    if let Ok(r) = &r {
+        assert_eq!(seen, r.runs, "progress reports every case");
+    }
+    r
+}
 
 fn toolchain() -> bool {
     kplan_test_support::toolchain::require(
@@ -27,18 +40,24 @@ fn reference_kernels_pass_under_the_interpreter() {
         let req =
             TritonVerifyRequest::new(root().join("kernels/triton").join(file), TritonBackend::Cpu);
         let report = verify(&req).unwrap();
-        assert_eq!(report.op, op.as_str());
+        assert_eq!(report.kernel, op.as_str());
         assert!(report.skip.is_none());
+        assert!(report.device.contains("interpreter"), "{}", report.device);
+        assert_eq!(
+            report.configs,
+            [op.as_str()],
+            "one configuration: the wrapper"
+        );
         // 2 dtypes x 4 shapes (incl. a row longer than one block: the looped kernel) x data kinds.
         assert_eq!(report.cases.len(), 2 * 4 * kinds, "{file}");
         for c in &report.cases {
-            assert!(c.ok, "{file}: {c:?}");
+            assert!(c.passed, "{file}: {c:?}");
         }
         assert!(report
             .cases
             .iter()
-            .any(|c| c.cols == 40000 && c.dtype == "bf16"));
-        assert!(report.ok());
+            .any(|c| c.shape.ends_with("x40000") && c.dtype == "bf16"));
+        assert_eq!(report.status, Status::Passed);
     }
 }
 
@@ -54,19 +73,27 @@ fn a_wrong_kernel_fails() {
     req.shapes = vec![(2, 100)];
     req.dtypes = vec![DType::F32];
     let report = verify(&req).unwrap();
-    assert_eq!(report.entry, "naive");
-    assert!(!report.ok());
+    assert_eq!(report.configs, ["naive"]);
+    assert_eq!(report.status, Status::Failed);
     let random = report
         .cases
         .iter()
-        .find(|c| c.data == Data::Random)
+        .find(|c| c.data == Data::Random.as_str())
         .unwrap();
     assert!(
-        random.ok,
+        random.passed,
         "no max subtraction is still right on small values: {random:?}"
     );
-    let large = report.cases.iter().find(|c| c.data == Data::Large).unwrap();
-    assert!(!large.ok && large.mismatches > 0, "{large:?}");
+    let large = report
+        .cases
+        .iter()
+        .find(|c| c.data == Data::Large.as_str())
+        .unwrap();
+    assert!(!large.passed && large.mismatches > 0, "{large:?}");
+    assert!(
+        large.first_bad.is_some() && large.error.is_none(),
+        "{large:?}"
+    );
 }
 
 #[test]
@@ -82,7 +109,7 @@ fn cuda_backend_runs_or_skips_with_a_reason() {
     let report = verify(&req).unwrap();
     match &report.skip {
         Some(why) => eprintln!("SKIP: Triton on CUDA: {}", why.reason),
-        None => assert!(report.ok(), "{report:#?}"),
+        None => assert_eq!(report.status, Status::Passed, "{report:#?}"),
     }
 }
 

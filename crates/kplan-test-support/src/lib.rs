@@ -5,9 +5,11 @@
 //!   the skip is a failure instead.
 //! * [`golden`]: compare a generated text with its committed copy; `UPDATE_GOLDEN=1` rewrites
 //!   the copy instead.
+//! * [`cli`]: run the `kplan` binary from its tests and read its output; scratch directories.
 //! * [`fixtures`]: the scan fixtures `tests/fixtures/<rule-id>/{fire,pass}.{cu,py}` and their
 //!   `expect:` annotations.
 
+pub mod cli;
 pub mod fixtures;
 pub mod golden;
 pub mod toolchain;

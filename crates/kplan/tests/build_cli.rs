@@ -6,18 +6,15 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 fn kplan() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kplan"))
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    kplan_command!()
 }
 
 fn kernel() -> PathBuf {
     root().join("crates/kplan-build/tests/kernels/primitives.cu")
 }
 
-use kplan_test_support::toolchain;
+use kplan_test_support::workspace_root as root;
+use kplan_test_support::{kplan_command, toolchain};
 
 fn text(o: &Output) -> (String, String) {
     (

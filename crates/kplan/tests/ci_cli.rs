@@ -2,19 +2,13 @@
 //! schema that `check-jsonschema` (PyPI) vendors; its jobs are the plan's CI legs; bad input
 //! exits 2 without writing.
 
-use kplan_test_support::toolchain;
-use std::path::{Path, PathBuf};
+use kplan_test_support::workspace_root as root;
+use kplan_test_support::{cli, kplan_command, toolchain};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn kplan(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kplan"))
-        .args(args)
-        .output()
-        .expect("run kplan")
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    cli::output(kplan_command!().args(args))
 }
 
 fn examples() -> Vec<PathBuf> {

@@ -3,7 +3,6 @@
 //! `cargo insta review` shows the differences.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 const VERBS: &[&str] = &[
     "plan", "scan", "rules", "explain", "ci", "new", "header", "build", "verify", "bench",
@@ -17,7 +16,7 @@ fn root() -> PathBuf {
 /// `kplan ARGS` run in the repository root: exit code, stdout and stderr.
 fn kplan(args: &[&str]) -> String {
     kplan_test_support::golden::insta_follows_update_golden();
-    let o = Command::new(env!("CARGO_BIN_EXE_kplan"))
+    let o = kplan_test_support::kplan_command!()
         .args(args)
         .current_dir(root())
         .env_remove("KPLAN_HEADER")

@@ -10,7 +10,7 @@ use std::process::Command;
 
 /// `kplan doctor --format json` with only `env` set (PATH the system's unless given).
 fn doctor(env: &[(&str, &Path)]) -> Value {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kplan"));
+    let mut c = kplan_test_support::kplan_command!();
     c.args(["doctor", "--format", "json"]).env_clear();
     c.env("PATH", "/usr/bin:/bin");
     if let Some(h) = std::env::var_os("HOME") {
@@ -94,7 +94,7 @@ fn nothing_found_says_what_to_install() {
     let tr = component(&v, "triton", "triton");
     assert_eq!(tr["problem"], "no Python");
     // the human report names each backend and the install hint
-    let o = Command::new(env!("CARGO_BIN_EXE_kplan"))
+    let o = kplan_test_support::kplan_command!()
         .arg("doctor")
         .env_clear()
         .env("PATH", empty.path())
@@ -232,7 +232,7 @@ fn hip_from_debian_packages_and_from_rocm_path() {
     assert_eq!(backend(&v, "rocm")["can_build"], true);
     // and kplan build uses the same discovery: ROCM_PATH's clang compiles for gfx942
     let k = workspace_root().join("kernels/add.cu");
-    let o = Command::new(env!("CARGO_BIN_EXE_kplan"))
+    let o = kplan_test_support::kplan_command!()
         .args(["build", "--targets", "gfx942", "--format", "json", "-I"])
         .arg(workspace_root().join("kernels"))
         .arg("-I")

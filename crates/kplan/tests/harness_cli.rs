@@ -1,17 +1,14 @@
 //! `kplan verify HARNESS.toml` from the command line: bad input exits 2 with file:line:col and
 //! no output; a warp-size dependence exits 1 and is named; JSON reports per width.
 
-use std::path::PathBuf;
+use kplan_test_support::kplan_command;
+use kplan_test_support::workspace_root as root;
 use std::process::Command;
 
 fn kplan() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kplan"));
+    let mut c = kplan_command!();
     c.current_dir(root());
     c
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn fixture(name: &str) -> String {
@@ -20,8 +17,7 @@ fn fixture(name: &str) -> String {
 
 #[test]
 fn bad_harness_exits_2_with_line_and_column() {
-    let d = std::env::temp_dir().join(format!("kplan-harness-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
+    let d = kplan_test_support::cli::scratch("harness-cli");
     let text = std::fs::read_to_string(root().join(fixture("reduce_w32.toml")))
         .unwrap()
         .replace("dtype = \"int32\"", "dtype = \"int33\"");
@@ -44,51 +40,30 @@ fn bad_harness_exits_2_with_line_and_column() {
     let line = text.lines().position(|l| l.contains("int33")).unwrap() + 1;
     assert!(err.contains(&format!("bad.toml:{line}:9")), "{err}");
     assert!(err.contains("int32"), "{err}");
-    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `kplan verify` of the reduce_w32 fixture on cpu-simt at `warps`, with `args`.
+fn verify_w32(warps: &str, args: &[&str]) -> std::process::Output {
+    let h = fixture("reduce_w32.toml");
+    let mut c = kplan();
+    c.args(["verify", &h, "--backend", "cpu-simt", "--warp", warps]);
+    kplan_test_support::cli::output(c.args(args))
 }
 
 #[test]
 fn bad_warp_list_exits_2() {
-    let o = kplan()
-        .args([
-            "verify",
-            &fixture("reduce_w32.toml"),
-            "--backend",
-            "cpu-simt",
-            "--warp",
-            "48",
-        ])
-        .output()
-        .unwrap();
+    let o = verify_w32("48", &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--warp"));
 }
 
 #[test]
 fn warp_size_dependence_exits_1_and_is_named() {
-    let o = kplan()
-        .args([
-            "verify",
-            &fixture("reduce_w32.toml"),
-            "--backend",
-            "cpu-simt",
-            "--warp",
-            "32,64",
-            "--sizes",
-            "n=1000",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
+    let o = verify_w32("32,64", &["--sizes", "n=1000", "--format", "json"]);
     let out = String::from_utf8_lossy(&o.stdout);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     if v["status"] == "skipped" {
-        assert!(
-            std::env::var("KPLAN_REQUIRE_TOOLCHAINS").map_or(true, |v| v != "1"),
-            "{out}"
-        );
-        return;
+        return kplan_test_support::toolchain::skip(out);
     }
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert_eq!(v["warp_dependence"]["passes"], serde_json::json!([32]));

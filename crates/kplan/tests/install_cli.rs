@@ -154,7 +154,7 @@ fn pip_wheel_installs_and_runs_outside_the_checkout() {
         "{}",
         text(&installed.stderr)
     );
-    let built = Command::new(env!("CARGO_BIN_EXE_kplan"))
+    let built = kplan_test_support::kplan_command!()
         .args(["plan", "rmsnorm.toml", "--format", "json"])
         .current_dir(&work)
         .output()
@@ -339,16 +339,15 @@ fn action_yml_is_a_valid_action_and_sarif_limits_hold() {
         Ok(p) => p,
         Err(why) => return skip(why),
     };
-    let o = Command::new(&py)
-        .args([
-            "-m",
-            "check_jsonschema",
-            "--builtin-schema",
-            "vendor.github-actions",
-        ])
-        .arg(root.join("action.yml"))
-        .output()
-        .unwrap();
+    let check = |action: &Path| {
+        Command::new(&py)
+            .args(["-m", "check_jsonschema"])
+            .args(["--builtin-schema", "vendor.github-actions"])
+            .arg(action)
+            .output()
+            .unwrap()
+    };
+    let o = check(&root.join("action.yml"));
     assert!(
         o.status.success(),
         "{}\n{}",
@@ -360,16 +359,7 @@ fn action_yml_is_a_valid_action_and_sarif_limits_hold() {
     let broken = dir.path().join("action.yml");
     let yml = std::fs::read_to_string(root.join("action.yml")).unwrap();
     std::fs::write(&broken, yml.replace("using: composite", "using: compost")).unwrap();
-    let o = Command::new(&py)
-        .args([
-            "-m",
-            "check_jsonschema",
-            "--builtin-schema",
-            "vendor.github-actions",
-        ])
-        .arg(&broken)
-        .output()
-        .unwrap();
+    let o = check(&broken);
     assert!(
         !o.status.success(),
         "a broken action passes the schema check"
@@ -378,7 +368,7 @@ fn action_yml_is_a_valid_action_and_sarif_limits_hold() {
     // the limits: a real SARIF report, its results repeated past 25,000, is cut to 25,000,
     // errors first; the untouched report stays byte for byte the same
     let sarif = dir.path().join("kplan.sarif");
-    let s = Command::new(env!("CARGO_BIN_EXE_kplan"))
+    let s = kplan_test_support::kplan_command!()
         .arg("scan")
         .arg(kplan_test_support::fixtures::dir())
         .args(["--format", "sarif", "-o"])

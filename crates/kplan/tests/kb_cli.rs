@@ -1,20 +1,12 @@
 //! `kplan targets` and `kplan features` end to end: output, JSON validity, exit codes for
 //! unknown names (2, with a suggestion) and a broken `--kb DIR` (2, file:line:col).
 
-use std::process::{Command, Output};
+use kplan_test_support::cli::{self, stderr, stdout};
+use kplan_test_support::kplan_command;
+use std::process::Output;
 
 fn kplan(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kplan"))
-        .args(args)
-        .output()
-        .expect("run kplan")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    cli::output(kplan_command!().args(args))
 }
 
 #[test]

@@ -18,10 +18,7 @@ fn python_with_mcp() -> Result<PathBuf, String> {
 }
 
 fn kplan(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_kplan"))
-        .args(args)
-        .output()
-        .expect("run kplan")
+    kplan_test_support::cli::output(kplan_test_support::kplan_command!().args(args))
 }
 
 #[test]

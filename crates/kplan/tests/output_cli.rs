@@ -1,31 +1,25 @@
 //! The output options every verb shares (`--color`, `--quiet`, `--format human`) and scan's
 //! `--format concise`, `--statistics`, `--select` / `--ignore` (merged with kplan.toml).
 
+use kplan_test_support::cli::{self, stderr, stdout};
+use kplan_test_support::kplan_command;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn kplan(args: &[&str], cwd: Option<&Path>, env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kplan"));
-    c.args(args).env_remove("NO_COLOR");
-    for (k, v) in env {
-        c.env(k, v);
-    }
+    let mut c = kplan_command!();
+    c.args(args)
+        .env_remove("NO_COLOR")
+        .envs(env.iter().copied());
     if let Some(d) = cwd {
         c.current_dir(d);
     }
-    c.output().expect("run kplan")
+    cli::output(&mut c)
 }
 
 fn fixtures() -> PathBuf {
     kplan_test_support::fixtures::dir()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn json_findings(args: &[&str], cwd: Option<&Path>) -> Vec<serde_json::Value> {

@@ -1,25 +1,13 @@
 //! `kplan plan` through the real binary: output formats, `-o`, and bad specs (exit 2, a located
 //! error with a suggestion, and no output file).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use kplan_test_support::cli::{self, scratch};
+use kplan_test_support::kplan_command;
+use kplan_test_support::workspace_root as root;
+use std::process::Output;
 
 fn kplan(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kplan"))
-        .args(args)
-        .output()
-        .expect("run kplan")
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kplan-plan-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    cli::output(kplan_command!().args(args))
 }
 
 const GOOD: &str = r#"[kernel]

@@ -2,34 +2,20 @@
 //! stdout errors and closed pipes, visible skips and `--strict`, per-path configuration, and
 //! output that does not depend on the thread count.
 
+use kplan_test_support::cli::{self, scratch as tmpdir, stderr, stdout};
+use kplan_test_support::{kplan_command, toolchain};
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 fn kplan_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kplan"));
+    let mut c = kplan_command!();
     c.args(args).current_dir(cwd).env_remove("KPLAN_STRICT");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("run kplan")
+    cli::output(c.envs(env.iter().copied()))
 }
 fn kplan(args: &[&str], cwd: &Path) -> Output {
     kplan_env(args, cwd, &[])
-}
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kplan-robust-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 const KERNEL: &str = "__global__ void k(int* x) { x[threadIdx.x % 32] = 0; }\n";
@@ -127,7 +113,7 @@ fn full_disk_on_stdout_or_output_exits_2() {
         eprintln!("skipped: no /dev/full on this system");
         return;
     }
-    let o = Command::new(env!("CARGO_BIN_EXE_kplan"))
+    let o = kplan_test_support::kplan_command!()
         .args(["scan", "a.cu"])
         .current_dir(&d)
         .stdout(std::fs::File::create("/dev/full").unwrap())
@@ -145,7 +131,7 @@ fn closed_pipe_ends_quietly() {
     let d = tmpdir("pipe");
     // far more output than a pipe buffer holds
     std::fs::write(d.join("a.cu"), KERNEL.repeat(3000)).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kplan"))
+    let mut child = kplan_test_support::kplan_command!()
         .args(["scan", "a.cu"])
         .current_dir(&d)
         .stdout(Stdio::piped())
@@ -362,10 +348,6 @@ fn build_targets_default_to_kplan_toml_and_strict_fails_on_a_skip() {
     }
 }
 
-fn require_toolchains() -> bool {
-    std::env::var("KPLAN_REQUIRE_TOOLCHAINS").is_ok_and(|v| v == "1")
-}
-
 #[test]
 fn build_on_a_triton_syntax_error_exits_2_once() {
     let d = tmpdir("tritonsyntax");
@@ -376,12 +358,7 @@ fn build_on_a_triton_syntax_error_exits_2_once() {
     .unwrap();
     let o = kplan(&["build", "bad.py", "--targets", "sm_90a,gfx942"], &d);
     if o.status.code() == Some(0) && stdout(&o).contains("cannot import triton") {
-        assert!(
-            !require_toolchains(),
-            "KPLAN_REQUIRE_TOOLCHAINS=1 but Triton is absent"
-        );
-        eprintln!("skipped: Triton is not importable here (source scripts/test-env.sh)");
-        return;
+        return toolchain::skip("Triton is not importable here (source scripts/test-env.sh)");
     }
     assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
     let e = stderr(&o);
@@ -419,7 +396,7 @@ fn build_of_plain_cuda_says_why_hip_and_cpu_fail_before_compiler_output() {
 #[test]
 fn verify_compile_errors_name_the_users_file() {
     let d = tmpdir("verifypaths");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = kplan_test_support::workspace_root();
     let src = std::fs::read_to_string(root.join("kernels/rmsnorm.cu")).unwrap();
     let broken = src.replacen("{", "{ this is not C++;", 1);
     std::fs::create_dir_all(d.join("mine")).unwrap();
@@ -439,12 +416,7 @@ fn verify_compile_errors_name_the_users_file() {
     );
     let out = stdout(&o);
     if out.contains("skipped: no C++ compiler") {
-        assert!(
-            !require_toolchains(),
-            "KPLAN_REQUIRE_TOOLCHAINS=1 but no C++ compiler"
-        );
-        eprintln!("skipped: no C++ compiler here");
-        return;
+        return toolchain::skip("no C++ compiler here");
     }
     assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
     assert!(out.contains("mine/rmsnorm.cu:"), "{out}");
@@ -461,7 +433,7 @@ fn verify_compile_errors_name_the_users_file() {
 const PTX_KERNEL: &str = "__global__ void k(float* x) {\n  float v = x[threadIdx.x];\n  v += __shfl_down_sync(0xffffffff, v, 1);\n  asm volatile(\"membar.gl;\");\n  x[0] = v;\n}\n";
 
 /// Two trees with different `kplan.toml`: `a/` ignores the inline-assembly rule, `b/` has none.
-fn two_configured_trees(name: &str) -> PathBuf {
+fn two_configured_trees(name: &str) -> kplan_test_support::cli::Scratch {
     let d = tmpdir(name);
     for sub in ["a", "b"] {
         std::fs::create_dir_all(d.join(sub)).unwrap();
@@ -662,7 +634,7 @@ fn verify_without_a_gpu_is_a_visible_skip_and_strict_fails() {
 #[test]
 fn verify_of_a_harness_without_a_gpu_is_a_visible_skip_and_strict_fails() {
     let d = tmpdir("harnessstrict");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = kplan_test_support::workspace_root();
     let harness = root.join("kernels/reduce_sum.toml");
     let h = harness.to_str().unwrap();
     let o = kplan(&["verify", h, "--backend", "cuda"], &d);
@@ -721,7 +693,7 @@ fn per_file_ignores_of_a_nested_kplan_toml_apply_when_scanning_from_above() {
     .unwrap();
     std::fs::write(d.join("a/vendor/v.cu"), KERNEL).unwrap();
     std::fs::write(d.join("a/own.cu"), KERNEL).unwrap();
-    for (cwd, path) in [(d.clone(), "a"), (d.join("a"), ".")] {
+    for (cwd, path) in [(d.to_path_buf(), "a"), (d.join("a"), ".")] {
         let o = kplan(&["scan", path, "--format", "json"], &cwd);
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
         let paths: Vec<&str> = v["findings"]

@@ -1,27 +1,15 @@
 //! `kplan verify` and `kplan bench` end to end, and the reference kernels under `kplan build`
 //! (every GPU target) and `kplan scan` (no findings).
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use kplan_test_support::cli::text;
+use kplan_test_support::workspace_root as root;
+use kplan_test_support::{kplan_command, toolchain};
+use std::process::Command;
 
 fn kplan() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kplan"));
+    let mut c = kplan_command!();
     c.current_dir(root());
     c
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-use kplan_test_support::toolchain;
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 #[test]

@@ -1,34 +1,29 @@
 //! `kplan scan`, `kplan rules`, `kplan explain` end to end: exit codes, the JSON contract, SARIF
 //! validity against the official 2.1.0 schema, GitHub annotations, config errors, robustness.
 
+use kplan_test_support::cli::{self, scratch as tmpdir, stderr, stdout};
+use kplan_test_support::kplan_command;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn kplan(args: &[&str], cwd: Option<&Path>) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kplan"));
-    c.args(args);
+    let mut c = kplan_command!();
     if let Some(d) = cwd {
         c.current_dir(d);
     }
-    c.output().expect("run kplan")
+    cli::output(c.args(args))
 }
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../kplan-scan/tests/fixtures")
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kplan-scan-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+/// `kplan scan FILE --targets TARGETS --format json`: its findings and exit code.
+fn scan_json(file: &Path, targets: &str) -> (Vec<serde_json::Value>, Option<i32>) {
+    let f = file.to_str().unwrap();
+    let o = kplan(&["scan", f, "--targets", targets, "--format", "json"], None);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    (v["findings"].as_array().unwrap().clone(), o.status.code())
 }
 
 #[test]
@@ -115,24 +110,9 @@ fn fail_on_and_clean_tree() {
     assert!(stdout(&o).contains("0 errors"));
     // notes only: exit 0 at the default threshold, 1 with --fail-on note
     let h = f.join("hardcoded-tile/fire.cu");
-    let o = kplan(
-        &[
-            "scan",
-            h.to_str().unwrap(),
-            "--targets",
-            "sm_90a,gfx1100",
-            "--format",
-            "json",
-        ],
-        None,
-    );
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert!(v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|x| x["severity"] == "note"));
-    assert_eq!(o.status.code(), Some(0));
+    let (findings, code) = scan_json(&h, "sm_90a,gfx1100");
+    assert!(findings.iter().all(|x| x["severity"] == "note"));
+    assert_eq!(code, Some(0));
     let o = kplan(
         &[
             "scan",
@@ -150,38 +130,10 @@ fn fail_on_and_clean_tree() {
 #[test]
 fn nvidia_only_scope_silences_warp_size_rules() {
     let f = fixtures().join("warp-size-literal/fire.cu");
-    let o = kplan(
-        &[
-            "scan",
-            f.to_str().unwrap(),
-            "--targets",
-            "sm_90a",
-            "--format",
-            "json",
-        ],
-        None,
-    );
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert!(v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|x| x["rule"] != "warp-size-literal"));
-    let o = kplan(
-        &[
-            "scan",
-            f.to_str().unwrap(),
-            "--targets",
-            "mi300x",
-            "--format",
-            "json",
-        ],
-        None,
-    );
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert!(v["findings"]
-        .as_array()
-        .unwrap()
+    let (findings, _) = scan_json(&f, "sm_90a");
+    assert!(findings.iter().all(|x| x["rule"] != "warp-size-literal"));
+    let (findings, _) = scan_json(&f, "mi300x");
+    assert!(findings
         .iter()
         .any(|x| x["rule"] == "warp-size-literal" && x["severity"] == "error"));
 }

@@ -32,13 +32,7 @@ def {{STEM}}_kernel(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols,
 # kplan: op=softmax entry=softmax
 def softmax(x, out=None):
     """Softmax over the rows of a 2-D tensor with unit column stride."""
-    if len(x.shape) != 2:
-        raise ValueError(f"softmax expects a 2-D tensor, got shape {tuple(x.shape)}")
-    n_rows, n_cols = x.shape
-    if out is None:
-        out = x.new_empty(x.shape)
-    if x.stride(1) != 1 or out.stride(1) != 1:
-        raise ValueError("softmax needs unit stride along the row")
+{{WRAPPER_CHECKS}}
     block, opts = launch_options()
     block = min(block, triton.next_power_of_2(n_cols))
     {{STEM}}_kernel[(n_rows,)](out, x, x.stride(0), out.stride(0), n_cols, BLOCK_N=block, **opts)

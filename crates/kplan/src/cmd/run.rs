@@ -247,7 +247,7 @@ pub fn verify(ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
         bail!("--warp applies to a harness file with --backend cpu-simt");
     }
     if args.kernel.ends_with(".py") {
-        return verify_triton(&args);
+        return verify_triton(ctx, &args);
     }
     let (ops, sources) = resolve_kernel(&args.kernel, &args.kernels)?;
     let tiles = sources.tiles()?;
@@ -296,13 +296,19 @@ pub fn verify(ctx: &Ctx, args: VerifyArgs) -> anyhow::Result<u8> {
         };
         reports.push(r);
     }
+    write_verify(&args, &reports)
+}
+
+/// Writes verify reports (one, or a JSON array of several) as `--format` asks and gives the
+/// exit code.
+fn write_verify(args: &VerifyArgs, reports: &[VerifyReport]) -> anyhow::Result<u8> {
     let failed = reports.iter().any(|r| r.status == Status::Failed);
     let text = match args.format {
         Format::Json => {
             let v = if reports.len() == 1 {
                 serde_json::to_value(&reports[0])?
             } else {
-                serde_json::to_value(&reports)?
+                serde_json::to_value(reports)?
             };
             serde_json::to_string_pretty(&v)? + "\n"
         }
@@ -450,7 +456,7 @@ fn user_paths(text: &str, name: &str, user: &Path) -> String {
     out
 }
 
-fn verify_triton(args: &VerifyArgs) -> anyhow::Result<u8> {
+fn verify_triton(ctx: &Ctx, args: &VerifyArgs) -> anyhow::Result<u8> {
     use kplan_run::triton::{verify as tv, TritonBackend, TritonVerifyRequest};
     let backend = match args.backend.unwrap_or(RunBackend::Cpu) {
         RunBackend::Cpu | RunBackend::CpuSimt => TritonBackend::Cpu,
@@ -470,39 +476,15 @@ fn verify_triton(args: &VerifyArgs) -> anyhow::Result<u8> {
             })
             .collect();
     }
-    let r = tv(&req)?;
-    let text = match args.format {
-        Format::Json => serde_json::to_string_pretty(&r)? + "\n",
-        Format::Human => match &r.skip {
-            Some(k) => format!(
-                "{} on {}: skipped: {}\n",
-                args.kernel,
-                backend.as_str(),
-                k.reason
-            ),
-            None => {
-                let bad = r.cases.iter().filter(|c| !c.ok).count();
-                format!(
-                    "{} ({}, {}) on {}: {}: {} cases, {} failed\n",
-                    args.kernel,
-                    r.op,
-                    r.entry,
-                    backend.as_str(),
-                    if r.ok() { "passed" } else { "FAILED" },
-                    r.cases.len(),
-                    bad
-                )
-            }
-        },
+    let r = {
+        let progress = ctx.out.progress_bar(
+            format!("verifying {}", args.kernel),
+            0,
+            args.format == Format::Json,
+        );
+        tv(&req, &mut |_, done, total| progress.set(done, total))?
     };
-    write_output(args.output.as_deref(), &text)?;
-    Ok(exit_code(
-        r.skip.is_none() && !r.ok(),
-        usize::from(r.skip.is_some()),
-        1,
-        "checks",
-        args.strict,
-    ))
+    write_verify(args, &[r])
 }
 
 pub fn bench(ctx: &Ctx, args: BenchArgs) -> anyhow::Result<u8> {
