@@ -24,9 +24,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The committed GPU run that the bench docs and the KB's measured figures come from.
-pub const BENCH_RUN: &str = "bench/results/h200-2026-12-01b.json";
+pub const BENCH_RUN: &str = "bench/results/h200-2026-12-01c.json";
 /// The `sources.toml` key that the KB measurements of [`BENCH_RUN`] cite.
-pub const BENCH_SOURCE: &str = "KPLAN-H200-BENCH-2026-12-01B";
+pub const BENCH_SOURCE: &str = "KPLAN-H200-BENCH-2026-12-01C";
 
 /// What the generated files say about where they come from.
 pub const REGENERATE: &str = "cargo xtask generate";
