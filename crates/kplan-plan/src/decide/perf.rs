@@ -220,16 +220,18 @@ pub fn expectations(
                 let fits = |b: Option<u64>| b.filter(|b| work.bytes <= *b as f64);
                 match (fits(d.l2_bytes.value), fits(d.llc_bytes.as_ref().and_then(|f| f.value))) {
                     (Some(l2), _) => Some(format!(
-                        "its {} fit in the {} L2 of {}: back-to-back calls read from cache, so the HBM roofline overstates the time",
+                        "its {} fit in the {} L2 of {}: back-to-back calls read from cache, so the {} roofline overstates the time",
                         crate::render::si_bytes(work.bytes),
                         crate::render::si_bytes(l2 as f64),
-                        d.name
+                        d.name,
+                        d.roofline_memory()
                     )),
                     (None, Some(llc)) => Some(format!(
-                        "its {} fit in the {} Infinity Cache (MALL) of {}: back-to-back calls read from it, so the HBM roofline overstates the time",
+                        "its {} fit in the {} Infinity Cache (MALL) of {}: back-to-back calls read from it, so the {} roofline overstates the time",
                         crate::render::si_bytes(work.bytes),
                         crate::render::si_bytes(llc as f64),
-                        d.name
+                        d.name,
+                        d.roofline_memory()
                     )),
                     _ => None,
                 }

@@ -16,7 +16,13 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
             kind: "hazard".into(),
             targets: cpu.iter().map(|t| t.name.clone()).collect(),
             severity: "low".into(),
-            mitigation: if spec.compute.is_integer() {
+            // The op's own comparison (a sort compares the permutation, a histogram its
+            // counts) where the op KB has one; otherwise the accumulation clause.
+            mitigation: if let Some(how) = cx.op.and_then(|o| o.cpu_reference.as_deref()) {
+                format!(
+                    "use the CPU path as the verification reference for every backend, run it on every CI run, and {how}"
+                )
+            } else if spec.compute.is_integer() {
                 format!(
                     "use the CPU path as the verification reference for every backend, run it on every CI run, and \
                      accumulate exactly in {} as the GPU kernels do (integer accumulation is exact: compare bit for bit, \
