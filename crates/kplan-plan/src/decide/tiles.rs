@@ -644,8 +644,11 @@ type TileChoice = (u64, u64, u32, String, Vec<Cand>, String);
 
 /// Rows of the activation matrix at or below which a GEMM is a matrix-vector product: each
 /// weight is used by at most this many rows, so the kernel streams the weights once (memory
-/// bound) instead of tiling them through shared memory for reuse it does not have.
-pub const GEMV_MAX_M: u64 = 16;
+/// bound) instead of tiling them through shared memory for reuse it does not have. Above it
+/// the activation rows no longer sit in a warp's registers (16 rows of a 4096-long k are
+/// 128 KiB of bf16 per warp, re-read by every column warp), so the GEMM path with split-K
+/// plans it.
+pub const GEMV_MAX_M: u64 = 8;
 
 /// A GEMM whose `m` is at most [`GEMV_MAX_M`]: planned with a weight-streaming GEMV tile (no
 /// shared-memory B tile, no matrix instructions).

@@ -255,7 +255,12 @@ pub fn check(cx: &mut Cx) {
                 // a register pair on wave64, one SGPR on wave32
                 if sgpr_constraint(src, i, c) {
                     let lack = lacking_at(cx, &passes, i, |p| p.wave == 64);
-                    if !lack.is_empty() {
+                    // Compiled for wave32 only (a wave32 guard around it): a one-SGPR
+                    // operand is the right form there, and without the operand's C type the
+                    // scanner cannot tell it from a 64-bit one, so only assembly that both
+                    // wave sizes compile is reported (one operand cannot suit both).
+                    let wave64 = lacking_at(cx, &passes, i, |p| p.wave != 64);
+                    if !lack.is_empty() && !wave64.is_empty() {
                         let msg = format!(
                             "`{w}` binds its lane-mask operand to an SGPR constraint: the mask is a register pair on wave64 and one SGPR on wave32, and the wave32 target(s) {} compile this line",
                             lack.join(", ")

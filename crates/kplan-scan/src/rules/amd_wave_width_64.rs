@@ -533,11 +533,12 @@ fn lockstep_tail_64(cx: &mut Cx) {
                     break;
                 }
             }
-            // `[tid + 32]`, a partner read of another thread's slot
+            // `[tid + 32]`, a partner read of a slot another thread of the tail writes (an
+            // offset of 64 or more reads slots outside the 64 threads: no race)
             if src.is(k, "[")
                 && src.is(k + 1, var)
                 && src.is(k + 2, "+")
-                && src.int(k + 3).is_some_and(|v| (1..=64).contains(&v))
+                && src.int(k + 3).is_some_and(|v| (1..64).contains(&v))
                 && src.is(k + 4, "]")
             {
                 partner = true;
