@@ -68,6 +68,32 @@ fn lane32_scope(cx: &Cx) -> Option<(Severity, Vec<String>)> {
     amd_scope(cx)
 }
 
+/// Reports a shape found at tokens `a..=b`: AMD-only code (`amd_only`) to the wave32 AMD
+/// targets, other code to every 32-lane target, as a note where only wave64 AMD targets are in
+/// scope; nothing where no AMD target is.
+fn report_shape(cx: &mut Cx, a: usize, b: usize, amd_only: bool, msg: String, instead: &str) {
+    let scope = if amd_only {
+        amd_scope(cx)
+    } else {
+        lane32_scope(cx)
+    };
+    if let Some((sev, targets)) = scope {
+        cx.report_with(&META, sev, targets, a, b, msg, instead);
+    }
+}
+
+/// Reports a shape at token `k` that spans 64 lanes: `what` is the shape, followed by where
+/// its lanes are missing (RDNA in AMD-only code, every 32-lane target elsewhere).
+fn report_lanes(cx: &mut Cx, k: usize, what: String, instead: &str) {
+    let amd_only = cx.amd_code(k);
+    let msg = if amd_only {
+        format!("{what} in code compiled for every AMD target; RDNA (gfx10/gfx11/gfx12) has 32")
+    } else {
+        format!("{what}; only wave64 AMD targets have them (RDNA and NVIDIA warps have 32)")
+    };
+    report_shape(cx, k, k, amd_only, msg, instead);
+}
+
 /// Text of the condition of branch `b`.
 fn cond_text<'a>(cx: &Cx<'_, 'a, '_>, b: u32) -> &'a str {
     let src = cx.src;
@@ -152,9 +178,9 @@ fn per_platform_choice(cx: &mut Cx) {
             by_group.entry(br.group).or_default().push(b);
         }
     }
-    let Some((sev, targets)) = amd_scope(cx) else {
+    if amd_scope(cx).is_none() {
         return;
-    };
+    }
     let mut hits: Vec<(usize, String)> = Vec::new();
     let mut groups: Vec<_> = by_group.into_iter().collect();
     groups.sort_unstable_by_key(|(g, _)| *g);
@@ -241,7 +267,7 @@ fn per_platform_choice(cx: &mut Cx) {
         let msg = format!(
             "`{stmt}`: the AMD branch reads 64 where the other platform's reads 32, a wavefront width fixed for every AMD target; RDNA (gfx10/gfx11/gfx12) runs 32 lanes"
         );
-        cx.report_with(&META, sev, targets.clone(), k, k, msg, "choose 64 only for the wave64 architectures (`__GFX9__`, `__AMDGCN_WAVEFRONT_SIZE == 64` in device code) or use `warpSize`; size host code from the device property");
+        report_shape(cx, k, k, true, msg, "choose 64 only for the wave64 architectures (`__GFX9__`, `__AMDGCN_WAVEFRONT_SIZE == 64` in device code) or use `warpSize`; size host code from the device property");
     }
 }
 
@@ -264,9 +290,9 @@ fn warp_template(s: &str) -> bool {
 fn warp_primitive_64(cx: &mut Cx) {
     let src = cx.src;
     let n = src.toks.len();
-    let Some((sev, targets)) = amd_scope(cx) else {
+    if amd_scope(cx).is_none() {
         return;
-    };
+    }
     let mut hits: Vec<(usize, usize, String)> = Vec::new();
     for k in 1..n.saturating_sub(1) {
         if !is64(cx, k) || !cx.amd_code(k) || wave64_chosen(cx, k) {
@@ -330,7 +356,7 @@ fn warp_primitive_64(cx: &mut Cx) {
         let msg = format!(
             "{what} in code compiled for every AMD target; RDNA (gfx10/gfx11/gfx12) runs 32-lane wavefronts"
         );
-        cx.report_with(&META, sev, targets.clone(), a, b, msg, "use the hardware width (`warpSize`, or a constant chosen by `__GFX9__` / `__AMDGCN_WAVEFRONT_SIZE`) for the tile");
+        report_shape(cx, a, b, true, msg, "use the hardware width (`warpSize`, or a constant chosen by `__GFX9__` / `__AMDGCN_WAVEFRONT_SIZE`) for the tile");
     }
 }
 
@@ -403,19 +429,8 @@ fn lane_loop_64(cx: &mut Cx) {
         return;
     }
     for (k, head) in hits {
-        let amd_only = cx.amd_code(k);
-        let scope = if amd_only {
-            amd_scope(cx)
-        } else {
-            lane32_scope(cx)
-        };
-        let Some((sev, targets)) = scope else { return };
-        let msg = if amd_only {
-            format!("`{head}` shuffles from 64 source lanes in code compiled for every AMD target; RDNA (gfx10/gfx11/gfx12) has 32")
-        } else {
-            format!("`{head}` shuffles from 64 source lanes; only wave64 AMD targets have them (RDNA and NVIDIA warps have 32)")
-        };
-        cx.report_with(&META, sev, targets, k, k, msg, "loop to `warpSize`");
+        let what = format!("`{head}` shuffles from 64 source lanes");
+        report_lanes(cx, k, what, "loop to `warpSize`");
     }
 }
 
@@ -482,19 +497,10 @@ fn reduction_from_32(cx: &mut Cx) {
         }
     }
     for (k, init) in hits {
-        let amd_only = cx.amd_code(k);
-        let scope = if amd_only {
-            amd_scope(cx)
-        } else {
-            lane32_scope(cx)
-        };
-        let Some((sev, targets)) = scope else { return };
-        let msg = if amd_only {
-            format!("shuffle reduction starts at offset 32 (`{init}`) with no width, so it spans 64 lanes in code compiled for every AMD target; RDNA (gfx10/gfx11/gfx12) has 32")
-        } else {
-            format!("shuffle reduction starts at offset 32 (`{init}`) with no width, so it spans 64 lanes; only wave64 AMD targets have them (RDNA and NVIDIA warps have 32)")
-        };
-        cx.report_with(&META, sev, targets, k, k, msg, "start at `warpSize / 2`");
+        let what = format!(
+            "shuffle reduction starts at offset 32 (`{init}`) with no width, so it spans 64 lanes"
+        );
+        report_lanes(cx, k, what, "start at `warpSize / 2`");
     }
 }
 
@@ -550,17 +556,11 @@ fn lockstep_tail_64(cx: &mut Cx) {
     }
     for (a, b) in hits {
         let amd_only = cx.amd_code(a);
-        let scope = if amd_only {
-            amd_scope(cx)
-        } else {
-            lane32_scope(cx)
-        };
-        let Some((sev, targets)) = scope else { return };
         let msg = format!(
             "`{}` runs the last reduction steps without barriers, counting on 64 threads being one wavefront in lock-step; RDNA (and NVIDIA) run 32-lane warps, so the two halves race",
             cx.snippet(a, b)
         );
-        cx.report_with(&META, sev, targets, a, b, msg, "stop the lock-step tail at `warpSize` threads (keep the barrier steps down to it), or use shuffles");
+        report_shape(cx, a, b, amd_only, msg, "stop the lock-step tail at `warpSize` threads (keep the barrier steps down to it), or use shuffles");
     }
 }
 
