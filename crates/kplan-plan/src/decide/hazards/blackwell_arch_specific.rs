@@ -1,6 +1,7 @@
 //! `blackwell-arch-specific`: an `sm_100a` target beside another datacenter Blackwell target:
 //! arch-specific cubins run on compute capability 10.0 only [CUDA-FS].
 
+use super::test_support::ELEMENTWISE;
 use super::*;
 
 pub fn check(cx: &Cx) -> Vec<Risk> {
@@ -19,17 +20,16 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
         .filter(|t| t.arch.id != "sm_100a" && t.arch.family == "Blackwell (datacenter)")
         .collect();
     if !bw_a.is_empty() && !bw_other.is_empty() {
-        risks.push(Risk {
-            id: "blackwell-arch-specific".into(),
-            title: "sm_100a (arch-specific) code does not run on the other Blackwell targets".into(),
-            kind: "toolchain".into(),
-            targets: names(&bw_other),
-            severity: "high".into(),
-            mitigation: "build the family target (compute_100f, CUDA 12.9+) for code that must run on every Blackwell part, or ship one cubin per exact target (sm_100a, sm_103a) plus PTX".into(),
-            fallback: Some("portable sm_100 code without tcgen05 (the wgmma-free, mma.sync path)".into()),
-            evidence: bw_a.iter().chain(bw_other.iter()).map(|t| format!("{}: {} [CUDA-FS]", t.name, t.arch.notes.join(" "))).collect(),
-            sources: vec!["CUDA-FS".into()],
-        });
+        risks.push(
+            Risk::builder("blackwell-arch-specific", "toolchain", "high")
+                .title("sm_100a (arch-specific) code does not run on the other Blackwell targets")
+                .targets(names(&bw_other))
+                .mitigation("build the family target (compute_100f, CUDA 12.9+) for code that must run on every Blackwell part, or ship one cubin per exact target (sm_100a, sm_103a) plus PTX")
+                .fallback("portable sm_100 code without tcgen05 (the wgmma-free, mma.sync path)")
+                .evidence(bw_a.iter().chain(bw_other.iter()).map(|t| format!("{}: {} [CUDA-FS]", t.name, t.arch.notes.join(" "))))
+                .sources(["CUDA-FS"])
+                .build(),
+        );
     }
     risks
 }
@@ -37,24 +37,6 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
 /// Specs that must raise this rule's risk and specs that must not.
 pub(super) const FIXTURES: Fixtures = Fixtures {
     probe: "blackwell-arch-specific",
-    fires: &[r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["sm_100a", "sm_103"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
-    silent: &[r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["sm_100a"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
+    fires: &[ELEMENTWISE.targets(&["sm_100a", "sm_103"])],
+    silent: &[ELEMENTWISE.targets(&["sm_100a"])],
 };

@@ -5,6 +5,7 @@
 //! parts the per-XCD L2s are not coherent with each other, so a flag written with a plain
 //! store may never be seen by a block on another XCD [ROCm-MI300].
 
+use super::test_support::{Fx, ELEMENTWISE};
 use super::{Cx, Fixtures};
 use crate::model::Risk;
 use crate::spec::{Op, Problem};
@@ -67,40 +68,28 @@ fn risk(cx: &Cx) -> Option<Risk> {
             xcd.join(", ")
         ));
     }
-    Some(Risk {
-        id: "cross-block-progress".into(),
-        title: format!("cross-block communication on AMD: {why}"),
-        kind: "hazard".into(),
-        targets: amd.iter().map(|t| t.name.clone()).collect(),
-        severity: "high".into(),
-        mitigation: "take tile ids from an atomic counter in launch order so a block only waits on blocks already running; publish flags with release and read them with acquire at agent (device) scope, never with plain loads in a spin loop; size a cooperative grid to the co-resident limit (hipOccupancyMaxActiveBlocksPerMultiprocessor x CUs) and launch it with hipLaunchCooperativeKernel; on MI300-class parts keep counters in device (coarse-grained) memory and expect cross-XCD flag latency".into(),
-        fallback: Some("split the kernel at the synchronisation point into separate launches (reduce-then-scan; one launch per time step): one extra pass over the data or one launch overhead per step".into()),
-        evidence,
-        sources: vec!["ROCm-MI300".into(), "MERRILL-SCAN".into()],
-    })
+    Some(
+        Risk::builder("cross-block-progress", "hazard", "high")
+            .title(format!("cross-block communication on AMD: {why}"))
+            .targets(amd.iter().map(|t| t.name.clone()).collect())
+            .mitigation("take tile ids from an atomic counter in launch order so a block only waits on blocks already running; publish flags with release and read them with acquire at agent (device) scope, never with plain loads in a spin loop; size a cooperative grid to the co-resident limit (hipOccupancyMaxActiveBlocksPerMultiprocessor x CUs) and launch it with hipLaunchCooperativeKernel; on MI300-class parts keep counters in device (coarse-grained) memory and expect cross-XCD flag latency")
+            .fallback("split the kernel at the synchronisation point into separate launches (reduce-then-scan; one launch per time step): one extra pass over the data or one launch overhead per step")
+            .evidence(evidence)
+            .sources(["ROCm-MI300", "MERRILL-SCAN"])
+            .build(),
+    )
 }
+
+/// The spec this rule's fixtures vary.
+const SPEC: Fx = ELEMENTWISE
+    .op("scan")
+    .dtypes(&["int32", "int64"])
+    .problem("n = 1000000000")
+    .targets(&["mi300x"]);
 
 /// Specs that must raise this rule's risk and specs that must not.
 pub(super) const FIXTURES: Fixtures = Fixtures {
     probe: "cross-block-progress",
-    fires: &[r#"[kernel]
-name = "k"
-op = "scan"
-dtypes = ["int32", "int64"]
-problem = { n = 1000000000 }
-[backends]
-targets = ["mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
-    silent: &[r#"[kernel]
-name = "k"
-op = "scan"
-dtypes = ["int32", "int64"]
-problem = { n = 4096 }
-[backends]
-targets = ["mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
+    fires: &[SPEC],
+    silent: &[SPEC.problem("n = 4096")],
 };

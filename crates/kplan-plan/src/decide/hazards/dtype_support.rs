@@ -1,6 +1,7 @@
 //! `dtype-<feature>`: the storage or compute dtype (bf16, bf16 matrix, tf32 matrix) is missing
 //! natively on a GPU target (KB support table).
 
+use super::test_support::GEMM;
 use super::*;
 
 pub fn check(cx: &Cx) -> Vec<Risk> {
@@ -21,24 +22,20 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
             .filter(|t| kb.availability(f, &t.arch.id) == Availability::No)
             .collect();
         if !miss.is_empty() && !risks.iter().any(|r: &Risk| r.id == format!("dtype-{f}")) {
-            risks.push(Risk {
-                id: format!("dtype-{f}"),
-                title: format!(
-                    "{} not supported natively on {}",
-                    d.as_str(),
-                    join_names(&names(&miss))
-                ),
-                kind: "dtype".into(),
-                targets: names(&miss),
-                severity: "high".into(),
-                mitigation: format!(
-                    "store {} but compute in fp32 on these targets (convert on load)",
-                    d.as_str()
-                ),
-                fallback: kb.feature(f).and_then(|x| x.fallback.clone()),
-                evidence: miss
-                    .iter()
-                    .map(|t| {
+            risks.push(
+                Risk::builder(format!("dtype-{f}"), "dtype", "high")
+                    .title(format!(
+                        "{} not supported natively on {}",
+                        d.as_str(),
+                        join_names(&names(&miss))
+                    ))
+                    .targets(names(&miss))
+                    .mitigation(format!(
+                        "store {} but compute in fp32 on these targets (convert on load)",
+                        d.as_str()
+                    ))
+                    .fallback_opt(kb.feature(f).and_then(|x| x.fallback.clone()))
+                    .evidence(miss.iter().map(|t| {
                         format!(
                             "{}: `{f}` no [{}]",
                             t.name,
@@ -46,13 +43,13 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
                                 .map(|s| s.source.as_str())
                                 .unwrap_or("-")
                         )
-                    })
-                    .collect(),
-                sources: miss
-                    .iter()
-                    .filter_map(|t| kb.support(f, &t.arch.id).map(|s| s.source.clone()))
-                    .collect(),
-            });
+                    }))
+                    .sources(
+                        miss.iter()
+                            .filter_map(|t| kb.support(f, &t.arch.id).map(|s| s.source.clone())),
+                    )
+                    .build(),
+            );
         }
     }
     risks
@@ -61,24 +58,6 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
 /// Specs that must raise this rule's risk and specs that must not.
 pub(super) const FIXTURES: Fixtures = Fixtures {
     probe: "dtype-bf16-matrix",
-    fires: &[r#"[kernel]
-name = "k"
-op = "gemm"
-dtypes = ["bf16", "fp32"]
-problem = { m = 4096, n = 4096, k = 4096 }
-[backends]
-targets = ["sm_75", "mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
-    silent: &[r#"[kernel]
-name = "k"
-op = "gemm"
-dtypes = ["bf16", "fp32"]
-problem = { m = 4096, n = 4096, k = 4096 }
-[backends]
-targets = ["h100", "mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
+    fires: &[GEMM.dtypes(&["bf16", "fp32"]).targets(&["sm_75", "mi300x"])],
+    silent: &[GEMM.dtypes(&["bf16", "fp32"])],
 };

@@ -2,6 +2,7 @@
 //! target (`no`, `partial`, `unknown`), or an NVIDIA API other vendors provide through a
 //! translation (`nvidia-origin`). Fires from the spec's features and the KB's support table.
 
+use super::test_support::ELEMENTWISE;
 use super::*;
 
 pub fn check(cx: &Cx) -> Vec<Risk> {
@@ -51,28 +52,27 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
         let fallback = feat.fallback.clone();
         for (status, sev) in [("no", "high"), ("partial", "medium"), ("unknown", "medium")] {
             if let Some(ts) = by.get(status) {
-                risks.push(Risk {
-                    id: format!("feature-{f}-{status}"),
-                    title: match status {
-                        "no" => format!("`{f}` ({}) is missing on {}", feat.name, join_names(&names(ts))),
-                        "partial" => format!("`{f}` ({}) is only partly available on {}", feat.name, join_names(&names(ts))),
-                        _ => format!("availability of `{f}` unknown on {}", join_names(&names(ts))),
-                    },
-                    kind: "feature".into(),
-                    targets: names(ts),
-                    severity: sev.into(),
-                    mitigation: match status {
-                        "no" => format!(
-                            "guard the use behind the header's feature macro and dispatch to the fallback on {}",
-                            join_names(&names(ts))
-                        ),
-                        "partial" => "check the KB note for which variants exist; test the partial path on its own CI leg".into(),
-                        _ => "verify on the hardware or in the vendor docs before relying on it; add the fact to the KB with a source".into(),
-                    },
-                    fallback: fallback.clone(),
-                    evidence: evidence.clone(),
-                    sources: sources.clone(),
-                });
+                risks.push(
+                    Risk::builder(format!("feature-{f}-{status}"), "feature", sev)
+                        .title(match status {
+                            "no" => format!("`{f}` ({}) is missing on {}", feat.name, join_names(&names(ts))),
+                            "partial" => format!("`{f}` ({}) is only partly available on {}", feat.name, join_names(&names(ts))),
+                            _ => format!("availability of `{f}` unknown on {}", join_names(&names(ts))),
+                        })
+                        .targets(names(ts))
+                        .mitigation(match status {
+                            "no" => format!(
+                                "guard the use behind the header's feature macro and dispatch to the fallback on {}",
+                                join_names(&names(ts))
+                            ),
+                            "partial" => "check the KB note for which variants exist; test the partial path on its own CI leg".into(),
+                            _ => "verify on the hardware or in the vendor docs before relying on it; add the fact to the KB with a source".into(),
+                        })
+                        .fallback_opt(fallback.clone())
+                        .evidence(evidence.clone())
+                        .sources(sources.clone())
+                        .build(),
+                );
             }
         }
         let non_nv: Vec<&Target> = gpu
@@ -86,17 +86,16 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
             && !by.contains_key("partial")
             && !by.contains_key("unknown")
         {
-            risks.push(Risk {
-                id: format!("feature-{f}-nvidia-origin"),
-                title: format!("`{f}` is NVIDIA's API; other targets provide it through a translation", ),
-                kind: "feature".into(),
-                targets: names(&non_nv),
-                severity: "low".into(),
-                mitigation: "use it through the header's portable name; check mask width and semantics differences on each non-NVIDIA target".into(),
-                fallback,
-                evidence,
-                sources,
-            });
+            risks.push(
+                Risk::builder(format!("feature-{f}-nvidia-origin"), "feature", "low")
+                    .title(format!("`{f}` is NVIDIA's API; other targets provide it through a translation", ))
+                    .targets(names(&non_nv))
+                    .mitigation("use it through the header's portable name; check mask width and semantics differences on each non-NVIDIA target")
+                    .fallback_opt(fallback)
+                    .evidence(evidence)
+                    .sources(sources)
+                    .build(),
+            );
         }
     }
     risks
@@ -105,38 +104,11 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
 /// Specs that must raise this rule's risk and specs that must not.
 pub(super) const FIXTURES: Fixtures = Fixtures {
     probe: "feature-wgmma-no",
-    fires: &[r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-features = ["wgmma"]
-[backends]
-targets = ["h100", "mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
+    fires: &[ELEMENTWISE.kernel(&["features = [\"wgmma\"]"])],
     silent: &[
-        r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-features = ["wgmma"]
-[backends]
-targets = ["h100"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#,
-        r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["h100", "mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#,
+        ELEMENTWISE
+            .kernel(&["features = [\"wgmma\"]"])
+            .targets(&["h100"]),
+        ELEMENTWISE,
     ],
 };

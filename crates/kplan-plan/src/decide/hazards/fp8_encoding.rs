@@ -2,6 +2,7 @@
 //! encodings differ (OCP e4m3fn/e5m2 vs FNUZ on gfx942), differ from the spec's encoding, or
 //! have neither: scales computed for one encoding's max (448 vs 240) are wrong on the other.
 
+use super::test_support::ELEMENTWISE;
 use super::*;
 
 pub fn check(cx: &Cx) -> Vec<Risk> {
@@ -55,45 +56,41 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
                     .filter(|t| !fnuz_only.iter().any(|o| o.name == t.name)),
             );
             affected.extend(neither.iter().copied());
-            risks.push(Risk {
-                id: "fp8-encoding".into(),
-                title: "fp8 encodings differ: OCP e4m3fn/e5m2 vs FNUZ e4m3fnuz/e5m2fnuz".into(),
-                kind: "dtype".into(),
-                targets: names(&affected),
-                severity: "high".into(),
-                mitigation: {
-                    let mut m = String::from("keep one logical fp8 format at the API boundary and convert per target; FNUZ has no negative zero, \
-                             a different exponent bias and max (e4m3fnuz 240 vs e4m3fn 448): scale factors must be computed per \
-                             encoding, and the CPU reference must emulate the target's encoding");
-                    if spec.output == Dtype::Fp8 || spec.modifiers.kv_dtype == Some(Dtype::Fp8) {
-                        m.push_str("; the fp8 output is written with a saturating conversion (satfinite: clamp to the encoding's max), \
-                                    not one that overflows to NaN/Inf, with the scale from absmax / max of the target's encoding");
-                    }
-                    m
-                },
-                fallback: Some(if spec.op.uses_matrix_units() {
-                    "where no fp8 matrix path exists, upconvert to bf16/fp16 and use those matrix units (2x the bytes, half the peak)".into()
-                } else {
-                    "where a target has no fp8 conversion instructions, convert in software (bit manipulation per element): a few ALU ops per value on a memory-bound kernel".into()
-                }),
-                evidence: gpu
-                    .iter()
-                    .map(|t| {
-                        format!(
-                            "{}: OCP {}, FNUZ {}",
-                            t.name,
-                            crate::decide::backend::avail_str(kb.availability("fp8-ocp", &t.arch.id)),
-                            crate::decide::backend::avail_str(kb.availability("fp8-fnuz", &t.arch.id))
-                        )
+            risks.push(
+                Risk::builder("fp8-encoding", "dtype", "high")
+                    .title("fp8 encodings differ: OCP e4m3fn/e5m2 vs FNUZ e4m3fnuz/e5m2fnuz")
+                    .targets(names(&affected))
+                    .mitigation({
+                        let mut m = String::from("keep one logical fp8 format at the API boundary and convert per target; FNUZ has no negative zero, \
+                                 a different exponent bias and max (e4m3fnuz 240 vs e4m3fn 448): scale factors must be computed per \
+                                 encoding, and the CPU reference must emulate the target's encoding");
+                        if spec.output == Dtype::Fp8 || spec.modifiers.kv_dtype == Some(Dtype::Fp8) {
+                            m.push_str("; the fp8 output is written with a saturating conversion (satfinite: clamp to the encoding's max), \
+                                        not one that overflows to NaN/Inf, with the scale from absmax / max of the target's encoding");
+                        }
+                        m
                     })
-                    .collect(),
-                sources: gpu
-                    .iter()
-                    .flat_map(|t| ["fp8-ocp", "fp8-fnuz"].into_iter().filter_map(|f| kb.support(f, &t.arch.id).map(|s| s.source.clone())))
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .into_iter()
-                    .collect(),
-            });
+                    .fallback(if spec.op.uses_matrix_units() {
+                        "where no fp8 matrix path exists, upconvert to bf16/fp16 and use those matrix units (2x the bytes, half the peak)"
+                    } else {
+                        "where a target has no fp8 conversion instructions, convert in software (bit manipulation per element): a few ALU ops per value on a memory-bound kernel"
+                    })
+                    .evidence(gpu
+                        .iter()
+                        .map(|t| {
+                            format!(
+                                "{}: OCP {}, FNUZ {}",
+                                t.name,
+                                crate::decide::backend::avail_str(kb.availability("fp8-ocp", &t.arch.id)),
+                                crate::decide::backend::avail_str(kb.availability("fp8-fnuz", &t.arch.id))
+                            )
+                        }))
+                    .sources(gpu
+                        .iter()
+                        .flat_map(|t| ["fp8-ocp", "fp8-fnuz"].into_iter().filter_map(|f| kb.support(f, &t.arch.id).map(|s| s.source.clone())))
+                        .collect::<std::collections::BTreeSet<_>>())
+                    .build(),
+            );
         }
     }
     risks
@@ -102,24 +99,6 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
 /// Specs that must raise this rule's risk and specs that must not.
 pub(super) const FIXTURES: Fixtures = Fixtures {
     probe: "fp8-encoding",
-    fires: &[r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp8", "fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["h100", "mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
-    silent: &[r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp16", "fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["h100", "mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
+    fires: &[ELEMENTWISE.dtypes(&["fp8", "fp32"])],
+    silent: &[ELEMENTWISE.dtypes(&["fp16", "fp32"])],
 };

@@ -6,6 +6,7 @@
 //! value, so per-tensor scales must be doubled on load [vLLM-FNUZ], and absmax scales computed
 //! here divide by 240, not 448 [features.toml fp8-fnuz].
 
+use super::test_support::{Fx, ELEMENTWISE};
 use super::Cx;
 use crate::model::Risk;
 use crate::spec::Fp8Encoding;
@@ -43,93 +44,42 @@ fn risk(cx: &Cx) -> Option<Risk> {
     }));
     sources.sort();
     sources.dedup();
-    Some(Risk {
-        id: "fp8-fnuz-scale".into(),
-        title: format!(
-            "fp8 on FNUZ-only targets: e4m3fnuz (max 240) is not e4m3fn (max 448){}",
-            if kv { ": a KV cache or checkpoint written in OCP fp8 needs its scales converted" } else { ": fp8 data and scales made for OCP need converting" }
-        ),
-        kind: "dtype".into(),
-        targets: fnuz_only.clone(),
-        severity: "high".into(),
-        mitigation: format!(
-            "compute every scale for the target's encoding (absmax / 240 on e4m3fnuz); where fp8 {} comes from OCP producers (checkpoints, another engine's cache), convert on load: reinterpreting e4m3fn bits as e4m3fnuz halves the value, so double the per-tensor scale and map the e4m3fn negative-zero pattern 0x80 (NaN in FNUZ) to 0; test with values near 240 and 448 against a CPU reference that emulates e4m3fnuz",
-            if kv { "KV data" } else { "data" }
-        ),
-        fallback: Some("store and exchange the tensor in bf16 (twice the bytes) where the producer's encoding cannot be controlled".into()),
-        evidence: fnuz_only
-            .iter()
-            .map(|t| format!("{t}: fp8-fnuz native, fp8-ocp not"))
-            .collect(),
-        sources,
-    })
+    Some(
+        Risk::builder("fp8-fnuz-scale", "dtype", "high")
+            .title(format!(
+                "fp8 on FNUZ-only targets: e4m3fnuz (max 240) is not e4m3fn (max 448){}",
+                if kv { ": a KV cache or checkpoint written in OCP fp8 needs its scales converted" } else { ": fp8 data and scales made for OCP need converting" }
+            ))
+            .targets(fnuz_only.clone())
+            .mitigation(format!(
+                "compute every scale for the target's encoding (absmax / 240 on e4m3fnuz); where fp8 {} comes from OCP producers (checkpoints, another engine's cache), convert on load: reinterpreting e4m3fn bits as e4m3fnuz halves the value, so double the per-tensor scale and map the e4m3fn negative-zero pattern 0x80 (NaN in FNUZ) to 0; test with values near 240 and 448 against a CPU reference that emulates e4m3fnuz",
+                if kv { "KV data" } else { "data" }
+            ))
+            .fallback("store and exchange the tensor in bf16 (twice the bytes) where the producer's encoding cannot be controlled")
+            .evidence(fnuz_only
+                .iter()
+                .map(|t| format!("{t}: fp8-fnuz native, fp8-ocp not")))
+            .sources(sources)
+            .build(),
+    )
 }
+
+/// The spec this rule's fixtures vary.
+const SPEC: Fx = ELEMENTWISE
+    .name("d")
+    .op("attention")
+    .dtypes(&["bf16", "fp32"])
+    .problem("batch = 8, heads = 32, kv_heads = 8, seq_q = 1, seq_kv = 8192, head_dim = 128")
+    .kernel(&["kv_dtype = \"fp8\""])
+    .targets(&["gfx942"])
+    .allowed(&[]);
 
 pub(super) const FIXTURES: super::Fixtures = super::Fixtures {
     probe: "fp8-fnuz-scale",
-    fires: &[r#"[kernel]
-name = "d"
-op = "attention"
-dtypes = ["bf16", "fp32"]
-kv_dtype = "fp8"
-problem = { batch = 8, heads = 32, kv_heads = 8, seq_q = 1, seq_kv = 8192, head_dim = 128 }
-[backends]
-targets = ["gfx942"]
-"#],
+    fires: &[SPEC],
     silent: &[
-        r#"[kernel]
-name = "d"
-op = "attention"
-dtypes = ["bf16", "fp32"]
-kv_dtype = "bf16"
-problem = { batch = 8, heads = 32, kv_heads = 8, seq_q = 1, seq_kv = 8192, head_dim = 128 }
-[backends]
-targets = ["gfx942"]
-"#,
-        r#"[kernel]
-name = "d"
-op = "attention"
-dtypes = ["bf16", "fp32"]
-kv_dtype = "fp8"
-problem = { batch = 8, heads = 32, kv_heads = 8, seq_q = 1, seq_kv = 8192, head_dim = 128 }
-[backends]
-targets = ["gfx942", "sm_90"]
-"#,
-        r#"[kernel]
-name = "d"
-op = "attention"
-dtypes = ["bf16", "fp32"]
-kv_dtype = "fp8"
-problem = { batch = 8, heads = 32, kv_heads = 8, seq_q = 1, seq_kv = 8192, head_dim = 128 }
-[backends]
-targets = ["gfx950"]
-"#,
+        SPEC.kernel(&["kv_dtype = \"bf16\""]),
+        SPEC.targets(&["gfx942", "sm_90"]),
+        SPEC.targets(&["gfx950"]),
     ],
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::decide::hazards::test_support::risk_ids;
-
-    const SPEC: &str = "[kernel]\nname = \"d\"\nop = \"attention\"\ndtypes = [\"bf16\", \"fp32\"]\nkv_dtype = \"KV\"\nproblem = { batch = 8, heads = 32, kv_heads = 8, seq_q = 1, seq_kv = 8192, head_dim = 128 }\n[backends]\ntargets = [TARGETS]\n";
-
-    #[test]
-    fn fires_for_fp8_kv_on_gfx942_only() {
-        let ids = risk_ids(&SPEC.replace("TARGETS", "\"gfx942\"").replace("KV", "fp8"));
-        assert!(ids.iter().any(|i| i == "fp8-fnuz-scale"), "{ids:?}");
-    }
-
-    #[test]
-    fn silent_without_fp8_with_an_ocp_target_or_with_ocp_named() {
-        let ids = risk_ids(&SPEC.replace("TARGETS", "\"gfx942\"").replace("KV", "bf16"));
-        assert!(!ids.iter().any(|i| i == "fp8-fnuz-scale"), "{ids:?}");
-        let ids = risk_ids(
-            &SPEC
-                .replace("TARGETS", "\"gfx942\", \"sm_90\"")
-                .replace("KV", "fp8"),
-        );
-        assert!(!ids.iter().any(|i| i == "fp8-fnuz-scale"), "{ids:?}");
-        let ids = risk_ids(&SPEC.replace("TARGETS", "\"gfx950\"").replace("KV", "fp8"));
-        assert!(!ids.iter().any(|i| i == "fp8-fnuz-scale"), "{ids:?}");
-    }
-}

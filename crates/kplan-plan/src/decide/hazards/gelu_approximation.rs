@@ -4,6 +4,7 @@
 //! implements one of them, and one that differs from the model's form shifts every activation
 //! by up to about 1e-3 relative, beyond bf16 round-off on large outputs.
 
+use super::test_support::{Fx, GEMM};
 use super::Cx;
 use crate::model::Risk;
 use kplan_kb::Vendor;
@@ -27,87 +28,46 @@ fn risk(cx: &Cx) -> Option<Risk> {
             libs.push("hipBLASLt `HIPBLASLT_EPILOGUE_GELU`/`_GELU_BIAS`");
         }
     }
-    Some(Risk {
-        id: "gelu-approximation".into(),
-        title: "GELU has an exact (erf) and an approximate (tanh) form: the fused one must match the model's".into(),
-        kind: "op".into(),
-        targets: cx.targets.iter().map(|t| t.name.clone()).collect(),
-        severity: "medium".into(),
-        mitigation: format!(
-            "state which form the model uses (PyTorch `gelu` defaults to erf, `approximate='tanh'` is the tanh form) and implement that one on every backend{}; compare against a CPU reference of the same form with a tolerance set from the output dtype, and run one test against the other form to show the test can tell them apart",
-            if libs.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; a library epilogue ({}) computes one fixed formula: check it against both forms before relying on it, and keep a separate elementwise GELU of the right form as the fallback",
-                    libs.join(", ")
-                )
-            }
-        ),
-        fallback: Some("apply GELU in a separate elementwise kernel of the model's form: one more read and write of the output".into()),
-        evidence: vec![format!(
-            "the spec fuses `{}`",
-            cx.spec
-                .modifiers
-                .epilogue
-                .as_deref()
-                .or(cx.spec.kind())
-                .unwrap_or("gelu")
-        )],
-        sources: vec!["PyTorch-GELU".into()],
-    })
+    Some(
+        Risk::builder("gelu-approximation", "op", "medium")
+            .title("GELU has an exact (erf) and an approximate (tanh) form: the fused one must match the model's")
+            .targets(cx.targets.iter().map(|t| t.name.clone()).collect())
+            .mitigation(format!(
+                "state which form the model uses (PyTorch `gelu` defaults to erf, `approximate='tanh'` is the tanh form) and implement that one on every backend{}; compare against a CPU reference of the same form with a tolerance set from the output dtype, and run one test against the other form to show the test can tell them apart",
+                if libs.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; a library epilogue ({}) computes one fixed formula: check it against both forms before relying on it, and keep a separate elementwise GELU of the right form as the fallback",
+                        libs.join(", ")
+                    )
+                }
+            ))
+            .fallback("apply GELU in a separate elementwise kernel of the model's form: one more read and write of the output")
+            .evidence([format!(
+                "the spec fuses `{}`",
+                cx.spec
+                    .modifiers
+                    .epilogue
+                    .as_deref()
+                    .or(cx.spec.kind())
+                    .unwrap_or("gelu")
+            )])
+            .sources(["PyTorch-GELU"])
+            .build(),
+    )
 }
+
+/// The spec this rule's fixtures vary.
+const SPEC: Fx = GEMM
+    .name("g")
+    .dtypes(&["bf16", "fp32"])
+    .kernel(&["epilogue = \"bias-gelu\""])
+    .targets(&["sm_90", "gfx942"])
+    .allowed(&[]);
 
 pub(super) const FIXTURES: super::Fixtures = super::Fixtures {
     probe: "gelu-approximation",
-    fires: &[r#"[kernel]
-name = "g"
-op = "gemm"
-dtypes = ["bf16", "fp32"]
-epilogue = "bias-gelu"
-problem = { m = 4096, n = 4096, k = 4096 }
-[backends]
-targets = ["sm_90", "gfx942"]
-"#],
-    silent: &[
-        r#"[kernel]
-name = "g"
-op = "gemm"
-dtypes = ["bf16", "fp32"]
-epilogue = "bias-relu"
-problem = { m = 4096, n = 4096, k = 4096 }
-[backends]
-targets = ["sm_90", "gfx942"]
-"#,
-        r#"[kernel]
-name = "g"
-op = "gemm"
-dtypes = ["bf16", "fp32"]
-
-problem = { m = 4096, n = 4096, k = 4096 }
-[backends]
-targets = ["sm_90", "gfx942"]
-"#,
-    ],
+    fires: &[SPEC],
+    silent: &[SPEC.kernel(&["epilogue = \"bias-relu\""]), SPEC.kernel(&[])],
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::decide::hazards::test_support::risk_ids;
-
-    const SPEC: &str = "[kernel]\nname = \"g\"\nop = \"gemm\"\ndtypes = [\"bf16\", \"fp32\"]\nEPI\nproblem = { m = 4096, n = 4096, k = 4096 }\n[backends]\ntargets = [\"sm_90\", \"gfx942\"]\n";
-
-    #[test]
-    fn fires_for_a_gelu_epilogue() {
-        let ids = risk_ids(&SPEC.replace("EPI", "epilogue = \"bias-gelu\""));
-        assert!(ids.iter().any(|i| i == "gelu-approximation"), "{ids:?}");
-    }
-
-    #[test]
-    fn silent_for_other_epilogues_or_none() {
-        let ids = risk_ids(&SPEC.replace("EPI", "epilogue = \"bias-relu\""));
-        assert!(!ids.iter().any(|i| i == "gelu-approximation"), "{ids:?}");
-        let ids = risk_ids(&SPEC.replace("EPI", ""));
-        assert!(!ids.iter().any(|i| i == "gelu-approximation"), "{ids:?}");
-    }
-}

@@ -7,6 +7,7 @@
 //! (`mul_mat_vec_q`, `mul_mat_q`), which its HIP backend builds with hipcc, are the baseline
 //! per backend [GGML-CUDA].
 
+use super::test_support::{Fx, GEMM};
 use super::Cx;
 use crate::model::Risk;
 use crate::spec::QuantFormat;
@@ -32,113 +33,48 @@ fn risk(cx: &Cx) -> Option<Risk> {
     .filter(|(v, _)| gpu.iter().any(|t| t.vendor() == *v))
     .map(|(_, b)| b)
     .collect();
-    Some(Risk {
-        id: "gguf-k-quant-layout".into(),
-        title: format!(
-            "GGUF k-quant `{}`: 256-value super-blocks with 6-bit packed sub-block scales and mins",
-            first.name
-        ),
-        kind: "dtype".into(),
-        targets: cx.targets.iter().map(|t| t.name.clone()).collect(),
-        severity: "high".into(),
-        mitigation: format!(
-            "read whole super-blocks ({} values, {} B per block of scales and values) with 16-byte loads, unpack the packed sub-block scales and mins in registers once per super-block (ggml's get_scale_min_k4 layout for q4_K/q5_K), require K to be a multiple of {}; test bit for bit against ggml's dequantize_row_* for the format on random blocks, including negative mins and the largest 6-bit scales{}",
-            first.block,
-            crate::analysis::tidy(first.block as f64 * first.bytes_per_element()),
-            first.block,
-            if backends.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; benchmark against llama.cpp/ggml's mul_mat_vec_q (batch up to 8) and mul_mat_q kernels on {}, the baseline to beat",
-                    backends.join(" and ")
-                )
-            }
-        ),
-        fallback: Some("dequantise the k-quant rows to fp16 once at load (3.6x the weight bytes of q4_K) and use a plain fp16 GEMM/GEMV".into()),
-        evidence: q.iter().map(|q| format!("`{}`: {}", q.name, q.layout)).collect(),
-        sources: vec!["GGML-QUANTS".into(), "GGML-CUDA".into()],
-    })
+    Some(
+        Risk::builder("gguf-k-quant-layout", "dtype", "high")
+            .title(format!(
+                "GGUF k-quant `{}`: 256-value super-blocks with 6-bit packed sub-block scales and mins",
+                first.name
+            ))
+            .targets(cx.targets.iter().map(|t| t.name.clone()).collect())
+            .mitigation(format!(
+                "read whole super-blocks ({} values, {} B per block of scales and values) with 16-byte loads, unpack the packed sub-block scales and mins in registers once per super-block (ggml's get_scale_min_k4 layout for q4_K/q5_K), require K to be a multiple of {}; test bit for bit against ggml's dequantize_row_* for the format on random blocks, including negative mins and the largest 6-bit scales{}",
+                first.block,
+                crate::analysis::tidy(first.block as f64 * first.bytes_per_element()),
+                first.block,
+                if backends.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; benchmark against llama.cpp/ggml's mul_mat_vec_q (batch up to 8) and mul_mat_q kernels on {}, the baseline to beat",
+                        backends.join(" and ")
+                    )
+                }
+            ))
+            .fallback("dequantise the k-quant rows to fp16 once at load (3.6x the weight bytes of q4_K) and use a plain fp16 GEMM/GEMV")
+            .evidence(q.iter().map(|q| format!("`{}`: {}", q.name, q.layout)))
+            .sources(["GGML-QUANTS", "GGML-CUDA"])
+            .build(),
+    )
 }
+
+/// The spec this rule's fixtures vary.
+const SPEC: Fx = GEMM
+    .name("q")
+    .problem("m = 1, n = 4096, k = 4096")
+    .kernel(&["weight_dtype = \"q4_k\""])
+    .targets(&["gfx1100"])
+    .allowed(&[]);
 
 pub(super) const FIXTURES: super::Fixtures = super::Fixtures {
     probe: "gguf-k-quant-layout",
-    fires: &[
-        r#"[kernel]
-name = "q"
-op = "gemm"
-dtypes = ["fp16", "fp32"]
-weight_dtype = "q4_k"
-problem = { m = 1, n = 4096, k = 4096 }
-[backends]
-targets = ["gfx1100"]
-"#,
-        r#"[kernel]
-name = "q"
-op = "gemm"
-dtypes = ["fp16", "fp32"]
-weight_dtype = "q6_K"
-problem = { m = 1, n = 4096, k = 4096 }
-[backends]
-targets = ["gfx1100"]
-"#,
-    ],
+    fires: &[SPEC, SPEC.kernel(&["weight_dtype = \"q6_K\""])],
     silent: &[
-        r#"[kernel]
-name = "q"
-op = "gemm"
-dtypes = ["fp16", "fp32"]
-weight_dtype = "q4_0"
-problem = { m = 1, n = 4096, k = 4096 }
-[backends]
-targets = ["gfx1100"]
-"#,
-        r#"[kernel]
-name = "q"
-op = "gemm"
-dtypes = ["fp16", "fp32"]
-weight_dtype = "int4-awq"
-problem = { m = 1, n = 4096, k = 4096 }
-[backends]
-targets = ["gfx1100"]
-"#,
-        r#"[kernel]
-name = "q"
-op = "gemm"
-dtypes = ["fp16", "fp32"]
-weight_dtype = "fp16"
-problem = { m = 1, n = 4096, k = 4096 }
-[backends]
-targets = ["gfx1100"]
-"#,
+        SPEC.kernel(&["weight_dtype = \"q4_0\""]),
+        SPEC.kernel(&["weight_dtype = \"int4-awq\""]),
+        SPEC.kernel(&["weight_dtype = \"fp16\""]),
     ],
 };
-
-#[cfg(test)]
-mod tests {
-    use crate::decide::hazards::test_support::risk_ids;
-
-    const SPEC: &str = "[kernel]\nname = \"q\"\nop = \"gemm\"\ndtypes = [\"fp16\", \"fp32\"]\nweight_dtype = \"W\"\nproblem = { m = 1, n = 4096, k = 4096 }\n[backends]\ntargets = [\"gfx1100\"]\n";
-
-    #[test]
-    fn fires_for_k_quants() {
-        for w in ["q4_k", "q6_K"] {
-            let ids = risk_ids(&SPEC.replace("W", w));
-            assert!(
-                ids.iter().any(|i| i == "gguf-k-quant-layout"),
-                "{w}: {ids:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn silent_for_plain_blocks_and_group_int4() {
-        for w in ["q4_0", "int4-awq", "fp16"] {
-            let ids = risk_ids(&SPEC.replace("W", w));
-            assert!(
-                !ids.iter().any(|i| i == "gguf-k-quant-layout"),
-                "{w}: {ids:?}"
-            );
-        }
-    }
-}

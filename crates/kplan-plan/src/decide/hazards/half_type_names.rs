@@ -5,6 +5,7 @@
 //! `__hip_fp8_e4m3_fnuz` (gfx942) [CLR]; some conversion and packed-math intrinsics exist only
 //! under one name.
 
+use super::test_support::{Fx, ELEMENTWISE};
 use super::{Cx, Fixtures};
 use crate::model::Risk;
 use kplan_kb::{Dtype, Vendor};
@@ -46,43 +47,30 @@ fn risk(cx: &Cx) -> Option<Risk> {
             _ => "`__nv_fp8_e4m3` vs `__hip_fp8_e4m3` (OCP) / `__hip_fp8_e4m3_fnuz` (gfx942)",
         })
         .collect();
-    Some(Risk {
-        id: "half-type-names".into(),
-        title: format!(
-            "{} type names and headers differ between CUDA and HIP",
-            half.iter().map(|d| d.as_str()).collect::<Vec<_>>().join("/")
-        ),
-        kind: "toolchain".into(),
-        targets: amd,
-        severity: "medium".into(),
-        mitigation: "name the types once in the portability header (a `kplan_bf16`-style typedef chosen by platform) and convert through functions that exist on both (`__float2bfloat16`, `__bfloat162float`); keep NVIDIA-only intrinsics behind the platform guard; compile both platforms in CI".into(),
-        fallback: None,
-        evidence: names.iter().map(|n| format!("{n} [CLR]")).collect(),
-        sources: vec!["CLR".into()],
-    })
+    Some(
+        Risk::builder("half-type-names", "toolchain", "medium")
+            .title(format!(
+                "{} type names and headers differ between CUDA and HIP",
+                half.iter().map(|d| d.as_str()).collect::<Vec<_>>().join("/")
+            ))
+            .targets(amd)
+            .mitigation("name the types once in the portability header (a `kplan_bf16`-style typedef chosen by platform) and convert through functions that exist on both (`__float2bfloat16`, `__bfloat162float`); keep NVIDIA-only intrinsics behind the platform guard; compile both platforms in CI")
+            .evidence(names.iter().map(|n| format!("{n} [CLR]")))
+            .sources(["CLR"])
+            .build(),
+    )
 }
+
+/// The spec this rule's fixtures vary.
+const SPEC: Fx = ELEMENTWISE
+    .op("norm")
+    .dtypes(&["bf16", "fp32"])
+    .problem("rows = 16384, cols = 4096")
+    .targets(&["sm_90", "gfx942"]);
 
 /// Specs that must raise this rule's risk and specs that must not.
 pub(super) const FIXTURES: Fixtures = Fixtures {
     probe: "half-type-names",
-    fires: &[r#"[kernel]
-name = "k"
-op = "norm"
-dtypes = ["bf16", "fp32"]
-problem = { rows = 16384, cols = 4096 }
-[backends]
-targets = ["sm_90", "gfx942"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
-    silent: &[r#"[kernel]
-name = "k"
-op = "norm"
-dtypes = ["fp32", "fp32"]
-problem = { rows = 16384, cols = 4096 }
-[backends]
-targets = ["sm_90", "gfx942"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
+    fires: &[SPEC],
+    silent: &[SPEC.dtypes(&["fp32", "fp32"])],
 };

@@ -1,6 +1,7 @@
 //! `inline-ptx-guard` / `inline-gcn-asm-guard`: the spec asks for inline assembly, which ties
 //! the code to one ISA; every other vendor's target needs the guarded fallback.
 
+use super::test_support::ELEMENTWISE;
 use super::*;
 
 pub fn check(cx: &Cx) -> Vec<Risk> {
@@ -18,17 +19,15 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
                 .copied()
                 .filter(|t| t.vendor() != vendor)
                 .collect();
-            risks.push(Risk {
-                id: format!("{f}-guard"),
-                title: format!("`{f}` ties code to one ISA"),
-                kind: "hazard".into(),
-                targets: names(&other),
-                severity: "high".into(),
-                mitigation: "wrap every asm block in the header's per-vendor guard with a C++ fallback next to it; test the fallback path on the other vendor's CI leg".into(),
-                fallback: kb.feature(f).and_then(|x| x.fallback.clone()),
-                evidence: vec![format!("spec features list `{f}`")],
-                sources: vec![],
-            });
+            risks.push(
+                Risk::builder(format!("{f}-guard"), "hazard", "high")
+                    .title(format!("`{f}` ties code to one ISA"))
+                    .targets(names(&other))
+                    .mitigation("wrap every asm block in the header's per-vendor guard with a C++ fallback next to it; test the fallback path on the other vendor's CI leg")
+                    .fallback_opt(kb.feature(f).and_then(|x| x.fallback.clone()))
+                    .evidence([format!("spec features list `{f}`")])
+                    .build(),
+            );
         }
     }
     risks
@@ -37,25 +36,6 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
 /// Specs that must raise this rule's risk and specs that must not.
 pub(super) const FIXTURES: Fixtures = Fixtures {
     probe: "inline-ptx-guard",
-    fires: &[r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-features = ["inline-ptx"]
-[backends]
-targets = ["h100", "mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
-    silent: &[r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["h100", "mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
+    fires: &[ELEMENTWISE.kernel(&["features = [\"inline-ptx\"]"])],
+    silent: &[ELEMENTWISE],
 };

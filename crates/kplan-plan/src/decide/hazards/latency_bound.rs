@@ -2,6 +2,7 @@
 //! GPU targets: launch overhead and occupancy decide, not bandwidth. The plan turns it into
 //! `latency-infeasible` when the budget is below every GPU target's roofline time.
 
+use super::test_support::ELEMENTWISE;
 use super::*;
 
 pub fn check(cx: &Cx) -> Vec<Risk> {
@@ -11,17 +12,14 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
     // Latency-bound: a latency budget, or a problem whose roofline time is a few microseconds.
     if let Some(b) = spec.latency_us {
         if !gpu.is_empty() {
-            risks.push(Risk {
-                id: "latency-bound".into(),
-                title: format!("a {b} us per-call budget: launch overhead and occupancy decide, not bandwidth"),
-                kind: "hazard".into(),
-                targets: names(&gpu),
-                severity: "medium".into(),
-                mitigation: "capture the call in a CUDA/HIP graph, fuse with neighbouring kernels, size the grid to fill every SM/CU (split the work: split-KV, split rows), and measure end-to-end latency with `kplan bench` rather than bandwidth".into(),
-                fallback: None,
-                evidence: vec![format!("[requirements] latency_us = {b}")],
-                sources: vec![],
-            });
+            risks.push(
+                Risk::builder("latency-bound", "hazard", "medium")
+                    .title(format!("a {b} us per-call budget: launch overhead and occupancy decide, not bandwidth"))
+                    .targets(names(&gpu))
+                    .mitigation("capture the call in a CUDA/HIP graph, fuse with neighbouring kernels, size the grid to fill every SM/CU (split the work: split-KV, split rows), and measure end-to-end latency with `kplan bench` rather than bandwidth")
+                    .evidence([format!("[requirements] latency_us = {b}")])
+                    .build(),
+            );
         }
     }
     risks
@@ -30,26 +28,6 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
 /// Specs that must raise this rule's risk and specs that must not.
 pub(super) const FIXTURES: Fixtures = Fixtures {
     probe: "latency-bound",
-    fires: &[r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["h100", "mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-[requirements]
-latency_us = 50
-"#],
-    silent: &[r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["h100", "mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
+    fires: &[ELEMENTWISE.tables("[requirements]\nlatency_us = 50")],
+    silent: &[ELEMENTWISE],
 };

@@ -5,6 +5,7 @@
 //! registers (of a 512-entry file per lane per SIMD [ROCm-specs]) and spills beyond. Triton kernels set the same bound through `num_warps` and tune
 //! occupancy with `waves_per_eu`.
 
+use super::test_support::{Fx, ELEMENTWISE};
 use super::{Cx, Fixtures};
 use crate::model::Risk;
 
@@ -32,43 +33,27 @@ fn risk(cx: &Cx) -> Option<Risk> {
     } else {
         "declare `__launch_bounds__(BLOCK_THREADS)` on every HIP kernel with the block size actually launched (256 leaves up to 512 VGPRs incl. AccVGPRs per wave on gfx90a/gfx942); add `__attribute__((amdgpu_waves_per_eu(N)))` where occupancy matters; read VGPR count and spills from the compiler (-Rpass-analysis=kernel-resource-usage)"
     };
-    Some(Risk {
-        id: "amd-launch-bounds".into(),
-        title: "without a launch bound, a wave64 kernel is capped at 128 VGPRs (HIP assumes 1024-thread blocks)".into(),
-        kind: "toolchain".into(),
-        targets: cdna,
-        severity: "medium".into(),
-        mitigation: mitigation.into(),
-        fallback: None,
-        evidence: vec![
-            "amdgpu-flat-work-group-size defaults to 1,1024: the register budget must fit 16 waves per CU [LLVM-AMDGPU]".into(),
-            "CDNA2/CDNA3: a 512 KiB VGPR file per CU (4 SIMDs x 64 lanes x 4 bytes x 512 registers, AccVGPRs included) [ROCm-specs]".into(),
-        ],
-        sources: vec!["LLVM-AMDGPU".into(), "ROCm-specs".into()],
-    })
+    Some(
+        Risk::builder("amd-launch-bounds", "toolchain", "medium")
+            .title("without a launch bound, a wave64 kernel is capped at 128 VGPRs (HIP assumes 1024-thread blocks)")
+            .targets(cdna)
+            .mitigation(mitigation)
+            .evidence(["amdgpu-flat-work-group-size defaults to 1,1024: the register budget must fit 16 waves per CU [LLVM-AMDGPU]", "CDNA2/CDNA3: a 512 KiB VGPR file per CU (4 SIMDs x 64 lanes x 4 bytes x 512 registers, AccVGPRs included) [ROCm-specs]"])
+            .sources(["LLVM-AMDGPU", "ROCm-specs"])
+            .build(),
+    )
 }
+
+/// The spec this rule's fixtures vary.
+const SPEC: Fx = ELEMENTWISE
+    .op("stencil")
+    .dtypes(&["fp64"])
+    .problem("nx = 512, ny = 512, nz = 512, points = 7, radius = 1")
+    .targets(&["mi300x"]);
 
 /// Specs that must raise this rule's risk and specs that must not.
 pub(super) const FIXTURES: Fixtures = Fixtures {
     probe: "amd-launch-bounds",
-    fires: &[r#"[kernel]
-name = "k"
-op = "stencil"
-dtypes = ["fp64"]
-problem = { nx = 512, ny = 512, nz = 512, points = 7, radius = 1 }
-[backends]
-targets = ["mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
-    silent: &[r#"[kernel]
-name = "k"
-op = "stencil"
-dtypes = ["fp64"]
-problem = { nx = 512, ny = 512, nz = 512, points = 7, radius = 1 }
-[backends]
-targets = ["sm_90", "gfx1100"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
+    fires: &[SPEC],
+    silent: &[SPEC.targets(&["sm_90", "gfx1100"])],
 };

@@ -2,6 +2,7 @@
 //! written for have different bank counts (32 four-byte banks on NVIDIA and CDNA1-3, 64 on
 //! gfx950 and RDNA [IREE]), so a padding or swizzle chosen for one is not conflict-free on all.
 
+use super::test_support::{Fx, ELEMENTWISE};
 use super::{Cx, Fixtures};
 use crate::model::Risk;
 use std::collections::BTreeMap;
@@ -36,43 +37,30 @@ fn risk(cx: &Cx) -> Option<Risk> {
         .iter()
         .map(|(b, ts)| format!("{b} on {}", ts.join(", ")))
         .collect();
-    Some(Risk {
-        id: "lds-bank-layout".into(),
-        title: format!(
-            "shared memory / LDS bank structure differs per target: {} banks",
-            groups.join("; ")
-        ),
-        kind: "hazard".into(),
-        targets: by_banks.values().flatten().map(|s| s.to_string()).collect(),
-        severity: "medium".into(),
-        mitigation: "derive the padding or XOR swizzle of every shared/LDS tile from a per-target bank-count constant (a +1-element pad per 32 words is conflict-free on 32 banks but not on 64); check the bank-conflict counters per target (Nsight Compute shared-memory conflicts, rocprof LDS bank conflicts)".into(),
-        fallback: None,
-        evidence,
-        sources,
-    })
+    Some(
+        Risk::builder("lds-bank-layout", "hazard", "medium")
+            .title(format!(
+                "shared memory / LDS bank structure differs per target: {} banks",
+                groups.join("; ")
+            ))
+            .targets(by_banks.values().flatten().map(|s| s.to_string()).collect())
+            .mitigation("derive the padding or XOR swizzle of every shared/LDS tile from a per-target bank-count constant (a +1-element pad per 32 words is conflict-free on 32 banks but not on 64); check the bank-conflict counters per target (Nsight Compute shared-memory conflicts, rocprof LDS bank conflicts)")
+            .evidence(evidence)
+            .sources(sources)
+            .build(),
+    )
 }
+
+/// The spec this rule's fixtures vary.
+const SPEC: Fx = ELEMENTWISE
+    .op("histogram")
+    .dtypes(&["uint8", "uint32"])
+    .problem("n = 1000000, bins = 256")
+    .targets(&["sm_86", "gfx1100"]);
 
 /// Specs that must raise this rule's risk and specs that must not.
 pub(super) const FIXTURES: Fixtures = Fixtures {
     probe: "lds-bank-layout",
-    fires: &[r#"[kernel]
-name = "k"
-op = "histogram"
-dtypes = ["uint8", "uint32"]
-problem = { n = 1000000, bins = 256 }
-[backends]
-targets = ["sm_86", "gfx1100"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
-    silent: &[r#"[kernel]
-name = "k"
-op = "histogram"
-dtypes = ["uint8", "uint32"]
-problem = { n = 1000000, bins = 256 }
-[backends]
-targets = ["sm_86", "gfx942"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
+    fires: &[SPEC],
+    silent: &[SPEC.targets(&["sm_86", "gfx942"])],
 };

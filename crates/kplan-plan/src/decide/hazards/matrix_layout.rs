@@ -5,6 +5,7 @@
 //! across the two half-waves; RDNA4's WMMA does not). Silent for a GEMV (`m <= 16`), whose
 //! tile uses no matrix instruction.
 
+use super::test_support::GEMM;
 use super::{Cx, Fixtures};
 use crate::model::Risk;
 use kplan_kb::{Availability, Vendor};
@@ -61,83 +62,37 @@ fn risk(cx: &Cx) -> Option<Risk> {
         .filter(|(f, _)| !f.starts_with("NVIDIA"))
         .flat_map(|(_, v)| v.clone())
         .collect();
-    Some(Risk {
-        id: "matrix-operand-layout".into(),
-        title: format!(
-            "matrix-instruction operand layouts differ between {}",
-            fams.iter()
-                .map(|(f, v)| format!("{f} ({})", v.join(", ")))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        kind: "hazard".into(),
-        targets,
-        severity: "high".into(),
-        mitigation: "write the fragment (lane) layout per instruction family, not once: MFMA on wave64, RDNA3 WMMA (wave32, A/B fragments replicated across the half-waves) and RDNA4 WMMA each load and store fragments differently; use rocWMMA, CK or Triton where they cover the shape, which own these layouts, and test every family on hardware".into(),
-        fallback: Some("a vector-ALU (FMA) path on the family without a validated layout: several times slower for compute-bound shapes".into()),
-        evidence: fams
-            .iter()
-            .map(|(f, v)| format!("{}: {f} [IREE]", v.join(", ")))
-            .collect(),
-        sources: vec!["IREE".into(), "LLVM-AMDGPU".into()],
-    })
+    Some(
+        Risk::builder("matrix-operand-layout", "hazard", "high")
+            .title(format!(
+                "matrix-instruction operand layouts differ between {}",
+                fams.iter()
+                    .map(|(f, v)| format!("{f} ({})", v.join(", ")))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .targets(targets)
+            .mitigation("write the fragment (lane) layout per instruction family, not once: MFMA on wave64, RDNA3 WMMA (wave32, A/B fragments replicated across the half-waves) and RDNA4 WMMA each load and store fragments differently; use rocWMMA, CK or Triton where they cover the shape, which own these layouts, and test every family on hardware")
+            .fallback("a vector-ALU (FMA) path on the family without a validated layout: several times slower for compute-bound shapes")
+            .evidence(fams
+                .iter()
+                .map(|(f, v)| format!("{}: {f} [IREE]", v.join(", "))))
+            .sources(["IREE", "LLVM-AMDGPU"])
+            .build(),
+    )
 }
 
 /// Specs that must raise this rule's risk and specs that must not.
 pub(super) const FIXTURES: Fixtures = Fixtures {
     probe: "matrix-operand-layout",
     fires: &[
-        r#"[kernel]
-name = "k"
-op = "gemm"
-dtypes = ["fp16", "fp32"]
-problem = { m = 4096, n = 4096, k = 4096 }
-[backends]
-targets = ["gfx1100", "gfx1201"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#,
-        r#"[kernel]
-name = "k"
-op = "gemm"
-dtypes = ["fp16", "fp32"]
-problem = { m = 4096, n = 4096, k = 4096 }
-[backends]
-targets = ["sm_80", "gfx942"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#,
+        GEMM.targets(&["gfx1100", "gfx1201"]),
+        GEMM.targets(&["sm_80", "gfx942"]),
     ],
     silent: &[
-        r#"[kernel]
-name = "k"
-op = "gemm"
-dtypes = ["fp16", "fp32"]
-problem = { m = 1, n = 4096, k = 4096 }
-[backends]
-targets = ["gfx1100", "gfx1201"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#,
-        r#"[kernel]
-name = "k"
-op = "gemm"
-dtypes = ["fp16", "fp32"]
-problem = { m = 4096, n = 4096, k = 4096 }
-[backends]
-targets = ["gfx942", "gfx90a"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#,
-        r#"[kernel]
-name = "k"
-op = "gemm"
-dtypes = ["fp16", "fp32"]
-problem = { m = 4096, n = 4096, k = 4096 }
-[backends]
-targets = ["sm_80", "sm_90"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#,
+        GEMM.problem("m = 1, n = 4096, k = 4096")
+            .targets(&["gfx1100", "gfx1201"]),
+        GEMM.targets(&["gfx942", "gfx90a"]),
+        GEMM.targets(&["sm_80", "sm_90"]),
     ],
 };

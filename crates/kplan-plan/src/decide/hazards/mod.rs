@@ -35,6 +35,7 @@ mod op_knowledge;
 mod rdna_wave32;
 mod separate_language;
 mod shared_memory_budget;
+pub mod test_support;
 mod triton_num_warps;
 mod warp_size;
 
@@ -90,14 +91,90 @@ fn names(v: &[&Target]) -> Vec<String> {
     v.iter().map(|t| t.name.clone()).collect()
 }
 
+impl Risk {
+    /// Starts a risk entry from its id, kind (`hazard`, `feature`, `dtype`, `toolchain`, `op`)
+    /// and severity (`high`, `medium`, `low`); the rule adds its title, targets and
+    /// mitigation, and the fallback, evidence and sources where it has them.
+    pub(crate) fn builder(id: impl Into<String>, kind: &str, severity: &str) -> RiskBuilder {
+        RiskBuilder(Risk {
+            id: id.into(),
+            title: String::new(),
+            kind: kind.into(),
+            targets: Vec::new(),
+            severity: severity.into(),
+            mitigation: String::new(),
+            fallback: None,
+            evidence: Vec::new(),
+            sources: Vec::new(),
+        })
+    }
+}
+
+/// A risk entry under construction ([`Risk::builder`]).
+pub(crate) struct RiskBuilder(Risk);
+
+impl RiskBuilder {
+    pub(crate) fn title(mut self, title: impl Into<String>) -> Self {
+        self.0.title = title.into();
+        self
+    }
+    /// The affected targets, as the spec names them.
+    pub(crate) fn targets(mut self, targets: Vec<String>) -> Self {
+        self.0.targets = targets;
+        self
+    }
+    pub(crate) fn mitigation(mut self, mitigation: impl Into<String>) -> Self {
+        self.0.mitigation = mitigation.into();
+        self
+    }
+    /// The software fallback and its penalty.
+    pub(crate) fn fallback(mut self, fallback: impl Into<String>) -> Self {
+        self.0.fallback = Some(fallback.into());
+        self
+    }
+    /// The fallback where there may be none (a KB feature's).
+    pub(crate) fn fallback_opt(mut self, fallback: Option<String>) -> Self {
+        self.0.fallback = fallback;
+        self
+    }
+    /// KB facts with their source keys, or locations.
+    pub(crate) fn evidence<S: Into<String>>(mut self, e: impl IntoIterator<Item = S>) -> Self {
+        self.0.evidence = e.into_iter().map(Into::into).collect();
+        self
+    }
+    /// Source keys of the KB's sources.
+    pub(crate) fn sources<S: Into<String>>(mut self, s: impl IntoIterator<Item = S>) -> Self {
+        self.0.sources = s.into_iter().map(Into::into).collect();
+        self
+    }
+    pub(crate) fn build(self) -> Risk {
+        self.0
+    }
+}
+
+/// A target's warp size as evidence states it (`32`, `unknown`), with ` (selectable: 32/64)`
+/// where its architecture has more than one.
+fn warp_text(t: &Target) -> String {
+    let w = t
+        .warp()
+        .map(|w| w.to_string())
+        .unwrap_or_else(|| "unknown".into());
+    if t.arch.warp_sizes.len() > 1 {
+        let all: Vec<String> = t.arch.warp_sizes.iter().map(|w| w.to_string()).collect();
+        format!("{w} (selectable: {})", all.join("/"))
+    } else {
+        w
+    }
+}
+
 pub type Rule = fn(&Cx) -> Vec<Risk>;
 
 /// Specs that must raise a rule's risk (`fires`) and specs that must not (`silent`); `probe`
 /// is the risk id the test looks for (a concrete id of a rule that raises a family of ids).
 pub struct Fixtures {
     pub probe: &'static str,
-    pub fires: &'static [&'static str],
-    pub silent: &'static [&'static str],
+    pub fires: &'static [test_support::Fx],
+    pub silent: &'static [test_support::Fx],
 }
 
 /// One risk rule: its id (`*` stands for the part of a family's id that varies), its check
@@ -141,24 +218,9 @@ pub fn run(cx: &Cx) -> Vec<Risk> {
     RULES.iter().flat_map(|e| (e.check)(cx)).collect()
 }
 
-/// A small spec for fixtures: op line(s), dtypes, problem, targets, allowed abstractions.
-#[cfg(test)]
-pub(crate) mod test_support {
-    use crate::model::Plan;
-
-    /// Plans a spec with the compiled KB and returns the risk ids.
-    pub fn risk_ids(spec: &str) -> Vec<String> {
-        plan(spec).risks.iter().map(|r| r.id.clone()).collect()
-    }
-    pub fn plan(spec: &str) -> Plan {
-        let kb = kplan_kb::Kb::builtin();
-        let s = crate::parse_spec(spec, kb).expect("spec parses");
-        crate::build_plan(&s, kb, &Default::default())
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::test_support::risk_ids;
     use super::RULES;
 
     /// Every rule raises its risk on each of its `fires` specs and not on its `silent` ones.
@@ -173,7 +235,7 @@ mod tests {
                 e.id
             );
             for (i, spec) in f.fires.iter().enumerate() {
-                let ids = test_support_ids(spec);
+                let ids = risk_ids(&spec.toml());
                 if !ids.iter().any(|x| x == f.probe) {
                     failures.push(format!(
                         "{}: fires[{i}] did not raise `{}`: {ids:?}",
@@ -182,17 +244,13 @@ mod tests {
                 }
             }
             for (i, spec) in f.silent.iter().enumerate() {
-                let ids = test_support_ids(spec);
+                let ids = risk_ids(&spec.toml());
                 if ids.iter().any(|x| x == f.probe) {
                     failures.push(format!("{}: silent[{i}] raised `{}`", e.id, f.probe));
                 }
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
-    }
-
-    fn test_support_ids(spec: &str) -> Vec<String> {
-        super::test_support::risk_ids(spec)
     }
 
     /// Ids are unique in the table.

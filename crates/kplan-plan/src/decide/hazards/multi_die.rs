@@ -2,6 +2,7 @@
 //! MI300-class: XCDs with L2s that are not coherent with each other), from the KB's device
 //! facts.
 
+use super::test_support::{ELEMENTWISE, GEMM};
 use super::*;
 
 pub fn check(cx: &Cx) -> Vec<Risk> {
@@ -24,29 +25,26 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
         })
         .collect();
     if !multi.is_empty() {
-        risks.push(Risk {
-            id: "multi-die".into(),
-            title: "multi-die GPUs: one launch sees one MI250X GCD; MI300-class XCDs have separate L2s".into(),
-            kind: "hazard".into(),
-            targets: names(&multi),
-            severity: "medium".into(),
-            mitigation: "plan MI250X per GCD (each is its own HIP device: split work across both explicitly); on MI300-class parts workgroups are dispatched round-robin over the XCDs whose L2s are not coherent with each other: keep a block's data in its own XCD (remap block ids), publish cross-block flags with release/acquire at agent scope, and check the partition mode (SPX/CPX) of the machine".into(),
-            fallback: None,
-            evidence: multi
-                .iter()
-                .map(|t| {
-                    let d = t.device.as_deref().unwrap();
-                    format!(
-                        "{}: {} compute units ({}) [{}]",
-                        t.name,
-                        d.compute_units.value.map(|v| v.to_string()).unwrap_or_else(|| "unknown".into()),
-                        d.compute_units.note.as_deref().unwrap_or(""),
-                        d.compute_units.source
-                    )
-                })
-                .collect(),
-            sources: multi.iter().filter_map(|t| t.device.as_deref().map(|d| d.compute_units.source.clone())).collect::<std::collections::BTreeSet<_>>().into_iter().collect(),
-        });
+        risks.push(
+            Risk::builder("multi-die", "hazard", "medium")
+                .title("multi-die GPUs: one launch sees one MI250X GCD; MI300-class XCDs have separate L2s")
+                .targets(names(&multi))
+                .mitigation("plan MI250X per GCD (each is its own HIP device: split work across both explicitly); on MI300-class parts workgroups are dispatched round-robin over the XCDs whose L2s are not coherent with each other: keep a block's data in its own XCD (remap block ids), publish cross-block flags with release/acquire at agent scope, and check the partition mode (SPX/CPX) of the machine")
+                .evidence(multi
+                    .iter()
+                    .map(|t| {
+                        let d = t.device.as_deref().unwrap();
+                        format!(
+                            "{}: {} compute units ({}) [{}]",
+                            t.name,
+                            d.compute_units.value.map(|v| v.to_string()).unwrap_or_else(|| "unknown".into()),
+                            d.compute_units.note.as_deref().unwrap_or(""),
+                            d.compute_units.source
+                        )
+                    }))
+                .sources(multi.iter().filter_map(|t| t.device.as_deref().map(|d| d.compute_units.source.clone())).collect::<std::collections::BTreeSet<_>>())
+                .build(),
+        );
     }
     risks
 }
@@ -54,36 +52,11 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
 /// Specs that must raise this rule's risk and specs that must not.
 pub(super) const FIXTURES: Fixtures = Fixtures {
     probe: "multi-die",
-    fires: &[r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["mi250x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
+    fires: &[ELEMENTWISE.targets(&["mi250x"])],
     silent: &[
-        r#"[kernel]
-name = "k"
-op = "gemm"
-dtypes = ["bf16", "fp32"]
-problem = { m = 4096, n = 4096, k = 4096 }
-[backends]
-targets = ["mi250x"]
-[abstraction]
-allowed = ["vendor-library"]
-"#,
-        r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["h100"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#,
+        GEMM.dtypes(&["bf16", "fp32"])
+            .targets(&["mi250x"])
+            .allowed(&["vendor-library"]),
+        ELEMENTWISE.targets(&["h100"]),
     ],
 };

@@ -2,6 +2,7 @@
 //! op entry (and of `custom` for a custom op the KB maps) whose direction and `when` condition
 //! hold for the spec, the targets and the strategy (see [`crate::decide::when`]).
 
+use super::test_support::ELEMENTWISE;
 use super::*;
 
 pub fn check(cx: &Cx) -> Vec<Risk> {
@@ -33,17 +34,15 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
                     crate::decide::when::parse(w).map_or(true, |c| c.eval(&facts))
                 })
         }) {
-            risks.push(Risk {
-                id: r.id.clone(),
-                title: r.title.clone(),
-                kind: "op".into(),
-                targets: affected.clone(),
-                severity: "medium".into(),
-                mitigation: r.mitigation.clone(),
-                fallback: None,
-                evidence: vec![format!("{} [{}]", r.why, r.source)],
-                sources: vec![r.source.clone()],
-            });
+            risks.push(
+                Risk::builder(r.id.clone(), "op", "medium")
+                    .title(r.title.clone())
+                    .targets(affected.clone())
+                    .mitigation(r.mitigation.clone())
+                    .evidence([format!("{} [{}]", r.why, r.source)])
+                    .sources([r.source.clone()])
+                    .build(),
+            );
         }
     }
     risks
@@ -52,24 +51,6 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
 /// Specs that must raise this rule's risk and specs that must not.
 pub(super) const FIXTURES: Fixtures = Fixtures {
     probe: "elementwise-fusion-boundary",
-    fires: &[r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["h100", "mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
-    silent: &[r#"[kernel]
-name = "k"
-op = "reduction"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["h100", "mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
+    fires: &[ELEMENTWISE],
+    silent: &[ELEMENTWISE.op("reduction")],
 };

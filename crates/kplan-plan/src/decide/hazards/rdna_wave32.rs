@@ -1,6 +1,7 @@
 //! `rdna-wave32`: hand-written HIP code for both RDNA (wave32) and CDNA (wave64) targets: one
 //! AMD source, two wavefront sizes, two tuning configurations.
 
+use super::test_support::ELEMENTWISE;
 use super::*;
 
 pub fn check(cx: &Cx) -> Vec<Risk> {
@@ -11,31 +12,26 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
     let rdna: Vec<&Target> = coded.iter().copied().filter(|t| t.is_rdna()).collect();
     let cdna: Vec<&Target> = coded.iter().copied().filter(|t| t.is_cdna()).collect();
     if !rdna.is_empty() && !cdna.is_empty() {
-        risks.push(Risk {
-            id: "rdna-wave32".into(),
-            title: "RDNA runs wave32 while CDNA runs wave64 from the same HIP source".into(),
-            kind: "hazard".into(),
-            targets: names(&rdna),
-            severity: "medium".into(),
-            mitigation: format!(
-                "RDNA runs wave32 under HIP (the HIP runtime does not support wave64 on RDNA), so wave32 is a supported \
-                 configuration of every kernel, not a fallback: build RDNA targets wave32 and test them as a separate leg; \
-                 do not tune AMD once for both: {} and {} need separate block-size/tile configs (section 6)",
-                join_names(&names(&rdna)),
-                join_names(&names(&cdna))
-            ),
-            fallback: Some(
-                "make the wave size a template parameter of the kernel and instantiate 32 and 64 (selected per target \
-                 by `KPLAN_WARP_SIZE`), so one source serves both without forcing wave64 on RDNA"
-                    .into(),
-            ),
-            evidence: rdna
-                .iter()
-                .chain(cdna.iter())
-                .map(|t| format!("{}: {} warp size {} [{}]", t.name, t.arch.family, t.warp().unwrap_or(0), t.arch.warp_size.source))
-                .collect(),
-            sources: rdna.iter().chain(cdna.iter()).map(|t| t.arch.warp_size.source.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect(),
-        });
+        risks.push(
+            Risk::builder("rdna-wave32", "hazard", "medium")
+                .title("RDNA runs wave32 while CDNA runs wave64 from the same HIP source")
+                .targets(names(&rdna))
+                .mitigation(format!(
+                    "RDNA runs wave32 under HIP (the HIP runtime does not support wave64 on RDNA), so wave32 is a supported \
+                     configuration of every kernel, not a fallback: build RDNA targets wave32 and test them as a separate leg; \
+                     do not tune AMD once for both: {} and {} need separate block-size/tile configs (section 6)",
+                    join_names(&names(&rdna)),
+                    join_names(&names(&cdna))
+                ))
+                .fallback("make the wave size a template parameter of the kernel and instantiate 32 and 64 (selected per target \
+                     by `KPLAN_WARP_SIZE`), so one source serves both without forcing wave64 on RDNA")
+                .evidence(rdna
+                    .iter()
+                    .chain(cdna.iter())
+                    .map(|t| format!("{}: {} warp size {} [{}]", t.name, t.arch.family, t.warp().unwrap_or(0), t.arch.warp_size.source)))
+                .sources(rdna.iter().chain(cdna.iter()).map(|t| t.arch.warp_size.source.clone()).collect::<std::collections::BTreeSet<_>>())
+                .build(),
+        );
     }
     risks
 }
@@ -43,24 +39,6 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
 /// Specs that must raise this rule's risk and specs that must not.
 pub(super) const FIXTURES: Fixtures = Fixtures {
     probe: "rdna-wave32",
-    fires: &[r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["rx7900xtx", "mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
-    silent: &[r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["h100", "mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
+    fires: &[ELEMENTWISE.targets(&["rx7900xtx", "mi300x"])],
+    silent: &[ELEMENTWISE],
 };

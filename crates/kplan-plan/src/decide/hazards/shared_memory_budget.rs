@@ -2,6 +2,7 @@
 //! targets whose per-block budgets differ by more than 1.5x: a tile sized for the largest does
 //! not fit the smallest.
 
+use super::test_support::{ELEMENTWISE, GEMM};
 use super::*;
 
 pub fn check(cx: &Cx) -> Vec<Risk> {
@@ -25,23 +26,20 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
                 .filter(|b| (b.1 as f64) * 1.5 < max as f64)
                 .map(|b| b.0)
                 .collect();
-            risks.push(Risk {
-                id: "shared-memory-budget".into(),
-                title: format!("shared memory/LDS per block differs: {} to {}", kib(min), kib(max)),
-                kind: "hazard".into(),
-                targets: names(&small),
-                severity: "medium".into(),
-                mitigation: "derive tile shapes from each target's budget (section 6), never from the largest; query the \
-                             limit at runtime (cudaDevAttrMaxSharedMemoryPerBlockOptin / hipDeviceAttributeMaxSharedMemoryPerBlock) \
-                             and opt in above 48 KiB on NVIDIA with cudaFuncSetAttribute"
-                    .into(),
-                fallback: Some("fewer pipeline stages or smaller tiles on the small-LDS targets".into()),
-                evidence: budgets
-                    .iter()
-                    .map(|(t, b)| format!("{}: {} per block [{}]", t.name, kib(*b), t.arch.shared_per_block_bytes.source))
-                    .collect(),
-                sources: budgets.iter().map(|(t, _)| t.arch.shared_per_block_bytes.source.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect(),
-            });
+            risks.push(
+                Risk::builder("shared-memory-budget", "hazard", "medium")
+                    .title(format!("shared memory/LDS per block differs: {} to {}", kib(min), kib(max)))
+                    .targets(names(&small))
+                    .mitigation("derive tile shapes from each target's budget (section 6), never from the largest; query the \
+                                 limit at runtime (cudaDevAttrMaxSharedMemoryPerBlockOptin / hipDeviceAttributeMaxSharedMemoryPerBlock) \
+                                 and opt in above 48 KiB on NVIDIA with cudaFuncSetAttribute")
+                    .fallback("fewer pipeline stages or smaller tiles on the small-LDS targets")
+                    .evidence(budgets
+                        .iter()
+                        .map(|(t, b)| format!("{}: {} per block [{}]", t.name, kib(*b), t.arch.shared_per_block_bytes.source)))
+                    .sources(budgets.iter().map(|(t, _)| t.arch.shared_per_block_bytes.source.clone()).collect::<std::collections::BTreeSet<_>>())
+                    .build(),
+            );
         }
     }
     risks
@@ -50,24 +48,6 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
 /// Specs that must raise this rule's risk and specs that must not.
 pub(super) const FIXTURES: Fixtures = Fixtures {
     probe: "shared-memory-budget",
-    fires: &[r#"[kernel]
-name = "k"
-op = "gemm"
-dtypes = ["fp16", "fp32"]
-problem = { m = 4096, n = 4096, k = 4096 }
-[backends]
-targets = ["h100", "mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
-    silent: &[r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["h100", "mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
+    fires: &[GEMM],
+    silent: &[ELEMENTWISE],
 };

@@ -1,6 +1,7 @@
 //! `triton-num-warps`: Triton code on a wave64 target, where `num_warps` counts 64-lane
 //! wavefronts (twice the threads of the same setting on NVIDIA) [PT-125084, TRITON-6106].
 
+use super::test_support::ELEMENTWISE;
 use super::*;
 
 pub fn check(cx: &Cx) -> Vec<Risk> {
@@ -19,19 +20,16 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
         .filter(|t| t.warp() == Some(64))
         .collect();
     if triton_used && !wave64.is_empty() {
-        risks.push(Risk {
-            id: "triton-num-warps".into(),
-            title: "Triton `num_warps` counts 64-lane wavefronts on wave64 AMD targets".into(),
-            kind: "hazard".into(),
-            targets: names(&wave64),
-            severity: "medium".into(),
-            mitigation: "autotune num_warps per backend (num_warps = 8 is 256 threads on NVIDIA but 512 on CDNA; at most 16 on wave64 \
-                         with the 1024-thread limit); halve NVIDIA's num_warps as the AMD starting point; never hard-code 32 lanes in launch code"
-                .into(),
-            fallback: None,
-            evidence: vec!["halving num_warps on AMD restored 16-B vectorization, ~10% (PT-125084)".into(), "Triton caps num_warps by the device warp size (TRITON-6106)".into()],
-            sources: vec!["PT-125084".into(), "TRITON-6106".into()],
-        });
+        risks.push(
+            Risk::builder("triton-num-warps", "hazard", "medium")
+                .title("Triton `num_warps` counts 64-lane wavefronts on wave64 AMD targets")
+                .targets(names(&wave64))
+                .mitigation("autotune num_warps per backend (num_warps = 8 is 256 threads on NVIDIA but 512 on CDNA; at most 16 on wave64 \
+                             with the 1024-thread limit); halve NVIDIA's num_warps as the AMD starting point; never hard-code 32 lanes in launch code")
+                .evidence(["halving num_warps on AMD restored 16-B vectorization, ~10% (PT-125084)", "Triton caps num_warps by the device warp size (TRITON-6106)"])
+                .sources(["PT-125084", "TRITON-6106"])
+                .build(),
+        );
     }
     risks
 }
@@ -39,36 +37,11 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
 /// Specs that must raise this rule's risk and specs that must not.
 pub(super) const FIXTURES: Fixtures = Fixtures {
     probe: "triton-num-warps",
-    fires: &[r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["h100", "mi300x"]
-[abstraction]
-allowed = ["triton"]
-"#],
+    fires: &[ELEMENTWISE.allowed(&["triton"])],
     silent: &[
-        r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["h100", "rx7900xtx"]
-[abstraction]
-allowed = ["triton"]
-"#,
-        r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["h100", "mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#,
+        ELEMENTWISE
+            .targets(&["h100", "rx7900xtx"])
+            .allowed(&["triton"]),
+        ELEMENTWISE,
     ],
 };

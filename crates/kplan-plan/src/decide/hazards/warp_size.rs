@@ -2,6 +2,7 @@
 //! NVIDIA and RDNA, 64 on CDNA), or a target with a selectable size. Code that writes 32 for
 //! the lane count, a 32-bit ballot or a shuffle loop breaks on the other size [LCPP-11519].
 
+use super::test_support::{ELEMENTWISE, GEMM};
 use super::*;
 
 pub fn check(cx: &Cx) -> Vec<Risk> {
@@ -29,25 +30,10 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
         let evidence: Vec<String> = coded
             .iter()
             .map(|t| {
-                let sel = if t.arch.warp_sizes.len() > 1 {
-                    format!(
-                        " (selectable: {})",
-                        t.arch
-                            .warp_sizes
-                            .iter()
-                            .map(|w| w.to_string())
-                            .collect::<Vec<_>>()
-                            .join("/")
-                    )
-                } else {
-                    String::new()
-                };
                 format!(
-                    "{}: warp size {}{sel} [{}]",
+                    "{}: warp size {} [{}]",
                     t.name,
-                    t.warp()
-                        .map(|w| w.to_string())
-                        .unwrap_or_else(|| "unknown".into()),
+                    warp_text(t),
                     t.arch.warp_size.source
                 )
             })
@@ -69,51 +55,49 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
         }
         srcs.sort();
         srcs.dedup();
-        risks.push(Risk {
-            id: "warp-size".into(),
-            title: {
-                let all = sizes.keys().map(|w| w.to_string()).collect::<Vec<_>>();
-                let defaults: std::collections::BTreeSet<u32> =
-                    coded.iter().filter_map(|t| t.warp()).collect();
-                if defaults.len() == 1 {
-                    // Every target defaults to the same size; the others are a compile mode.
-                    format!(
-                        "warp/wavefront size is {} on every target by default but selectable ({})",
-                        defaults.iter().next().copied().unwrap_or(0),
-                        all.join("/")
-                    )
+        risks.push(
+            Risk::builder("warp-size", "hazard", if wave32_only { "low" } else { "high" })
+                .title({
+                    let all = sizes.keys().map(|w| w.to_string()).collect::<Vec<_>>();
+                    let defaults: std::collections::BTreeSet<u32> =
+                        coded.iter().filter_map(|t| t.warp()).collect();
+                    if defaults.len() == 1 {
+                        // Every target defaults to the same size; the others are a compile mode.
+                        format!(
+                            "warp/wavefront size is {} on every target by default but selectable ({})",
+                            defaults.iter().next().copied().unwrap_or(0),
+                            all.join("/")
+                        )
+                    } else {
+                        format!("warp/wavefront size differs across targets ({})", all.join(" vs "))
+                    }
+                })
+                .targets(names(&affected))
+                .mitigation(if wave32_only {
+                    "every target runs 32 lanes: build RDNA targets wave32 (never -mwavefrontsize64) and size blocks in \
+                     multiples of 32; keep the lane count in the header's `KPLAN_WARP_SIZE` rather than a literal 32 so \
+                     adding a CDNA (wave64) target later is a rebuild, not a rewrite (`warpSize` is not constexpr on ROCm 7)"
+                        .to_string()
+                } else if coded
+                    .iter()
+                    .all(|t| cx.abstraction(t) == Abstraction::Triton)
+                {
+                    "Triton keeps lanes inside tl.* operations, so kernel code has no warp size; the exposure is the launch: \
+                     never derive thread counts from 32, and tune num_warps per backend (risk `triton-num-warps`)"
+                        .to_string()
                 } else {
-                    format!("warp/wavefront size differs across targets ({})", all.join(" vs "))
-                }
-            },
-            kind: "hazard".into(),
-            targets: names(&affected),
-            severity: if wave32_only { "low" } else { "high" }.into(),
-            mitigation: if wave32_only {
-                "every target runs 32 lanes: build RDNA targets wave32 (never -mwavefrontsize64) and size blocks in \
-                 multiples of 32; keep the lane count in the header's `KPLAN_WARP_SIZE` rather than a literal 32 so \
-                 adding a CDNA (wave64) target later is a rebuild, not a rewrite (`warpSize` is not constexpr on ROCm 7)"
-                    .to_string()
-            } else if coded
-                .iter()
-                .all(|t| cx.abstraction(t) == Abstraction::Triton)
-            {
-                "Triton keeps lanes inside tl.* operations, so kernel code has no warp size; the exposure is the launch: \
-                 never derive thread counts from 32, and tune num_warps per backend (risk `triton-num-warps`)"
-                    .to_string()
-            } else {
-                "never write 32: where the size must be a compile-time constant (array extents, unrolled shuffle \
-                 loops, template arguments) use the header's `KPLAN_WARP_SIZE` or a per-target template parameter; \
-                 `warpSize` is a run-time value only (it is not constexpr on ROCm 7) and the host sizes launches from \
-                 the device query; use 64-bit ballot/activemask types; loop shuffle reductions from KPLAN_WARP_SIZE/2; \
-                 make block sizes multiples of 64 so they are whole warps everywhere; size per-warp shared buffers by \
-                 blockDim / KPLAN_WARP_SIZE"
-                    .to_string()
-            },
-            fallback: None,
-            evidence,
-            sources: srcs,
-        });
+                    "never write 32: where the size must be a compile-time constant (array extents, unrolled shuffle \
+                     loops, template arguments) use the header's `KPLAN_WARP_SIZE` or a per-target template parameter; \
+                     `warpSize` is a run-time value only (it is not constexpr on ROCm 7) and the host sizes launches from \
+                     the device query; use 64-bit ballot/activemask types; loop shuffle reductions from KPLAN_WARP_SIZE/2; \
+                     make block sizes multiples of 64 so they are whole warps everywhere; size per-warp shared buffers by \
+                     blockDim / KPLAN_WARP_SIZE"
+                        .to_string()
+                })
+                .evidence(evidence)
+                .sources(srcs)
+                .build(),
+        );
     }
     risks
 }
@@ -121,36 +105,9 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
 /// Specs that must raise this rule's risk and specs that must not.
 pub(super) const FIXTURES: Fixtures = Fixtures {
     probe: "warp-size",
-    fires: &[r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["h100", "mi300x"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#],
+    fires: &[ELEMENTWISE],
     silent: &[
-        r#"[kernel]
-name = "k"
-op = "elementwise"
-dtypes = ["fp32"]
-problem = { n = 1048576 }
-[backends]
-targets = ["h100", "a100"]
-[abstraction]
-allowed = ["hip-single-source"]
-"#,
-        r#"[kernel]
-name = "k"
-op = "gemm"
-dtypes = ["bf16", "fp32"]
-problem = { m = 4096, n = 4096, k = 4096 }
-[backends]
-targets = ["h100", "mi300x"]
-[abstraction]
-allowed = ["vendor-library"]
-"#,
+        ELEMENTWISE.targets(&["h100", "a100"]),
+        GEMM.dtypes(&["bf16", "fp32"]).allowed(&["vendor-library"]),
     ],
 };
