@@ -91,6 +91,8 @@ pub struct Cx<'s, 'a, 'kb> {
     pub uses: Vec<FeatureUse>,
     /// Whether feature uses are being collected (inventory runs only).
     pub collect_uses: bool,
+    /// Run-time tests of the warp width ([`crate::rules::wave_guard`]), found on first use.
+    pub wave_guards: std::cell::OnceCell<crate::rules::wave_guard::WaveGuards>,
 }
 
 impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
@@ -257,11 +259,25 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
     /// The `#elif`/`#else` of a group that chooses by AMD architecture or wavefront size is
     /// guarded too: the width there is the list's choice, which `wave-size-arch-list` checks
     /// per target.
+    ///
+    /// A run-time test of the width that chooses a path (`if (warpSize == 32) { ... } else
+    /// { ... }`) guards its 32-lane path the same way.
     pub fn guarded(&self, i: usize) -> bool {
         match self.src.platform(i) {
             Platform::Nvidia => true,
-            _ => self.amd_wave(i) == 32 || self.in_arch_alternative(i),
+            _ => {
+                self.amd_wave(i) == 32 || self.in_arch_alternative(i) || self.runtime_wave(i) == 32
+            }
         }
+    }
+    /// The file's run-time tests of the warp width.
+    pub fn wave_guards(&self) -> &crate::rules::wave_guard::WaveGuards {
+        self.wave_guards
+            .get_or_init(|| crate::rules::wave_guard::scan(self))
+    }
+    /// Width a run-time test of the warp width fixes for token `i` (0: not fixed).
+    pub fn runtime_wave(&self, i: usize) -> u8 {
+        self.wave_guards().wave_at(i)
     }
     /// Whether token `i` sits in an `#elif`/`#else` (or below one) of a group whose conditions
     /// name AMD architectures or the wavefront size, reached by wave64 and wave32 device passes.
@@ -560,6 +576,7 @@ fn run_full(
         out: Vec::new(),
         uses: Vec::new(),
         collect_uses: inventory_only,
+        wave_guards: std::cell::OnceCell::new(),
     };
     crate::rules::run_all(&mut cx, inventory_only);
     (cx.out, cx.uses, shadowed)

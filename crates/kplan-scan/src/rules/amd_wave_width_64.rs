@@ -1,7 +1,8 @@
 //! `amd-wave-width-64`: a value that plays the role of the wavefront width fixed at 64 for
 //! every AMD target: the AMD branch of a per-platform choice that reads 64 where the other
-//! platform's reads 32, a warp primitive instantiated with 64 lanes in AMD code, or a loop over
-//! 64 shuffle source lanes.
+//! platform's reads 32 (with evidence that it is the width), a warp primitive instantiated with
+//! 64 lanes in AMD code, a loop over 64 shuffle source lanes, a shuffle reduction from offset
+//! 32, or a lock-step tail of 64 threads.
 
 use crate::cuda::Cx;
 use crate::diag::Severity;
@@ -12,25 +13,32 @@ use kplan_kb::Vendor;
 pub static META: RuleMeta = RuleMeta {
     id: "amd-wave-width-64",
     summary: "a value that plays the role of the wavefront width fixed at 64 for every AMD target",
-    what: "Finds three shapes of a 64-lane assumption that RDNA breaks. (1) A per-platform choice whose AMD \
+    what: "Finds five shapes of a 64-lane assumption that RDNA breaks. (1) A per-platform choice whose AMD \
 branch (`#ifdef __HIP_PLATFORM_AMD__`, `#if USE_ROCM`, ...) is the same code as the other platform's branch \
-except that it reads 64 where the other reads 32 (`device_constants(64, 1024, 64)` against `(32, 1024, 32)`, \
-`tiled_partition<64>` against `<32>`), unless the branch tests for a wave64 architecture. (2) A warp-level \
+except that it reads 64 where the other reads 32, when something shows that the value is the warp width: the \
+line names a lane or a wavefront (`kLanes`, `WAVE`), instantiates a warp primitive (`tiled_partition<64>`), or \
+defines a name the file uses in the width's role (a shuffle's width or offset, `threadIdx.x % N`, `tid / N`, \
+`blockDim.x / N` for per-warp partials, a lane mask `tid & (N - 1)`, `tiled_partition<N>`) or the project passes \
+as a shuffle width. A tile edge or a block height chosen per platform (`kRowsPerBlock = 64` against 32) is \
+tuning and is left alone, and so is a branch that tests for a wave64 architecture. (2) A warp-level \
 primitive instantiated with 64 lanes in code compiled for every AMD target: a template argument 64 of a warp, \
 wave, tile or partition template (`thread_block_tile<64>`, `warp_reduce<float, 64>`) or a shuffle width 64. \
 (3) A loop over 64 shuffle source lanes (`for (i = 0; i < 64; ++i) __shfl(v, i)`) outside NVIDIA-only code. \
 (4) A shuffle reduction that starts at offset 32 with no `width` (`for (o = 32; o > 0; o /= 2) v += \
-__shfl_down(v, o)`) outside NVIDIA-only code: it spans 64 lanes. Code under a wave64 test (`__GFX9__`, \
-`__AMDGCN_WAVEFRONT_SIZE == 64`) is left alone. (5) A lock-step reduction tail of 64 threads: `if (tid < 64) \
-{ ... s[tid + 32] ... }` with no barrier inside, outside NVIDIA-only code.",
+__shfl_down(v, o)`) outside NVIDIA-only code: it spans 64 lanes. On 32 lanes the first step reads the lane's \
+own value, so a sum, product or xor counts it twice (an error), while a maximum, minimum, `&` or `|` only wastes \
+the step (a note). (5) A lock-step reduction tail of 64 threads: `if (tid < 64) { ... s[tid + 32] ... }` with no \
+barrier inside, outside NVIDIA-only code. Code under a wave64 test is left alone: a preprocessor one \
+(`__GFX9__`, a branch the structure pass knows only wave64 parts reach) or a run-time one (`if (warpSize == 64) \
+{ ... }`, the `else` of `if (warpSize == 32)`).",
     why: "Only CDNA/GCN GPUs run 64-lane wavefronts. RDNA GPUs (gfx10, gfx11, gfx12) run 32-lane wavefronts \
 under HIP by default, so a width fixed at 64 for every AMD build describes lanes that do not exist there: a \
 64-lane tile or reduction does not cover itself (the partition asserts or the result combines stale lanes), \
-and a shuffle from lane 32..63 wraps to another lane. The code that chose 32 for the other platform shows that \
-the value is the warp width, not a tuning choice. With no 32-lane target in scope the finding is a note: it \
-bites as soon as RDNA is.",
-    example: "#ifdef __HIP_PLATFORM_AMD__\nconstexpr Limits limits(64, 1024);\n#else\nconstexpr Limits limits(32, 1024);\n#endif",
-    use_instead: "#if defined(__HIP_PLATFORM_AMD__) && defined(__GFX9__)\nconstexpr Limits limits(64, 1024);\n#else\nconstexpr Limits limits(32, 1024);\n#endif",
+and a shuffle from lane 32..63 wraps to another lane. A 64 against 32 alone does not make a width (tiles and \
+block shapes are tuned per platform too), so the rule asks for the value's role before it reports. With no \
+32-lane target in scope the finding is a note: it bites as soon as RDNA is.",
+    example: "#ifdef __HIP_PLATFORM_AMD__\nconstexpr int kLanes = 64;\n#else\nconstexpr int kLanes = 32;\n#endif",
+    use_instead: "#if defined(__HIP_PLATFORM_AMD__) && defined(__GFX9__)\nconstexpr int kLanes = 64;\n#else\nconstexpr int kLanes = 32;\n#endif\n// or `warpSize` at run time",
     severity: Severity::Error,
     scope: Scope::Amd,
     lang: Lang::Cuda,
@@ -106,7 +114,11 @@ fn cond_text<'a>(cx: &Cx<'_, 'a, '_>, b: u32) -> &'a str {
 /// Whether a branch around token `i` chose wave64 hardware (by the structure pass or by name:
 /// `__GFX9__`, `== 64`, a wave64 macro), or sits where the width is not the code's choice.
 fn wave64_chosen(cx: &Cx, i: usize) -> bool {
-    if cx.amd_wave(i) == 64 || cx.mfma_branch(i) || cx.in_arch_alternative(i) {
+    if cx.amd_wave(i) == 64
+        || cx.mfma_branch(i)
+        || cx.in_arch_alternative(i)
+        || cx.runtime_wave(i) == 64
+    {
         return true;
     }
     let src = cx.src;
@@ -182,6 +194,7 @@ fn per_platform_choice(cx: &mut Cx) {
         return;
     }
     let mut hits: Vec<(usize, String)> = Vec::new();
+    let mut roles: Option<std::collections::HashSet<&str>> = None;
     let mut groups: Vec<_> = by_group.into_iter().collect();
     groups.sort_unstable_by_key(|(g, _)| *g);
     for (_, bs) in groups {
@@ -243,6 +256,11 @@ fn per_platform_choice(cx: &mut Cx) {
                     continue;
                 }
                 for k in diff64 {
+                    // a tile edge or a block height chosen per platform is tuning: report
+                    // only a value with evidence that it is the width
+                    if !width_evidence(cx, &direct[a], k, &define_name, &mut roles) {
+                        continue;
+                    }
                     let line = src.line(k) as usize;
                     let stmt = cx.snippet(
                         direct[a]
@@ -267,8 +285,155 @@ fn per_platform_choice(cx: &mut Cx) {
         let msg = format!(
             "`{stmt}`: the AMD branch reads 64 where the other platform's reads 32, a wavefront width fixed for every AMD target; RDNA (gfx10/gfx11/gfx12) runs 32 lanes"
         );
-        report_shape(cx, k, k, true, msg, "choose 64 only for the wave64 architectures (`__GFX9__`, `__AMDGCN_WAVEFRONT_SIZE == 64` in device code) or use `warpSize`; size host code from the device property");
+        report_shape(cx, k, k, true, msg, "choose 64 only for the wave64 architectures (`__GFX9__` in device code) or use `warpSize`; size host code from the device property (`hipDeviceProp_t::warpSize`)");
     }
+}
+
+/// An identifier named like a lane count or a wavefront (`kLanes`, `WAVE`, `lanes_per_row`),
+/// not a tile, a matrix-core shape or a count of warps.
+fn width_like_ident(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    let named =
+        l.contains("lane") || l.contains("warp") || l.contains("wave") || l.contains("simd");
+    named
+        && !l.contains("warps")
+        && !l.contains("waves")
+        && !l.contains("per_block")
+        && !l.contains("perblock")
+        && !l.contains("tile")
+        && !l.contains("mma")
+        && !l.contains("gemm")
+}
+
+/// The name a line of a branch defines: a `#define`'s name, or the declared name of
+/// `T name = ...`, `T name(...)`, `T name{...}`, `using name = ...`.
+fn defined_name<'a>(
+    cx: &Cx<'_, 'a, '_>,
+    line: &[usize],
+    k: usize,
+    define_name: &std::collections::HashMap<u32, &'a str>,
+) -> Option<&'a str> {
+    let src = cx.src;
+    for d in &src.defines {
+        if (d.body.0 as usize) <= k && k < d.body.1 as usize {
+            return src.text.get(d.name_start as usize..d.name_end as usize);
+        }
+    }
+    if let Some(n) = line.first().and_then(|f| define_name.get(&(*f as u32))) {
+        return Some(n);
+    }
+    line.iter().copied().find_map(|t| {
+        (src.kind(t) == Some(Tk::Ident)
+            && t > 0
+            && matches!(src.s(t + 1), "=" | "(" | "{")
+            && (src.kind(t - 1) == Some(Tk::Ident) || matches!(src.s(t - 1), ">" | "*" | "&")))
+        .then(|| src.s(t))
+    })
+}
+
+/// Names this file uses in the role of the warp width: a shuffle's width or offset, the
+/// divisor or modulus of a thread id (`threadIdx.x % N`, `tid / N`, `blockDim.x / N`), a lane
+/// mask (`tid & (N - 1)`, `1ull << N`), a warp primitive's template argument
+/// (`tiled_partition<N>`), and names the project passes as a shuffle width.
+fn width_roles<'a>(cx: &Cx<'_, 'a, '_>) -> std::collections::HashSet<&'a str> {
+    let src = cx.src;
+    let n = src.toks.len();
+    let mut out = std::collections::HashSet::new();
+    for k in 1..n {
+        if src.kind(k) != Some(Tk::Ident) {
+            continue;
+        }
+        let w = src.s(k);
+        let p = src.s(k - 1);
+        let role = match p {
+            "%" | "/" => cx.left_operand(k - 1).is_some_and(|a| {
+                cx.any_ident(a, k - 2, crate::cuda::is_thread_ident)
+                    || p == "/"
+                        && cx.any_ident(a, k - 2, crate::cuda::is_block_threads_ident)
+                        && shared_extent(cx, a)
+            }),
+            "<<" => k >= 2 && matches!(src.s(k - 2), "1" | "1u" | "1ull" | "1ULL" | "1ul"),
+            "(" if src.is(k + 1, "-") && src.int(k + 2) == Some(1) => k >= 2 && src.is(k - 2, "&"),
+            "<" | "," if matches!(src.s(k + 1), ">" | ",") => {
+                // the template's name
+                let mut j = k - 1;
+                let mut steps = 0;
+                while j > 0 && steps < 16 && !src.is(j, "<") {
+                    j -= 1;
+                    steps += 1;
+                }
+                j > 0 && src.is(j, "<") && warp_template(src.s(j - 1))
+            }
+            _ => false,
+        };
+        if role {
+            out.insert(w);
+        }
+    }
+    // arguments of shuffles (offsets and widths, `N / 2` included)
+    for k in 0..n.saturating_sub(1) {
+        if src.kind(k) != Some(Tk::Ident) || !src.is(k + 1, "(") {
+            continue;
+        }
+        if crate::rules::shuffle_offset_literal::shuffle_arity(cx.intrinsic_at(k)).is_none() {
+            continue;
+        }
+        for (a, b) in cx.call_args(k + 1).into_iter().skip(1) {
+            for t in a..=b.min(a + 8) {
+                if src.kind(t) == Some(Tk::Ident) {
+                    out.insert(src.s(t));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether token `a` sits in the extent of a `__shared__` array (`__shared__ float p[kThreads /
+/// N]`): partials per warp.
+fn shared_extent(cx: &Cx, a: usize) -> bool {
+    let src = cx.src;
+    let open = (a.saturating_sub(16)..a)
+        .rev()
+        .take_while(|&j| !matches!(src.s(j), ";" | "{" | "}"))
+        .find(|&j| src.is(j, "["));
+    open.is_some_and(|o| {
+        (o.saturating_sub(12)..o)
+            .rev()
+            .take_while(|&j| !matches!(src.s(j), ";" | "{" | "}"))
+            .any(|j| src.is(j, "__shared__"))
+    })
+}
+
+/// Whether the 64 at token `k` of a branch's line is the warp width: the line names a lane or
+/// a wavefront, instantiates a warp primitive with it, or defines a name this file (or the
+/// project, as a shuffle width) uses in the width's role.
+fn width_evidence<'a>(
+    cx: &Cx<'_, 'a, '_>,
+    branch: &[usize],
+    k: usize,
+    define_name: &std::collections::HashMap<u32, &'a str>,
+    roles: &mut Option<std::collections::HashSet<&'a str>>,
+) -> bool {
+    let src = cx.src;
+    let line_no = src.line(k);
+    let line: Vec<usize> = branch
+        .iter()
+        .copied()
+        .filter(|&t| src.line(t) == line_no)
+        .collect();
+    if line.iter().any(|&t| {
+        src.kind(t) == Some(Tk::Ident) && (width_like_ident(src.s(t)) || warp_template(src.s(t)))
+    }) {
+        return true;
+    }
+    let Some(name) = defined_name(cx, &line, k, define_name) else {
+        return false;
+    };
+    if width_like_ident(name) || cx.index.logical_widths.contains(name) {
+        return true;
+    }
+    roles.get_or_insert_with(|| width_roles(cx)).contains(name)
 }
 
 /// Whether a template name denotes a warp-level primitive.
@@ -356,7 +521,7 @@ fn warp_primitive_64(cx: &mut Cx) {
         let msg = format!(
             "{what} in code compiled for every AMD target; RDNA (gfx10/gfx11/gfx12) runs 32-lane wavefronts"
         );
-        report_shape(cx, a, b, true, msg, "use the hardware width (`warpSize`, or a constant chosen by `__GFX9__` / `__AMDGCN_WAVEFRONT_SIZE`) for the tile");
+        report_shape(cx, a, b, true, msg, "use the hardware width (`warpSize`, or a constant chosen by the `__GFX9__` family test) for the tile");
     }
 }
 
@@ -438,7 +603,7 @@ fn lane_loop_64(cx: &mut Cx) {
 fn reduction_from_32(cx: &mut Cx) {
     let src = cx.src;
     let n = src.toks.len();
-    let mut hits: Vec<(usize, String)> = Vec::new();
+    let mut hits: Vec<(usize, String, Combine)> = Vec::new();
     for f in 0..n.saturating_sub(8) {
         if !src.is(f, "for") || !src.is(f + 1, "(") {
             continue;
@@ -473,7 +638,7 @@ fn reduction_from_32(cx: &mut Cx) {
                 .find(|&k| src.is(k, ";"))
                 .unwrap_or(bs)
         };
-        let mut hit = false;
+        let mut hit = None;
         for k in bs..be.min(bs + 4000) {
             let member = k > 0 && matches!(src.s(k - 1), "." | "->");
             if member || src.kind(k) != Some(Tk::Ident) || !src.is(k + 1, "(") {
@@ -488,19 +653,86 @@ fn reduction_from_32(cx: &mut Cx) {
             }
             let args = cx.call_args(k + 1);
             if args.len() == ar && args[ar - 1].0 == args[ar - 1].1 && src.is(args[ar - 1].0, var) {
-                hit = true;
+                hit = Some(combine(cx, k));
                 break;
             }
         }
-        if hit {
-            hits.push((semi - 1, cx.snippet(semi - 3, semi - 1)));
+        if let Some(c) = hit {
+            hits.push((semi - 1, cx.snippet(semi - 3, semi - 1), c));
         }
     }
-    for (k, init) in hits {
-        let what = format!(
-            "shuffle reduction starts at offset 32 (`{init}`) with no width, so it spans 64 lanes"
-        );
-        report_lanes(cx, k, what, "start at `warpSize / 2`");
+    for (k, init, comb) in hits {
+        let amd_only = cx.amd_code(k);
+        let scope = if amd_only {
+            amd_scope(cx)
+        } else {
+            lane32_scope(cx)
+        };
+        let Some((sev, targets)) = scope else { return };
+        let whose = if amd_only {
+            "in code compiled for every AMD target; RDNA (gfx10/gfx11/gfx12) has 32"
+        } else {
+            "only wave64 AMD targets have them (RDNA and NVIDIA warps have 32)"
+        };
+        // on 32 lanes the offset-32 step reads the lane's own value: a sum counts it twice,
+        // a maximum of a value with itself is the value
+        let (sev, msg) = match comb {
+            Combine::Sum => (sev, format!("shuffle reduction starts at offset 32 (`{init}`) with no width, so it spans 64 lanes; {whose}: on a 32-lane warp the first step reads each lane's own value and the sum counts it twice")),
+            Combine::Idempotent(op) => (Severity::Note, format!("shuffle reduction starts at offset 32 (`{init}`) with no width; {whose}: on a 32-lane warp the first step reads each lane's own value, which `{op}` leaves unchanged, a wasted step")),
+            Combine::Unknown => (sev.min(Severity::Warning), format!("shuffle reduction starts at offset 32 (`{init}`) with no width, so it spans 64 lanes; {whose}: on a 32-lane warp the first step combines each lane's value with itself (wrong unless the combination is idempotent, like max or min)")),
+        };
+        cx.report_with(&META, sev, targets, k, k, msg, "start at `warpSize / 2`");
+    }
+}
+
+/// How a shuffle reduction combines a lane's value with its partner's.
+#[derive(Clone, Copy)]
+enum Combine {
+    /// `+`, `*`, `^` (and `-`): combining a value with itself changes it.
+    Sum,
+    /// max, min, `&`, `|`: combining a value with itself leaves it (the operation's name).
+    Idempotent(&'static str),
+    Unknown,
+}
+
+/// The combination applied to the shuffle call at token `k` (its callee).
+fn combine(cx: &Cx, k: usize) -> Combine {
+    let src = cx.src;
+    let Some(p) = k.checked_sub(1) else {
+        return Combine::Unknown;
+    };
+    match src.s(p) {
+        "+=" | "*=" | "^=" | "-=" | "+" | "*" | "^" | "-" => return Combine::Sum,
+        "|=" | "|" => return Combine::Idempotent("|"),
+        "&=" | "&" => return Combine::Idempotent("&"),
+        "(" | "," => {}
+        _ => return Combine::Unknown,
+    }
+    // an argument of a call: the callee's name decides (`fmaxf(v, __shfl_down(v, o))`)
+    let mut j = p;
+    let mut steps = 0;
+    while j > 0 && steps < 64 {
+        match src.s(j) {
+            "(" => break,
+            ")" | "]" => j = src.mate(j).unwrap_or(j),
+            ";" | "{" | "}" => return Combine::Unknown,
+            _ => {}
+        }
+        j -= 1;
+        steps += 1;
+    }
+    if !src.is(j, "(") || j == 0 || src.kind(j - 1) != Some(Tk::Ident) {
+        return Combine::Unknown;
+    }
+    let f = src.s(j - 1).to_ascii_lowercase();
+    if f.contains("max") {
+        Combine::Idempotent("max")
+    } else if f.contains("min") {
+        Combine::Idempotent("min")
+    } else if f.contains("add") || f.contains("sum") || f.contains("plus") || f.contains("mul") {
+        Combine::Sum
+    } else {
+        Combine::Unknown
     }
 }
 

@@ -16,7 +16,10 @@ or cast to them, `__popc`/`__ffs`/`__clz`/`__brev` applied to a ballot, and lane
 `lanemask_lt()`) count as ballots: on HIP they return the wrapped intrinsic's 64-bit mask. A variable or \
 parameter declared 32-bit earlier counts too: when a ballot is assigned to it later, and when it is passed as the \
 lane mask of a `_sync` intrinsic. So does a 32-bit all-lanes literal shifted by the warp width (`0xffffffff >> \
-(warpSize - n)`).",
+(warpSize - n)`). Code on the 32-lane path of a width test is left alone, whether the test is a preprocessor \
+condition or a run-time one (`if (warpSize == 32) return __popc((uint32_t)__ballot(p));`), and so is a lane bit \
+of a lane id bounded below 32 where it is taken (`lane = threadIdx.x & 31`: the bound is `warp-size-literal`'s \
+finding).",
     why: "On a 64-lane wavefront a ballot is a 64-bit lane mask. Keeping it in 32 bits drops lanes 32-63: \
 counts come out too small and `__ffs` misses the first active lane in the upper half.",
     example: "unsigned mask = __ballot_sync(0xffffffff, pred);\nint n = __popc(mask);",
@@ -103,6 +106,15 @@ fn narrow_type(cx: &Cx, name_tok: usize) -> Option<(usize, String)> {
         Some((first, ty.join(" ")))
     } else {
         None
+    }
+}
+
+/// Tokens `op value` bound a value below 32: `& 31`, `& 0x1f`, `% 32`.
+fn below_32(src: &crate::lex::Src, op: usize, value: usize) -> bool {
+    match src.s(op) {
+        "&" => src.int(value) == Some(31),
+        "%" => src.int(value) == Some(32),
+        _ => false,
     }
 }
 
@@ -272,8 +284,20 @@ pub fn check(cx: &mut Cx) {
     for (a, b, msg) in late {
         cx.report(&META, a, b, msg, help);
     }
-    // `1u << lane`: a 32-bit lane bit, undefined for lanes 32-63
+    // `1u << lane`: a 32-bit lane bit, undefined for lanes 32-63. A lane id bounded below 32
+    // where it is taken (`lane = threadIdx.x & 31`) never reaches bit 32: the hazard is the
+    // bound, `warp-size-literal`'s finding, not the shift.
+    let mut bounded: std::collections::HashSet<(u32, &str)> = Default::default();
     for k in 1..n.saturating_sub(1) {
+        if src.is(k, "=") && src.kind(k - 1) == Some(Tk::Ident) && src.in_device(k) {
+            let end = (k + 1..n.min(k + 40)).find(|&j| src.is(j, ";"));
+            if let Some(e) = end {
+                if (k + 2..e).any(|j| below_32(src, j - 1, j)) {
+                    bounded.insert((src.toks[k].func, src.s(k - 1)));
+                }
+            }
+            continue;
+        }
         if !src.is(k, "<<") || cx.guarded(k) || !src.in_device(k) {
             continue;
         }
@@ -287,7 +311,11 @@ pub fn check(cx: &mut Cx) {
         let Some(r) = cx.right_operand(k) else {
             continue;
         };
-        if cx.any_ident(k + 1, r, crate::cuda::is_lane_ident) {
+        let f = src.toks[k].func;
+        let lane_bounded = (k + 1..=r)
+            .any(|j| src.kind(j) == Some(Tk::Ident) && bounded.contains(&(f, src.s(j))))
+            || (k + 2..=r).any(|j| below_32(src, j - 1, j));
+        if !lane_bounded && cx.any_ident(k + 1, r, crate::cuda::is_lane_ident) {
             let msg = format!(
                 "`{}` builds a 32-bit lane bit, which overflows for lanes 32-63",
                 cx.snippet(k - 1, r)

@@ -15,8 +15,12 @@ kernel or device function whose guarded branch holds most of the body, when the 
 (`|| defined(__HIP_DEVICE_COMPILE__)`). With no `#else` the body is empty on AMD; with an `#else` after a \
 plain `#ifdef __CUDA_ARCH__` (the device/host split) the AMD device pass compiles the host branch. Also \
 finds, outside functions, a plain `#ifdef __CUDA_ARCH__` / `#else` that gives a function-like macro a device \
-and a host definition (a warning), and, in a HIP-only file (`.hip`, or HIP headers and no CUDA header), a \
-`__CUDA_ARCH__` test with an `#else`: never true there, so its first branch is dead (a warning). Outside \
+and a host definition (a warning), and, in a HIP-only file (`.hip`, or HIP headers and no CUDA header) scanned with no NVIDIA target in \
+scope, a `__CUDA_ARCH__` test with an `#else`: never true there, so its first branch is dead (a warning that \
+names the branch AMD compiles; HIP on the NVIDIA platform compiles through nvcc, which defines \
+`__CUDA_ARCH__`, so with an NVIDIA target in scope the branch is live). A group with an explicit AMD \
+alternative (`#elif defined(__HIP_PLATFORM_AMD__)`, `__HIP__`, `__HIPCC__`, an AMD architecture) gives AMD its \
+path and is left alone. Outside \
 kernels it finds a `__CUDA_ARCH__ < N` test that AMD compilations reach (HIP leaves the macro undefined, so the \
 test reads `0 < N` and AMD builds the branch meant for NVIDIA GPUs older than `N`; in host code it is true in \
 every host pass), and `__device__` functions defined only under a `__CUDA_ARCH__` test at file scope and called \
@@ -44,6 +48,7 @@ pub fn check(cx: &mut Cx) {
         return;
     }
     let src = cx.src;
+    let amd_alt = amd_alternatives(src);
     for (bi, br) in src.branches.iter().enumerate().skip(1) {
         if br.is_alternative || br.platform != Platform::Nvidia || br.dead {
             continue;
@@ -52,6 +57,11 @@ pub fn check(cx: &mut Cx) {
             continue;
         };
         if g.func == 0 || g.include_guard {
+            continue;
+        }
+        // `#elif defined(__HIP_PLATFORM_AMD__)` (or `__HIP__`, `__HIPCC__`, an AMD
+        // architecture): the author gave AMD its own path
+        if amd_alt.get(br.group as usize).copied().unwrap_or(false) {
             continue;
         }
         let cond = src
@@ -82,10 +92,13 @@ pub fn check(cx: &mut Cx) {
             // `#if __CUDA_ARCH__ >= N` fast path / `#else` portable path: AMD runs the latter,
             // which is meant in a file both vendors compile; a HIP-only file never takes the
             // first branch, so the code under it is dead where the file is built
-            if cx.hip_file() {
+            // (HIP on the NVIDIA platform compiles through nvcc, which defines `__CUDA_ARCH__`:
+            // with an NVIDIA target in scope the first branch is live)
+            if cx.hip_file() && !cx.ctx.has_vendor(kplan_kb::Vendor::Nvidia) {
                 let targets = cx.ctx.vendor_targets(kplan_kb::Vendor::Amd);
                 if !targets.is_empty() {
-                    let msg = format!("`{}` in a HIP-only file is never true (HIP does not define `__CUDA_ARCH__`): the first branch is dead code and AMD always compiles the `#else`", cond.trim());
+                    let taken = amd_taken(cx, bi);
+                    let msg = format!("`{}` in a HIP-only file built for AMD only is never true (HIP does not define `__CUDA_ARCH__`): the first branch is dead code and AMD compiles {taken}", cond.trim());
                     cx.report_span(
                         &META,
                         Severity::Warning,
@@ -149,6 +162,71 @@ pub fn check(cx: &mut Cx) {
             "add the AMD device pass to the condition (`|| defined(__HIP_DEVICE_COMPILE__)`) or give AMD its own branch",
         );
     }
+}
+
+/// Per `#if` group: whether an `#elif` of it names the AMD compilation (a condition on
+/// `__HIP_PLATFORM_AMD__`, `__HIP__`, `__HIPCC__`, `__HIP_DEVICE_COMPILE__`, an AMD
+/// architecture). One pass over the branches.
+fn amd_alternatives(src: &crate::lex::Src) -> Vec<bool> {
+    let mut out = vec![false; src.groups.len()];
+    for br in src.branches.iter().skip(1) {
+        if !br.is_alternative || br.dead {
+            continue;
+        }
+        let cond = src
+            .text
+            .get(br.cond.0 as usize..br.cond.1 as usize)
+            .unwrap_or("");
+        // (an `#else` is not an explicit AMD path: it is what HIP's host pass compiles too)
+        let names_amd = crate::lex::cond_tokens_pub(cond).iter().any(|w| {
+            w.contains("HIP")
+                || w.contains("AMD")
+                || w.contains("ROCM")
+                || w.contains("gfx")
+                || w.contains("GFX")
+        });
+        if names_amd {
+            if let Some(slot) = out.get_mut(br.group as usize) {
+                *slot = true;
+            }
+        }
+    }
+    out
+}
+
+/// The branch of branch `first`'s group that an AMD device pass compiles: the first
+/// alternative whose condition holds for the AMD targets in scope, named by its directive.
+fn amd_taken(cx: &Cx, first: usize) -> String {
+    let src = cx.src;
+    let Some(br) = src.branches.get(first) else {
+        return "the first alternative that holds there".to_string();
+    };
+    let passes = crate::rules::target_cond::amd_passes(cx);
+    for sib in src.branches.iter().skip(first + 1) {
+        if sib.group != br.group || !sib.is_alternative {
+            continue;
+        }
+        let text = src
+            .text
+            .get(sib.cond.0 as usize..sib.cond.1 as usize)
+            .unwrap_or("");
+        let text = text.split("//").next().unwrap_or("");
+        let text = text.split("/*").next().unwrap_or("").trim();
+        let holds: Vec<Option<bool>> = passes
+            .iter()
+            .map(|p| crate::rules::target_cond::directive_holds(cx, text, p))
+            .collect();
+        if !holds.is_empty() && holds.iter().all(|h| *h == Some(true)) {
+            return format!(
+                "`{text}` (line {})",
+                src.lines.line_col_u32(sib.cond.0 as usize).0
+            );
+        }
+        if holds.iter().any(|h| h.is_none()) {
+            break;
+        }
+    }
+    "the first alternative that holds there".to_string()
 }
 
 /// `#ifdef __CUDA_ARCH__` / `#define M(...) device form` / `#else` / `#define M(...) host form`

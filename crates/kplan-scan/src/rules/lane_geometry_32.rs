@@ -12,7 +12,10 @@ pub static META: RuleMeta = RuleMeta {
     summary: "last lane written as 31, or a warp width required to be 32",
     what: "Finds a lane index compared with 31 (`lane == 31`, `lane_id > 31`: the last lane of a 32-lane \
 warp), the warp width compared with 32 at run time (`warpSize == 32`, `prop.warpSize != 32`) and static \
-assertions that admit only a 32-lane warp (`static_assert(kWarpSize == 32)`).",
+assertions that admit only a 32-lane warp (`static_assert(kWarpSize == 32)`). A run-time test that chooses a \
+path for each width (`if (warpSize == 32) { ... } else { ... }`, an early `return` followed by the 64-lane \
+path, `warpSize == 32 ? a : b`) is the portable form and is left alone, and so is the code on its 32-lane path; \
+a test whose other path only rejects the width (`return false;`, `throw`, an assertion) is reported.",
     why: "On a 64-lane wavefront lane 31 is the middle of the wavefront, not its end: a scan or reduction \
 that reads its total from lane 31, or lets only lane 31 write, drops lanes 32-63. A check that the width is \
 32 rejects every CDNA GPU (or silently takes a slow path there), and a static assertion on 32 stops a wave64 \
@@ -70,6 +73,16 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         if v != 32 || !matches!(op, "==" | "!=") || !warp_width_ident(name) {
+            continue;
+        }
+        // a test that chooses a path for each width (`if (warpSize == 32) { ... } else
+        // { ... }`, `warpSize == 32 ? a : b`) is the portable form, unless the other path
+        // only rejects the width
+        if cx
+            .wave_guards()
+            .guard_at(k)
+            .is_some_and(|g| g.other.is_some() && !g.wide_rejects)
+        {
             continue;
         }
         let in_assert = (k.saturating_sub(12)..lhs)

@@ -8,6 +8,7 @@ use crate::rule::RuleMeta;
 pub mod consts;
 pub mod launch;
 pub mod target_cond;
+pub mod wave_guard;
 
 pub mod amd_isa_generation;
 pub mod amd_wave_width_64;

@@ -16,7 +16,10 @@ pub static META: RuleMeta = RuleMeta {
 `__nv_fp8*` types, `__reduce_*_sync`, `__match_*_sync`, `__syncwarp`, `__nanosleep`, block-scoped atomics \
 (`atomicAdd_block`, ...), cooperative launch, dynamic parallelism (launches from device code), and CUTLASS/CuTe \
 atoms named after them. Each is looked up in the knowledge base; the finding lists \
-the targets in scope where the feature is missing (error) or partial (warning).",
+the targets in scope where the feature is missing (error) or partial (warning). For the warp and atomic \
+intrinsics HIP's headers gained late or lack (`__syncwarp`, `__nanosleep`, `*_block` atomics, `__reduce_*_sync`, \
+`__match_*_sync`) the finding quotes the knowledge base's evidence: which headers were read and what they \
+declare (`__syncwarp(mask)` there needs a 64-bit mask).",
     why: "These features have no drop-in equivalent on the other targets: the code does not compile there, or \
 compiles to a slow emulation. Each needs a per-backend path (MFMA/WMMA on AMD, a plain loop on CPU) that the plan \
 must budget for.",
@@ -339,8 +342,22 @@ pub fn check(cx: &mut Cx, report: bool) {
         } else {
             String::new()
         };
+        // for the intrinsics HIP's headers gained late or lack, the evidence is what those
+        // headers declare: say it (which headers, which mask type) instead of a bare verdict
+        let evidence = if matches!(
+            det.feature,
+            "syncwarp" | "nanosleep" | "block-scoped-atomics" | "warp-reduce" | "warp-match"
+        ) {
+            targets
+                .iter()
+                .find_map(|a| cx.ctx.kb.support(det.feature, a)?.note.clone())
+                .map(|n| format!(" ({})", n.trim().trim_end_matches('.')))
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
         let msg = format!(
-            "{what} uses {name} ({}), which {how} {}{since}{more}",
+            "{what} uses {name} ({}), which {how} {}{since}{more}{evidence}",
             det.feature,
             targets.join(", ")
         );
