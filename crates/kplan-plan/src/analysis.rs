@@ -193,7 +193,7 @@ pub fn work(spec: &Spec) -> Work {
         ),
     };
     // Outputs written in a dtype other than the storage dtype (the spec's third dtype).
-    let o = spec.output.size();
+    let o = spec.output_size();
     let (bytes, bf) = match output_elements(spec) {
         Some((elems, what)) if o != s => (
             bytes + elems * (o - s),
@@ -225,7 +225,7 @@ fn op_work(spec: &Spec) -> Option<(f64, f64, String, String)> {
     use crate::spec::Direction::Backward;
     let s = spec.storage_size();
     let c = spec.compute.size();
-    let o = spec.output.size();
+    let o = spec.output_size();
     let d = |k: &str| spec.dim(k).unwrap_or(0) as f64;
     let dor = |k: &str, v: f64| spec.dim(k).map(|x| x as f64).unwrap_or(v);
     let idx = if spec.output.is_integer() { o } else { 4.0 };
@@ -282,7 +282,20 @@ fn op_work(spec: &Spec) -> Option<(f64, f64, String, String)> {
             let inb = b * si * ci * s;
             let wb = co * (ci / g) * taps * s;
             let outb = b * so * co * o;
-            if bwd {
+            let one_gradient = spec.modifiers.gradient.as_deref();
+            if bwd && one_gradient.is_some() {
+                let data = one_gradient == Some("data");
+                (
+                    f,
+                    inb + wb + outb,
+                    format!("the {} gradient only: as many FLOPs as the forward, 2 x batch x out positions x out_channels x in_channels/groups x taps", if data { "data" } else { "weight" }),
+                    if data {
+                        format!("read dy and the weights, write dx (storage {s} B)")
+                    } else {
+                        format!("read the input and dy, write dweights (storage {s} B)")
+                    },
+                )
+            } else if bwd {
                 (
                     2.0 * f,
                     inb + wb + outb + inb + wb,

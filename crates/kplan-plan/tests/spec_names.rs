@@ -280,7 +280,7 @@ fn unknown_device_is_a_note_when_other_targets_remain() {
         .starts_with("device `acme-x1000` not used by kplan"));
     // Alone it is the only target: an error.
     assert!(spec(k, "'acme-x1000'").is_err());
-    // An unknown architecture name is always an error (code would be built for it).
+    // A misspelt architecture name is an error (code would be built for the wrong one).
     let e = spec(k, "'h100', 'gfx9420'").unwrap_err();
     assert_eq!(e.suggestion.as_deref(), Some("gfx942"));
 }

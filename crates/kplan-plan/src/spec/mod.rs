@@ -5,6 +5,9 @@
 //! becomes a note in the plan; an unknown problem key or device is handled the same way here. Names (op, dtype, target, feature, expertise, abstraction) are checked here against
 //! fixed lists or the knowledge base, with a "did you mean" when a known name is close.
 
+mod coerce;
+mod recognise;
+
 use crate::error::SpecError;
 pub use crate::keys::SpecNote;
 use kplan_kb::{Dtype, Kb};
@@ -64,40 +67,48 @@ struct RawKernel {
     #[serde(default)]
     direction: Option<Spanned<String>>,
     /// The variant of the op (`layernorm` / `rmsnorm`, `argmax`, `routing` / `align`, ...).
+    /// Modifiers are read as any TOML value and coerced by [`coerce_modifiers`]: a list of
+    /// names or a sentence for a flag is what users write, not a type error.
     #[serde(default)]
-    kind: Option<Spanned<String>>,
+    kind: Option<Spanned<toml::Value>>,
     /// The combining operation (reduction, scatter): `sum`, `max`, `argmax`, ...
     #[serde(default)]
-    reduce: Option<Spanned<String>>,
+    reduce: Option<Spanned<toml::Value>>,
     #[serde(default)]
-    deterministic: Option<Spanned<bool>>,
+    deterministic: Option<Spanned<toml::Value>>,
     #[serde(default)]
-    causal: Option<Spanned<bool>>,
+    causal: Option<Spanned<toml::Value>>,
     #[serde(default)]
-    varlen: Option<Spanned<bool>>,
+    varlen: Option<Spanned<toml::Value>>,
     #[serde(default)]
-    ragged: Option<Spanned<bool>>,
+    ragged: Option<Spanned<toml::Value>>,
     #[serde(default)]
-    stable: Option<Spanned<bool>>,
+    stable: Option<Spanned<toml::Value>>,
     #[serde(default)]
-    exclusive: Option<Spanned<bool>>,
+    exclusive: Option<Spanned<toml::Value>>,
     #[serde(default)]
-    values: Option<Spanned<bool>>,
+    values: Option<Spanned<toml::Value>>,
     #[serde(default)]
-    layout: Option<Spanned<String>>,
+    layout: Option<Spanned<toml::Value>>,
     #[serde(default)]
-    format: Option<Spanned<String>>,
+    format: Option<Spanned<toml::Value>>,
     #[serde(default)]
-    granularity: Option<Spanned<String>>,
+    granularity: Option<Spanned<toml::Value>>,
     #[serde(default)]
-    mask: Option<Spanned<String>>,
-    #[serde(default)]
+    mask: Option<Spanned<toml::Value>>,
+    /// The KV cache dtype (`kv_cache_dtype` is the same key).
+    #[serde(default, alias = "kv_cache_dtype")]
     kv_dtype: Option<Spanned<String>>,
-    #[serde(default)]
+    /// The weight dtype (`weights_dtype` is the same key).
+    #[serde(default, alias = "weights_dtype")]
     weight_dtype: Option<Spanned<String>>,
     /// Fused epilogue of a matrix op (`bias-gelu`, `scale`, ...).
     #[serde(default)]
-    epilogue: Option<Spanned<String>>,
+    epilogue: Option<Spanned<toml::Value>>,
+    /// Structured sparsity of a matrix operand (`"2:4"`): a sparse GEMM named so is a dense
+    /// GEMM on sparse matrix units, not a sparse x sparse product.
+    #[serde(default)]
+    sparsity: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize)]
@@ -118,9 +129,15 @@ struct RawRequirements {
     /// Latency budget per call, microseconds (decode, batch 1).
     #[serde(default)]
     latency_us: Option<Spanned<toml::Value>>,
-    /// Same as `[kernel] deterministic`: where teams write it as a requirement.
+    /// Same as `[kernel] deterministic`: where teams write it as a requirement (a boolean or
+    /// words: "bitwise identical across runs", "nice to have"). `determinism` and
+    /// `reproducible` are read the same way.
     #[serde(default)]
-    deterministic: Option<Spanned<bool>>,
+    deterministic: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    determinism: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    reproducible: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -251,6 +268,10 @@ impl Op {
                 ("temperature", "a scale of the logits: no traffic"),
             ],
             Op::CrossEntropy => &[("chunk", "the token chunk of a fused kernel: the model counts the minimum traffic")],
+            Op::Sort => &[
+                ("begin_bit", "the first key bit sorted: the model counts the traffic of one sort pass over the keys, not the passes per bit"),
+                ("end_bit", "the end of the sorted key bits: the model counts the traffic of one sort pass over the keys, not the passes per bit"),
+            ],
             _ => &[],
         }
     }
@@ -262,14 +283,14 @@ impl Op {
                 "`n` (or `rows` and `cols`)",
             ),
             Op::Reduction | Op::Scan => (
-                &["n", "rows", "cols", "flops_per_element"],
-                "`n`, or `rows` and `cols`",
+                &["n", "rows", "cols", "segments", "nnz", "segment_len", "flops_per_element"],
+                "`n`, or `rows` and `cols`, or `segments` with `nnz` (or `segment_len`) and `cols` features per element",
             ),
             Op::Softmax | Op::Norm => (&["rows", "cols", "flops_per_element"], "`rows` and `cols`"),
             Op::Gemm => (&["m", "n", "k", "batch", "group_size"], "`m`, `n` and `k`"),
             Op::GroupedGemm => (
-                &["groups", "m", "total_m", "n", "k", "scale_block", "group_size"],
-                "`groups`, `m` per group (or `total_m`), `n` and `k`",
+                &["groups", "m", "total_m", "tokens", "top_k", "n", "k", "scale_block", "group_size"],
+                "`groups`, `m` per group (or `total_m`, or `tokens` routed to `top_k` groups each), `n` and `k`",
             ),
             Op::Attention => (
                 &[
@@ -335,7 +356,7 @@ impl Op {
                 "`rows` and `cols` (or `n`)",
             ),
             Op::Sort => (
-                &["n", "key_bits", "segments", "segment_len"],
+                &["n", "key_bits", "begin_bit", "end_bit", "segments", "segment_len"],
                 "`n` (or `segments` and `segment_len`)",
             ),
             Op::LinearAttention => (
@@ -677,6 +698,14 @@ pub fn parse_block_quant(name: &str, group_size: Option<u64>) -> Option<(Dtype, 
         "q5_1" => (Dtype::Int8, f(5.0, 32, 4.0, &format!("32 5-bit values per block, fp16 scale and min ({GGML})"))),
         // block_q8_0: fp16 d + 32 int8 (34 B / 32).
         "q8_0" => (Dtype::Int8, f(8.0, 32, 2.0, &format!("32 int8 values per block, one fp16 scale ({GGML})"))),
+        // block_q8_1: fp16 d and fp16 s (the block sum, for the min of q4_1/q5_1 dots) + 32 int8 (36 B / 32): the activation format of llama.cpp's integer matmuls.
+        "q8_1" => (Dtype::Int8, f(8.0, 32, 4.0, &format!("32 int8 values per block, fp16 scale and fp16 block sum ({GGML})"))),
+        // block_q8_K: fp32 d + 256 int8 + 16 int16 block sums (292 B / 256): the activations of the k-quant dot products.
+        "q8_k" => (Dtype::Int8, f(8.0, 256, 36.0, &format!("256 int8 values, fp32 scale and 16 int16 block sums ({GGML})"))),
+        // block_iq4_nl: fp16 d + 16 B of 4-bit indices into a non-linear codebook (18 B / 32).
+        "iq4_nl" => (Dtype::Int4, f(4.0, 32, 2.0, &format!("32 4-bit codebook indices per block, one fp16 scale ({GGML})"))),
+        // block_iq4_xs: fp16 d + uint16 scales_h + 4 B scales_l + 128 B (136 B / 256).
+        "iq4_xs" => (Dtype::Int4, f(4.0, 256, 8.0, &format!("256-value super-block of 4-bit codebook indices, 136 B ({GGML})"))),
         // k-quants: 256-value super-blocks; q4_K 144 B, q5_K 176 B, q6_K 210 B, q2_K 84 B, q3_K 110 B.
         "q2_k" => (Dtype::Int4, f(2.0, 256, 20.0, &format!("256-value super-block, 84 B ({GGML})"))),
         "q3_k" => (Dtype::Int4, f(3.0, 256, 14.0, &format!("256-value super-block, 110 B ({GGML})"))),
@@ -774,6 +803,8 @@ pub struct Modifiers {
     pub weight_dtype: Option<Dtype>,
     /// Fused epilogue of a matrix op (`bias-gelu`, ...): what a library call leaves to write.
     pub epilogue: Option<String>,
+    /// Backward pass of one gradient only (`data` for dgrad, `weight` for wgrad); `None`: both.
+    pub gradient: Option<String>,
 }
 
 /// A validated kernel spec.
@@ -798,6 +829,13 @@ pub struct Spec {
     pub storage_quant: Option<QuantFormat>,
     /// Block-quantized format of `weight_dtype`, where named (or block-scaled: `mxfp4`).
     pub weight_quant: Option<QuantFormat>,
+    /// Input dtypes listed between the storage and the compute dtype (a fourth or fifth entry
+    /// of `dtypes`).
+    pub extra_inputs: Vec<Dtype>,
+    /// The storage dtype is complex (`complex64`: `storage` is its fp32 component).
+    pub complex: bool,
+    /// The output dtype is complex.
+    pub complex_output: bool,
     /// The op as the spec wrote it, when kplan has no op class for it (planned as `custom`).
     pub custom_op: Option<String>,
     /// The operation knowledge base entry of a custom op kplan knows libraries and risks for
@@ -837,6 +875,7 @@ impl Spec {
     /// Every dtype the kernel touches: storage, compute, output, KV cache and weights.
     pub fn all_dtypes(&self) -> Vec<Dtype> {
         let mut v = vec![self.storage, self.compute, self.output];
+        v.extend(self.extra_inputs.iter().copied());
         v.extend(self.modifiers.kv_dtype);
         v.extend(self.modifiers.weight_dtype);
         v.dedup();
@@ -851,10 +890,20 @@ impl Spec {
     }
     /// Bytes per element of the storage dtype, block scales included.
     pub fn storage_size(&self) -> f64 {
-        self.storage_quant
+        let real = self
+            .storage_quant
             .as_ref()
             .map(QuantFormat::bytes_per_element)
-            .unwrap_or_else(|| self.storage.size())
+            .unwrap_or_else(|| self.storage.size());
+        if self.complex {
+            2.0 * real
+        } else {
+            real
+        }
+    }
+    /// Bytes per element of the output dtype (two components for a complex output).
+    pub fn output_size(&self) -> f64 {
+        self.output.size() * if self.complex_output { 2.0 } else { 1.0 }
     }
     /// Bytes per element of the weights (`weight_dtype`, block scales included), where the
     /// spec names a weight dtype.
@@ -1036,6 +1085,25 @@ pub fn parse_dtype(name: &str) -> Option<ParsedDtype> {
     }
 }
 
+/// The real component dtype of a complex dtype name (`complex64` = two fp32, `complex128` =
+/// two fp64, `complex32` / `chalf` = two fp16): kplan models the component and doubles the bytes.
+pub fn complex_component(name: &str) -> Option<Dtype> {
+    let n = name
+        .trim()
+        .to_ascii_lowercase()
+        .replace(['_', '<', '>', ' '], "-");
+    match n.trim_end_matches('-') {
+        "complex64" | "c64" | "cfloat" | "complex-float" | "complex-fp32" | "complex-f32"
+        | "cf32" | "complex" => Some(Dtype::Fp32),
+        "complex128" | "c128" | "cdouble" | "complex-double" | "complex-fp64" | "complex-f64"
+        | "cf64" | "zdouble" => Some(Dtype::Fp64),
+        "complex32" | "c32" | "chalf" | "complex-half" | "complex-fp16" | "complex-f16" => {
+            Some(Dtype::Fp16)
+        }
+        _ => None,
+    }
+}
+
 const DTYPE_NAMES: [&str; 25] = [
     "fp64",
     "fp32",
@@ -1067,12 +1135,16 @@ const DTYPE_NAMES: [&str; 25] = [
 pub use kplan_kb::closest as closest_name;
 
 /// The block-quantized format names [`parse_block_quant`] accepts (for messages).
-const QUANT_NAMES: [&str; 16] = [
+const QUANT_NAMES: [&str; 20] = [
     "q4_0",
     "q4_1",
     "q5_0",
     "q5_1",
     "q8_0",
+    "q8_1",
+    "q8_k",
+    "iq4_nl",
+    "iq4_xs",
     "q2_k",
     "q3_k",
     "q4_k",
@@ -1131,6 +1203,31 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
 
     let mut k = raw.kernel;
     let dtypes = guessed_kernel_keys(&mut k, text, &mut notes)?;
+    // Modifiers as users write them (a list for one name, words for a flag), coerced once.
+    let m_kind = coerce::name(k.kind.take(), "kind", &mut notes)?;
+    let m_reduce = coerce::name(k.reduce.take(), "reduce", &mut notes)?;
+    let m_layout = coerce::name(k.layout.take(), "layout", &mut notes)?;
+    let m_format = coerce::name(k.format.take(), "format", &mut notes)?;
+    let m_granularity = coerce::name(k.granularity.take(), "granularity", &mut notes)?;
+    let m_mask = coerce::name(k.mask.take(), "mask", &mut notes)?;
+    let m_epilogue = coerce::name(k.epilogue.take(), "epilogue", &mut notes)?;
+    let m_deterministic = coerce::flag(k.deterministic.take(), "deterministic", &mut notes)?;
+    let m_causal = coerce::flag(k.causal.take(), "causal", &mut notes)?;
+    let m_varlen = coerce::flag(k.varlen.take(), "varlen", &mut notes)?;
+    let m_ragged = coerce::flag(k.ragged.take(), "ragged", &mut notes)?;
+    let m_stable = coerce::flag(k.stable.take(), "stable", &mut notes)?;
+    let m_exclusive = coerce::flag(k.exclusive.take(), "exclusive", &mut notes)?;
+    let m_values = coerce::flag(k.values.take(), "values", &mut notes)?;
+    let mut req_deterministic = false;
+    for (key, v) in [
+        ("deterministic", raw.requirements.deterministic.clone()),
+        ("determinism", raw.requirements.determinism.clone()),
+        ("reproducible", raw.requirements.reproducible.clone()),
+    ] {
+        if let Some(b) = coerce::flag(v, key, &mut notes)? {
+            req_deterministic |= *b.get_ref();
+        }
+    }
     let name = k.name.get_ref().trim().to_string();
     if name.is_empty() {
         return Err(SpecError::at(
@@ -1185,13 +1282,35 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                         "empty `op`, expected an op class (`kplan ops` lists them) or `custom`",
                     ));
                 }
-                let hint = closest_name(&op_name, names.iter().copied())
-                    .map(|c| format!(" (if op class `{c}` was meant, write `{c}`)"))
-                    .unwrap_or_default();
-                let known = kb.ops.iter().find(|o| {
-                    o.knowledge_only && (o.id == op_name || o.aliases.contains(&op_name))
-                });
-                notes.push(SpecNote::at(
+                // A name made of words, one of which names an op class or a knowledge base
+                // entry (`sparse-attention`, `segment-reduce`, `kmeans-assign`): that op.
+                let recognised = recognise::recognise(&op_name, kb);
+                if let Some((recognise::Recognised::Class(o, kind), word)) = &recognised {
+                    notes.push(SpecNote::at(
+                        span_of(&k.op),
+                        format!(
+                            "op `{}` read as op class `{}` (from `{word}` in its name): planned with that class's work model, libraries and risks; write `op = \"{}\"` to say so, or `op = \"custom\"` with `flops` and `bytes` if it is another operation",
+                            k.op.get_ref(),
+                            o.as_str(),
+                            o.as_str()
+                        ),
+                    ));
+                    (*o, kind.map(str::to_string))
+                } else {
+                    let hint = closest_name(&op_name, names.iter().copied())
+                        .map(|c| format!(" (if op class `{c}` was meant, write `{c}`)"))
+                        .unwrap_or_default();
+                    let by_word = match &recognised {
+                        Some((recognise::Recognised::Knowledge(id), _)) => Some(id.as_str()),
+                        _ => None,
+                    };
+                    let known = kb.ops.iter().find(|o| {
+                        o.knowledge_only
+                            && (o.id == op_name
+                                || o.aliases.contains(&op_name)
+                                || by_word == Some(o.id.as_str()))
+                    });
+                    notes.push(SpecNote::at(
                     span_of(&k.op),
                     match known {
                         Some(o) => format!(
@@ -1206,11 +1325,37 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                         ),
                     },
                 ));
-                custom_knowledge = known.map(|o| o.id.clone());
-                custom_op = Some(k.op.get_ref().trim().to_string());
-                (Op::Custom, None)
+                    custom_knowledge = known.map(|o| o.id.clone());
+                    custom_op = Some(k.op.get_ref().trim().to_string());
+                    (Op::Custom, None)
+                }
             }
         },
+    };
+
+    // `sparsity = "N:M"` on a sparse matrix product: structured sparsity (a compressed dense
+    // operand on sparse matrix units), which the knowledge base holds apart from SpGEMM.
+    let (op, alias_kind) = match (&k.sparsity, op) {
+        (Some(sp), Op::Spgemm | Op::Spmm | Op::Gemm)
+            if sp.get_ref().as_str().is_some_and(|v| {
+                v.split_once(':').is_some_and(|(a, b)| {
+                    a.trim().parse::<u32>().is_ok() && b.trim().parse::<u32>().is_ok()
+                })
+            }) && kb.op_info("structured-sparse-gemm").is_some() =>
+        {
+            notes.push(SpecNote::at(
+                sp.span(),
+                format!(
+                    "`sparsity = \"{}\"` is structured sparsity: op `{}` planned as a structured-sparse GEMM (a custom op with the knowledge base entry `structured-sparse-gemm`; give `flops` and `bytes` for a roofline)",
+                    sp.get_ref().as_str().unwrap_or_default(),
+                    k.op.get_ref()
+                ),
+            ));
+            custom_knowledge = Some("structured-sparse-gemm".to_string());
+            custom_op = Some(k.op.get_ref().trim().to_string());
+            (Op::Custom, None)
+        }
+        _ => (op, alias_kind),
     };
 
     if dtypes.get_ref().is_empty() {
@@ -1224,6 +1369,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     let mut block_scale: Option<BlockScale> = None;
     let group_size = raw_group_size(k.problem.as_ref());
     let mut quants: Vec<(usize, QuantFormat)> = Vec::new();
+    let mut complex_at: Vec<usize> = Vec::new();
     let mut note_dtype = |d: &Spanned<String>| -> Result<Dtype, SpecError> {
         let name = d.get_ref();
         let (dt, enc, bs) = match parse_dtype(name) {
@@ -1238,11 +1384,15 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                     quants.push((d.span().start, q));
                     (dt, None, None)
                 }
+                None if complex_component(name).is_some() => {
+                    complex_at.push(d.span().start);
+                    (complex_component(name).unwrap_or(Dtype::Fp32), None, None)
+                }
                 None => {
                     return Err(SpecError::at(
                         span_of(d),
                         format!(
-                        "unknown dtype `{}`, expected one of {} or a block-quantized format ({})",
+                        "unknown dtype `{}`, expected one of {}, a complex dtype (`complex64`, `complex128`) or a block-quantized format ({})",
                         name,
                         list_expected(DTYPE_NAMES),
                         list_expected(QUANT_NAMES)
@@ -1272,11 +1422,36 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     for d in dtypes.get_ref() {
         parsed.push(note_dtype(d)?);
     }
+    // More than three dtypes: the first is the storage dtype, the last two the compute and
+    // output dtypes, the ones between further inputs (the activations of a quantized matmul,
+    // a second operand of another type).
+    let mut extra_inputs: Vec<Dtype> = Vec::new();
     if parsed.len() > 3 {
-        return Err(SpecError::at(
+        if parsed.len() > 6 {
+            return Err(SpecError::at(
+                span_of(&dtypes),
+                "too many dtypes, expected the storage dtype, further input dtypes, then the compute and output dtypes",
+            ));
+        }
+        let names: Vec<&str> = dtypes
+            .get_ref()
+            .iter()
+            .map(|d| d.get_ref().as_str())
+            .collect();
+        let n = names.len();
+        notes.push(SpecNote::at(
             span_of(&dtypes),
-            "too many dtypes, expected at most storage, compute and output dtypes",
+            format!(
+                "`dtypes` lists {n}: read as storage `{}`, further inputs {}, compute `{}` and output `{}`; the traffic counts the inputs at the storage dtype's width (`weight_dtype` gives a second operand's own width)",
+                names[0],
+                list_expected(names[1..n - 2].iter().copied()),
+                names[n - 2],
+                names[n - 1]
+            ),
         ));
+        extra_inputs = parsed[1..n - 2].to_vec();
+        let (c, o) = (parsed[n - 2], parsed[n - 1]);
+        parsed = vec![parsed[0], c, o];
     }
     let kv_dtype = k.kv_dtype.as_ref().map(&mut note_dtype).transpose()?;
     let weight_dtype = k.weight_dtype.as_ref().map(&mut note_dtype).transpose()?;
@@ -1290,6 +1465,18 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     };
     let storage_quant = quant_at(dtypes.get_ref().first().map(span_of));
     let weight_quant = quant_at(k.weight_dtype.as_ref().map(span_of));
+    let complex_first = dtypes
+        .get_ref()
+        .first()
+        .is_some_and(|d| complex_at.contains(&d.span().start));
+    let complex_last = match dtypes.get_ref().as_slice() {
+        [only] => complex_at.contains(&only.span().start),
+        [.., _, _] if dtypes.get_ref().len() >= 3 => dtypes
+            .get_ref()
+            .last()
+            .is_some_and(|d| complex_at.contains(&d.span().start)),
+        _ => complex_first,
+    };
     let storage = parsed[0];
     let compute = parsed.get(1).copied().unwrap_or(storage);
     let output = parsed.get(2).copied().unwrap_or(storage);
@@ -1345,11 +1532,26 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                 }
             }
         };
+    let gradient = std::cell::RefCell::new(None::<String>);
     let direction = match &k.direction {
         None => Direction::Forward,
         Some(d) => match norm_name(d.get_ref()).as_str() {
             "forward" | "fwd" | "inference" => Direction::Forward,
             "backward" | "bwd" | "grad" | "gradient" => Direction::Backward,
+            // One gradient of a two-gradient op (conv and matmul dgrad / wgrad): backward, with
+            // the gradient kept for the work model.
+            g if gradient_of(g).is_some() && op.has_backward() => {
+                let which = gradient_of(g).unwrap_or("data");
+                late_notes.borrow_mut().push(SpecNote::at(
+                    span_of(d),
+                    format!(
+                        "direction `{}` read as `backward`, {which} gradient only",
+                        d.get_ref()
+                    ),
+                ));
+                *gradient.borrow_mut() = Some(which.to_string());
+                Direction::Backward
+            }
             // both passes: the plan is for the backward pass, the larger and harder one
             "forward-backward" | "fwd-bwd" | "forward+backward" | "both" | "training"
                 if op.has_backward() =>
@@ -1367,7 +1569,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                 return Err(SpecError::at(
                     span_of(d),
                     format!(
-                        "unknown direction `{}`, expected `forward` or `backward`",
+                        "unknown direction `{}`, expected `forward` or `backward` (or `backward-data` / `backward-weight` for one gradient)",
                         d.get_ref()
                     ),
                 )
@@ -1391,7 +1593,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         ));
     }
     let mut kind = alias_kind;
-    for (key, v) in [("kind", &k.kind), ("reduce", &k.reduce)] {
+    for (key, v) in [("kind", &m_kind), ("reduce", &m_reduce)] {
         if let Some(s) = v {
             let t = norm_name(s.get_ref());
             let known = op.kinds();
@@ -1442,7 +1644,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
             }
         }
     }
-    let reduce = match (&k.reduce, op) {
+    let reduce = match (&m_reduce, op) {
         (Some(s), Op::Scatter | Op::Embedding | Op::Histogram) => Some(norm_name(s.get_ref())),
         _ => None,
     };
@@ -1450,36 +1652,31 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     let modifiers = Modifiers {
         kind,
         reduce,
-        deterministic: flag(&k.deterministic, "deterministic", &[])?
-            || raw
-                .requirements
-                .deterministic
-                .as_ref()
-                .is_some_and(|b| *b.get_ref()),
-        causal: flag(&k.causal, "causal", &[Attention, Conv, Softmax])?,
+        deterministic: flag(&m_deterministic, "deterministic", &[])? || req_deterministic,
+        causal: flag(&m_causal, "causal", &[Attention, Conv, Softmax])?,
         varlen: flag(
-            &k.varlen,
+            &m_varlen,
             "varlen",
             &[Attention, Norm, Softmax, Elementwise, Scan],
         )?,
         ragged: flag(
-            &k.ragged,
+            &m_ragged,
             "ragged",
             &[GroupedGemm, Moe, Sort, Scan, Attention],
         )?,
-        stable: flag(&k.stable, "stable", &[Sort, Topk])?,
-        exclusive: flag(&k.exclusive, "exclusive", &[Scan])?,
-        values: flag(&k.values, "values", &[Sort, Topk])?,
-        layout: text_mod(&k.layout, "layout", &[])?,
-        format: text_mod(&k.format, "format", &[Spmv, Spmm])?,
+        stable: flag(&m_stable, "stable", &[Sort, Topk])?,
+        exclusive: flag(&m_exclusive, "exclusive", &[Scan])?,
+        values: flag(&m_values, "values", &[Sort, Topk])?,
+        layout: text_mod(&m_layout, "layout", &[])?,
+        format: text_mod(&m_format, "format", &[Spmv, Spmm])?,
         granularity: text_mod(
-            &k.granularity,
+            &m_granularity,
             "granularity",
             &[Quantize, Dequantize, Gemm, GroupedGemm],
         )?,
-        mask: text_mod(&k.mask, "mask", &[Softmax, Attention])?,
+        mask: text_mod(&m_mask, "mask", &[Softmax, Attention])?,
         epilogue: text_mod(
-            &k.epilogue,
+            &m_epilogue,
             "epilogue",
             &[Gemm, GroupedGemm, Conv, Attention],
         )?,
@@ -1489,6 +1686,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                 _ => kv_dtype,
             }
         },
+        gradient: gradient.borrow().clone(),
         weight_dtype: {
             match &k.weight_dtype {
                 Some(s) if !applies("weight_dtype", span_of(s), &[Gemm, GroupedGemm, Moe])? => None,
@@ -1501,7 +1699,8 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         .as_ref()
         .map(QuantFormat::bytes_per_element)
         .unwrap_or_else(|| storage.size())
-        + output.size();
+        * if complex_first { 2.0 } else { 1.0 }
+        + output.size() * if complex_last { 2.0 } else { 1.0 };
     let (problem, dims, knobs, work_unknown) = parse_problem(
         op,
         k.problem.as_ref(),
@@ -1533,7 +1732,11 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                 .collect();
             // A spelling of a known feature would plan without it: an error. Another word
             // describes the kernel in terms kplan does not model: a note.
-            if let Some(t) = crate::keys::typo_of(&n, ids.iter().copied()) {
+            // `fp4` is not a spelling of `fp8`: names whose numbers differ are other things.
+            let digits = |s: &str| s.chars().filter(char::is_ascii_digit).collect::<String>();
+            if let Some(t) =
+                crate::keys::typo_of(&n, ids.iter().copied()).filter(|t| digits(t) == digits(&n))
+            {
                 return Err(SpecError::at(
                     span_of(f),
                     format!(
@@ -1656,6 +1859,30 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
             let mut unknown_allowed: Vec<SpecNote> = Vec::new();
             for s in a.allowed.get_ref() {
                 let n = norm_name(s.get_ref());
+                // A library's own name (`cudnn`, `miopen`, `hipblas`, `nccl`, or a library the
+                // op knowledge base names): the vendor-library level, admitting that library.
+                if Abstraction::ALL.iter().all(|x| x.as_str() != n)
+                    && Abstraction::ALIASES.iter().all(|a| a.0 != n)
+                {
+                    if let Some(same) = library_named(&n, kb) {
+                        for l in std::iter::once(n.as_str()).chain(same.iter().copied()) {
+                            if !named_libraries.iter().any(|x| x == l) {
+                                named_libraries.push(l.to_string());
+                            }
+                        }
+                        late_notes.borrow_mut().push(SpecNote::at(
+                            span_of(s),
+                            format!(
+                                "abstraction `{}` read as the vendor-library level, admitting that library",
+                                s.get_ref()
+                            ),
+                        ));
+                        if !v.contains(&Abstraction::VendorBlas) {
+                            v.push(Abstraction::VendorBlas);
+                        }
+                        continue;
+                    }
+                }
                 let x = Abstraction::ALL
                     .into_iter()
                     .find(|x| x.as_str() == n)
@@ -1738,6 +1965,9 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         block_scale,
         storage_quant,
         weight_quant,
+        extra_inputs,
+        complex: complex_first,
+        complex_output: complex_last,
         custom_op,
         custom_knowledge,
         work_unknown,
@@ -1761,6 +1991,131 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         },
         ci_runners: raw.ci.runners,
     })
+}
+
+/// The gradient a direction names when it names one (`backward-data`, `dgrad`,
+/// `backward-weight`, `wgrad`, `backward-filter`, `bwd-input`, ...): `data` or `weight`.
+fn gradient_of(direction: &str) -> Option<&'static str> {
+    let d = direction.replace('_', "-");
+    let words: Vec<&str> = d.split('-').filter(|w| !w.is_empty()).collect();
+    let data = ["data", "input", "dgrad", "dx", "activation", "activations"];
+    let weight = ["weight", "weights", "filter", "wgrad", "dw", "kernel"];
+    let bwd = words.iter().any(|w| {
+        matches!(
+            *w,
+            "backward" | "bwd" | "grad" | "gradient" | "dgrad" | "wgrad"
+        )
+    });
+    if !bwd {
+        return None;
+    }
+    if words.iter().any(|w| data.contains(w)) {
+        Some("data")
+    } else if words.iter().any(|w| weight.contains(w)) {
+        Some("weight")
+    } else {
+        None
+    }
+}
+
+/// Vendor and open-source library names a team writes in `allowed`, with the names of the
+/// same library family the op knowledge base may use instead (hipBLAS dispatches to rocBLAS and
+/// hipBLASLt; Thrust sorts with CUB).
+const LIBRARY_NAMES: &[(&str, &[&str])] = &[
+    ("cublas", &["cublaslt"]),
+    ("cublaslt", &["cublas"]),
+    ("cudnn", &[]),
+    ("cusparse", &[]),
+    ("cusparselt", &[]),
+    ("cufft", &[]),
+    ("curand", &[]),
+    ("cutensor", &[]),
+    ("nccl", &[]),
+    ("nvshmem", &[]),
+    ("thrust", &["cub"]),
+    ("hipblas", &["rocblas", "hipblaslt"]),
+    ("hipblaslt", &["hipblas"]),
+    ("rocblas", &["hipblas"]),
+    ("miopen", &[]),
+    ("hipsparse", &["rocsparse"]),
+    ("rocsparse", &["hipsparse"]),
+    ("hipsparselt", &[]),
+    ("rocfft", &["hipfft"]),
+    ("hipfft", &["rocfft"]),
+    ("rocrand", &[]),
+    ("hiptensor", &[]),
+    ("rccl", &[]),
+    ("rocthrust", &["rocprim", "hipcub"]),
+    ("onednn", &[]),
+    ("mkl", &["onemkl"]),
+    ("onemkl", &["mkl"]),
+    ("openblas", &[]),
+    ("aocl", &[]),
+];
+
+/// Whether `n` (normalised) names a library: a known vendor library, or the first word of a
+/// library the op knowledge base lists (`flashinfer`, `aiter`, `fbgemm`). Returns the other
+/// names of the same library family.
+fn library_named(n: &str, kb: &Kb) -> Option<&'static [&'static str]> {
+    if let Some((_, same)) = LIBRARY_NAMES.iter().find(|(l, _)| *l == n) {
+        return Some(same);
+    }
+    let compact = n.replace('-', "");
+    let in_kb = kb.ops.iter().flat_map(|o| o.library.iter()).any(|l| {
+        l.name.split(" / ").any(|part| {
+            part.split_whitespace()
+                .next()
+                .map(|w| {
+                    w.trim_matches(|c: char| !c.is_ascii_alphanumeric())
+                        .to_ascii_lowercase()
+                })
+                .is_some_and(|w| {
+                    w.len() >= 3 && w != "none" && (w == n || w.replace('-', "") == compact)
+                })
+        })
+    });
+    in_kb.then_some(&[])
+}
+
+/// Whether architecture name `a` is a spelling of `b`: the same after case and separators, or
+/// one character typed twice or left out. A character replaced is another architecture
+/// (`gfx1151` is not `gfx1101`, `gfx906` not `gfx90a`), and a trailing letter is an
+/// architecture-specific variant (`sm_100a` is not `sm_100`).
+fn arch_spelling(a: &str, b: &str) -> bool {
+    let n = |s: &str| s.to_ascii_lowercase().replace(['_', '-'], "");
+    let (a, b) = (n(a), n(b));
+    let (long, short) = if a.len() >= b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    match long.len() - short.len() {
+        0 => long == short,
+        1 => {
+            let trailing_letter = long.starts_with(short.as_str())
+                && long.chars().last().is_some_and(|c| c.is_ascii_alphabetic());
+            !trailing_letter
+                && long.char_indices().any(|(i, _)| {
+                    let mut x = long.clone();
+                    x.remove(i);
+                    x == *short
+                })
+        }
+        _ => false,
+    }
+}
+
+/// The known target a name is a spelling of; for architecture names, see [`arch_spelling`]
+/// (`gfx9420` is a misspelt `gfx942`; `gfx1151` is no misspelt `gfx1101`).
+fn target_suggestion(name: &str, kb: &Kb) -> Option<String> {
+    if looks_like_arch(name) {
+        return kb
+            .target_names()
+            .into_iter()
+            .find(|c| looks_like_arch(c) && arch_spelling(name, c))
+            .map(str::to_string);
+    }
+    closest_name(name, kb.target_names())
 }
 
 /// Whether a target name is written as an architecture (`sm_90a`, `compute_80`, `gfx942`,
@@ -1806,13 +2161,19 @@ fn targets_of(
                 t.get_ref()
             ),
         )
-        .suggest(closest_name(t.get_ref(), kb.target_names()))
+        .suggest(target_suggestion(t.get_ref(), kb))
     };
     let mut targets = Vec::new();
     let mut unknown_devices: Vec<&Spanned<String>> = Vec::new();
     for t in lists.iter().flat_map(|l| l.get_ref().iter()) {
         if kb.resolve(t.get_ref()).is_err() {
-            if looks_like_arch(t.get_ref()) || t.get_ref().trim().is_empty() {
+            // An architecture name that spells a known one (same number, another form) would
+            // plan the wrong code if guessed: an error. Another architecture is one the
+            // knowledge base has no facts for: like an unknown device, a note when other
+            // targets give the plan.
+            if t.get_ref().trim().is_empty()
+                || (looks_like_arch(t.get_ref()) && target_suggestion(t.get_ref(), kb).is_some())
+            {
                 return Err(unknown(t));
             }
             unknown_devices.push(t);
@@ -1835,9 +2196,24 @@ fn targets_of(
         }
     }
     for t in unknown_devices {
-        let hint = closest_name(t.get_ref(), kb.target_names())
+        let hint = target_suggestion(t.get_ref(), kb)
             .map(|c| format!(" (if `{c}` was meant, write `{c}`)"))
             .unwrap_or_default();
+        if looks_like_arch(t.get_ref()) {
+            notes.push(SpecNote::at(
+                span_of(t),
+                format!(
+                    "architecture `{}` not planned: the knowledge base has no sourced facts for it (wave size, LDS, registers, matrix units), and kplan does not borrow another architecture's; the plan covers {}; add it to the knowledge base (`--kb`) to plan it",
+                    t.get_ref(),
+                    targets
+                        .iter()
+                        .map(|x| format!("`{x}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+            continue;
+        }
         notes.push(SpecNote::at(
             span_of(t),
             format!(
@@ -1912,7 +2288,20 @@ fn op_label(op: Op, custom: Option<&str>) -> String {
 /// Names users write for the problem keys the ops document, each with the documented keys it
 /// stands for, in order of preference: `problem_key_alias` picks the first one the op reads.
 const PROBLEM_KEY_ALIASES: &[(&str, &[&str])] = &[
-    ("hidden", &["cols", "dim"]),
+    ("hidden", &["cols", "dim", "k"]),
+    ("intermediate", &["n"]),
+    ("intermediate_size", &["n"]),
+    ("moe_intermediate_size", &["n"]),
+    ("ffn_dim", &["n"]),
+    ("experts", &["groups"]),
+    ("q_heads", &["heads"]),
+    ("num_q_heads", &["heads"]),
+    ("n_q_heads", &["heads"]),
+    ("qk_dim", &["head_dim"]),
+    ("qk_head_dim", &["head_dim"]),
+    ("v_dim", &["head_dim_v"]),
+    ("v_head_dim", &["head_dim_v"]),
+    ("segment_count", &["segments"]),
     ("hidden_size", &["hidden", "cols", "dim"]),
     ("hidden_dim", &["hidden", "cols", "dim"]),
     ("d_model", &["hidden", "cols", "dim"]),
@@ -1961,9 +2350,9 @@ const PROBLEM_KEY_ALIASES: &[(&str, &[&str])] = &[
     ("vocab", &["cols"]),
     ("vocab_size", &["vocab", "cols"]),
     ("num_classes", &["vocab", "cols"]),
-    ("num_experts", &["experts"]),
-    ("n_experts", &["experts"]),
-    ("n_routed_experts", &["experts"]),
+    ("num_experts", &["experts", "groups"]),
+    ("n_experts", &["experts", "groups"]),
+    ("n_routed_experts", &["experts", "groups"]),
     ("topk", &["top_k", "k"]),
     ("top_k", &["k"]),
     ("num_experts_per_tok", &["top_k"]),
@@ -2163,7 +2552,7 @@ fn parse_problem(
                 floats.insert(canon, x);
             }
             // Padding may be zero; every other size is positive.
-            ("padding", toml::Value::Integer(i)) if *i >= 0 && *i <= MAX_DIM => {
+            ("padding" | "begin_bit", toml::Value::Integer(i)) if *i >= 0 && *i <= MAX_DIM => {
                 ints.insert(canon, *i as u64);
             }
             (_, toml::Value::Integer(i)) if *i >= 1 && *i <= MAX_DIM => {
@@ -2239,6 +2628,20 @@ fn parse_problem(
                     x => x,
                 }
             }
+            // Segmented (CSR) reductions and scans: `segments` rows of `nnz / segments` elements
+            // on average, each element `cols` features wide.
+            Op::Reduction | Op::Scan if ints.contains_key("segments") => {
+                let segments = ints["segments"];
+                let len = match (ints.get("segment_len"), ints.get("nnz")) {
+                    (Some(&l), _) => l,
+                    (None, Some(&nnz)) => nnz.div_ceil(segments).max(1),
+                    (None, None) => return Err(missing("`nnz` or `segment_len`")),
+                };
+                Problem::Rows {
+                    rows: mul(segments, ints.get("cols").copied().unwrap_or(1)),
+                    cols: len,
+                }
+            }
             Op::Reduction | Op::Scan | Op::Quantize | Op::Dequantize => flat_or_rows(&ints)?,
             Op::Topk => {
                 need("k")?;
@@ -2271,10 +2674,16 @@ fn parse_problem(
             },
             Op::GroupedGemm => {
                 let groups = need("groups")?;
-                let total_m = match (ints.get("total_m"), ints.get("m")) {
-                    (Some(&t), _) => t,
-                    (None, Some(&m)) => mul(m, groups),
-                    (None, None) => return Err(missing("`m` (per group) or `total_m`")),
+                let total_m = match (ints.get("total_m"), ints.get("m"), ints.get("tokens")) {
+                    (Some(&t), _, _) => t,
+                    (None, Some(&m), _) => mul(m, groups),
+                    // MoE expert GEMMs: every token goes to `top_k` experts.
+                    (None, None, Some(&t)) => mul(t, ints.get("top_k").copied().unwrap_or(1)),
+                    (None, None, None) => {
+                        return Err(missing(
+                            "`m` (per group), `total_m` or `tokens` (with `top_k`)",
+                        ))
+                    }
                 };
                 extra.insert("total_m", total_m);
                 Problem::Gemm {

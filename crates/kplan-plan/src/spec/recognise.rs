@@ -1,0 +1,73 @@
+//! An op name kplan has no exact name for, read from its words: `sparse-attention` and
+//! `mla-decode` are attention, `segment-reduce` a reduction, `fused-qk-norm-rope` a norm,
+//! `kmeans-assign` the knowledge base's k-means entry. The first word (or two-word compound)
+//! of the name that names an op class, an alias or a knowledge base entry decides; the plan says
+//! which word it read.
+
+use super::{norm_name, Op};
+use kplan_kb::Kb;
+
+/// What a word of an op name named.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Recognised {
+    /// An op class, with the `kind` its alias implies.
+    Class(Op, Option<&'static str>),
+    /// A knowledge-only entry of the op knowledge base, by id.
+    Knowledge(String),
+}
+
+/// Words that name an op only as a whole name (`linear` is a GEMM, but `linear-recurrence` is
+/// no GEMM; `sample` is sampling, `downsample-...` is not).
+const WHOLE_NAME_ONLY: &[&str] = &[
+    "linear",
+    "dense",
+    "sample",
+    "mm",
+    "custom",
+    "fully-connected",
+];
+
+/// What `word` (normalised) names, if anything.
+fn named(word: &str, kb: &Kb) -> Option<Recognised> {
+    if word.len() < 2 || WHOLE_NAME_ONLY.contains(&word) {
+        return None;
+    }
+    if let Some(o) = Op::parse(word).filter(|o| *o != Op::Custom) {
+        return Some(Recognised::Class(o, None));
+    }
+    if let Some((_, o, k)) = Op::ALIASES.iter().find(|(a, _, _)| *a == word) {
+        return Some(Recognised::Class(*o, *k));
+    }
+    for o in &kb.ops {
+        if norm_name(&o.id) == word || o.aliases.iter().any(|a| norm_name(a) == word) {
+            if o.knowledge_only {
+                return Some(Recognised::Knowledge(o.id.clone()));
+            }
+            if let Some(op) = Op::parse(&o.id).filter(|o| *o != Op::Custom) {
+                return Some(Recognised::Class(op, None));
+            }
+        }
+    }
+    None
+}
+
+/// The first word or two-word compound of `op_name` (normalised, dash-separated) that names an
+/// op class or a knowledge base entry, with the word.
+pub(crate) fn recognise(op_name: &str, kb: &Kb) -> Option<(Recognised, String)> {
+    let words: Vec<&str> = op_name.split('-').filter(|w| !w.is_empty()).collect();
+    if words.len() < 2 {
+        return None;
+    }
+    for i in 0..words.len() {
+        if i + 1 < words.len() {
+            let pair = format!("{}-{}", words[i], words[i + 1]);
+            if let Some(r) = named(&pair, kb) {
+                return Some((r, pair));
+            }
+        }
+        if let Some(r) = named(words[i], kb) {
+            return Some((r, words[i].to_string()));
+        }
+    }
+    None
+}

@@ -1,0 +1,240 @@
+//! Specs written the way users of other projects write them: library names as the allowed
+//! level, one gradient of a backward pass, sentences for flags, lists for one name, complex and
+//! GGUF activation dtypes, more than three dtypes, op names made of words, architectures the
+//! knowledge base has no facts for. Each is read as meant, with a note; a value that cannot be
+//! read is still an error at its line and column.
+
+use kplan_kb::{Dtype, Kb};
+use kplan_plan::analysis::work;
+use kplan_plan::spec::{Abstraction, Direction, Op};
+use kplan_plan::{parse_spec, Spec};
+
+fn spec_with(kernel: &str, targets: &str, rest: &str) -> Result<Spec, kplan_plan::SpecError> {
+    let t = format!("[kernel]\nname = 'x'\n{kernel}\n[backends]\ntargets = [{targets}]\n{rest}");
+    parse_spec(&t, Kb::builtin())
+}
+
+fn spec(kernel: &str, targets: &str) -> Result<Spec, kplan_plan::SpecError> {
+    spec_with(kernel, targets, "")
+}
+
+fn noted(s: &Spec, what: &str) -> bool {
+    s.notes.iter().any(|n| n.message.contains(what))
+}
+
+const CONV: &str = "op = 'conv'\ndtypes = ['fp16', 'fp32']\nproblem = { batch = 8, height = 16, width = 16, channels = 64, kernel = 3 }";
+
+#[test]
+fn library_names_are_the_vendor_library_level() {
+    let s = spec_with(
+        CONV,
+        "'h100', 'mi300x'",
+        "[abstraction]\nallowed = ['cudnn', 'miopen', 'hipblas', 'per-backend']\n",
+    )
+    .unwrap();
+    assert!(s.allowed.contains(&Abstraction::VendorBlas));
+    assert!(s.library_names_only);
+    for l in ["cudnn", "miopen", "hipblas", "rocblas", "hipblaslt"] {
+        assert!(
+            s.named_libraries.iter().any(|n| n == l),
+            "{l}: {:?}",
+            s.named_libraries
+        );
+    }
+    // A library the op knowledge base names (first word of a library entry) is read the same way.
+    let s = spec_with(CONV, "'h100'", "[abstraction]\nallowed = ['flashinfer']\n").unwrap();
+    assert_eq!(s.named_libraries, ["flashinfer"]);
+    // A misspelt level is still an error with the spelling.
+    let e = spec_with(CONV, "'h100'", "[abstraction]\nallowed = ['tritn']\n").unwrap_err();
+    assert_eq!(e.suggestion.as_deref(), Some("triton"));
+}
+
+#[test]
+fn one_gradient_of_a_backward_pass() {
+    let fwd = work(&spec(CONV, "'h100'").unwrap());
+    for (d, which) in [
+        ("backward-data", "data"),
+        ("dgrad", "data"),
+        ("bwd_input", "data"),
+        ("backward-weight", "weight"),
+        ("wgrad", "weight"),
+    ] {
+        let s = spec(&format!("{CONV}\ndirection = '{d}'"), "'h100'").unwrap();
+        assert_eq!(s.direction, Direction::Backward, "{d}");
+        assert_eq!(s.modifiers.gradient.as_deref(), Some(which), "{d}");
+        // One gradient costs the forward's FLOPs, not both gradients' (2x).
+        assert_eq!(work(&s).flops, fwd.flops, "{d}");
+    }
+    let both = spec(&format!("{CONV}\ndirection = 'backward'"), "'h100'").unwrap();
+    assert_eq!(work(&both).flops, 2.0 * fwd.flops);
+    let e = spec(&format!("{CONV}\ndirection = 'sideways'"), "'h100'").unwrap_err();
+    assert!(e.message.contains("backward-data"), "{}", e.message);
+}
+
+const RED: &str = "op = 'reduction'\ndtypes = ['fp32']\nproblem = { n = 1000 }";
+
+#[test]
+fn flags_in_words_and_names_in_lists() {
+    let s = spec_with(
+        RED,
+        "'h100'",
+        "[requirements]\ndeterministic = 'nice to have'\n",
+    )
+    .unwrap();
+    assert!(!s.modifiers.deterministic);
+    assert!(noted(&s, "read as a preference"), "{:?}", s.notes);
+    for w in [
+        "bitwise identical across runs",
+        "required",
+        "must match run to run",
+    ] {
+        let s = spec_with(
+            RED,
+            "'h100'",
+            &format!("[requirements]\ndeterminism = '{w}'\n"),
+        )
+        .unwrap();
+        assert!(s.modifiers.deterministic, "{w}");
+    }
+    let s = spec(&format!("{RED}\nstable = 'yes'"), "'h100'").unwrap();
+    assert!(
+        !s.modifiers.stable,
+        "`stable` does not apply to a reduction: a note"
+    );
+    // A list of variants: the first is planned, the rest noted.
+    let s = spec(&format!("{RED}\nreduce = ['max', 'mean']"), "'h100'").unwrap();
+    assert_eq!(s.kind(), Some("max"));
+    assert!(noted(&s, "planned for `max`"), "{:?}", s.notes);
+    // What cannot be read is an error at the value, with its line.
+    let text = format!("[kernel]\nname = 'x'\n{RED}\n[backends]\ntargets = ['h100']\n[requirements]\ndeterministic = 'banana'\n");
+    let e = parse_spec(&text, Kb::builtin()).unwrap_err();
+    let (line, _) = kplan_kb::line_col(&text, e.span.clone().unwrap().start);
+    assert_eq!(line, 9);
+    assert!(
+        e.message.contains("expected `true` or `false`"),
+        "{}",
+        e.message
+    );
+    let e = spec(&format!("{RED}\nreduce = [1, 2]"), "'h100'").unwrap_err();
+    assert!(
+        e.message.contains("wrong type for `reduce`"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn segmented_reductions_count_every_element() {
+    let s = spec(
+        "op = 'segment-reduce'\ndtypes = ['fp32']\nproblem = { segments = 1000, nnz = 20000, features = 8 }",
+        "'mi300x'",
+    )
+    .unwrap();
+    assert_eq!(s.op, Op::Reduction);
+    // Reads nnz x features once; writes segments x features.
+    let w = work(&s);
+    assert_eq!(
+        w.bytes,
+        (20000.0 * 8.0 + 1000.0 * 8.0) * 4.0,
+        "{}",
+        w.bytes_formula
+    );
+}
+
+#[test]
+fn complex_and_gguf_activation_dtypes() {
+    let s = spec(
+        "op = 'elementwise'\ndtypes = ['complex64']\nproblem = { n = 1000 }",
+        "'h100'",
+    )
+    .unwrap();
+    assert_eq!(s.storage, Dtype::Fp32);
+    assert!(s.complex && s.complex_output);
+    // 8 bytes in, 8 bytes out per complex64 element.
+    assert_eq!(work(&s).bytes, 1000.0 * 16.0);
+    let s = spec(
+        "op = 'gemm'\ndtypes = ['q4_k', 'q8_1', 'int32', 'fp32']\nproblem = { m = 64, n = 256, k = 256 }",
+        "'gfx1100'",
+    )
+    .unwrap();
+    assert_eq!(s.extra_inputs, [Dtype::Int8]);
+    assert_eq!((s.compute, s.output), (Dtype::Int32, Dtype::Fp32));
+    assert!(noted(&s, "further inputs `q8_1`"), "{:?}", s.notes);
+    assert!(spec(
+        "op = 'gemm'\ndtypes = ['fp8', 'fp8', 'fp8', 'fp8', 'fp32', 'bf16', 'fp16']\nproblem = { m = 64, n = 64, k = 64 }",
+        "'h100'",
+    )
+    .is_err());
+}
+
+#[test]
+fn op_names_are_read_from_their_words() {
+    let attn = "dtypes = ['bf16']\nproblem = { batch = 2, heads = 8, seq = 128, head_dim = 64 }";
+    let s = spec(&format!("op = 'block-sparse-attention'\n{attn}"), "'h100'").unwrap();
+    assert_eq!(s.op, Op::Attention);
+    assert_eq!(s.custom_op, None);
+    assert!(noted(&s, "read as op class `attention`"), "{:?}", s.notes);
+    // `gemv` is a GEMM, not a misspelt `gemm`.
+    let s = spec(
+        "op = 'gemv'\ndtypes = ['bf16']\nproblem = { m = 1, n = 4096, k = 4096 }",
+        "'h100'",
+    )
+    .unwrap();
+    assert_eq!(s.op, Op::Gemm);
+    // A knowledge-base entry named by a word of the op: a custom op with that knowledge.
+    let s = spec(
+        "op = 'fused-allreduce-rmsnorm'\ndtypes = ['bf16']\nproblem = { tokens = 16, hidden = 4096 }",
+        "'h100'",
+    )
+    .unwrap();
+    assert_eq!(s.custom_knowledge.as_deref(), Some("collective"));
+    // Words that name an op only as a whole name do not decide a compound.
+    let s = spec(
+        "op = 'linear-recurrence'\ndtypes = ['fp32']\nproblem = { n = 1000 }",
+        "'h100'",
+    )
+    .unwrap();
+    assert_eq!(s.op, Op::Custom);
+    // MoE expert GEMMs sized by tokens and top_k.
+    let s = spec(
+        "op = 'moe-gemm'\ndtypes = ['bf16']\nproblem = { tokens = 100, experts = 8, topk = 2, hidden = 64, intermediate = 128 }",
+        "'h100'",
+    )
+    .unwrap();
+    assert_eq!(s.op, Op::GroupedGemm);
+    assert_eq!(s.dim("total_m"), Some(200));
+    assert_eq!(work(&s).flops, 2.0 * 200.0 * 128.0 * 64.0);
+    // N:M structured sparsity is not a sparse x sparse product.
+    let s = spec(
+        "op = 'sparse-gemm'\nsparsity = '2:4'\ndtypes = ['fp8', 'fp32', 'bf16']\nproblem = { m = 64, n = 64, k = 64 }",
+        "'h100'",
+    )
+    .unwrap();
+    assert_eq!(
+        s.custom_knowledge.as_deref(),
+        Some("structured-sparse-gemm")
+    );
+}
+
+#[test]
+fn architectures_without_facts_are_notes_not_guesses() {
+    let k = "op = 'scan'\ndtypes = ['int64']\nproblem = { rows = 1, cols = 16384 }";
+    let s = spec(k, "'gfx1151', 'gfx1100'").unwrap();
+    assert_eq!(s.targets, ["gfx1100"]);
+    assert!(
+        noted(&s, "architecture `gfx1151` not planned"),
+        "{:?}",
+        s.notes
+    );
+    // No other architecture's number is offered as a spelling of it.
+    assert!(
+        !s.notes.iter().any(|n| n.message.contains("gfx1101")),
+        "{:?}",
+        s.notes
+    );
+    // Alone, there is nothing to plan: an error, without a "did you mean" of another part.
+    let e = spec(k, "'gfx1151'").unwrap_err();
+    assert_eq!(e.suggestion, None);
+    let e = spec(k, "'sm_88'").unwrap_err();
+    assert_ne!(e.suggestion.as_deref(), Some("sm_86"));
+}
