@@ -33,15 +33,18 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
                     crate::decide::when::parse(w).map_or(true, |c| c.eval(&facts))
                 })
         }) {
+            // KB text names each vendor's instructions and libraries in scoped groups: only
+            // the vendors in scope are printed.
+            let sc = |t: &str| crate::decide::scoped(t, targets);
             risks.push(Risk {
                 id: r.id.clone(),
-                title: r.title.clone(),
+                title: sc(&r.title),
                 kind: "op".into(),
                 targets: affected.clone(),
                 severity: "medium".into(),
-                mitigation: r.mitigation.clone(),
+                mitigation: sc(&r.mitigation),
                 fallback: None,
-                evidence: vec![format!("{} [{}]", r.why, r.source)],
+                evidence: vec![format!("{} [{}]", sc(&r.why), r.source)],
                 sources: vec![r.source.clone()],
             });
         }

@@ -25,9 +25,16 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
             kind: "hazard".into(),
             targets: names(&wave64),
             severity: "medium".into(),
-            mitigation: "autotune num_warps per backend (num_warps = 8 is 256 threads on NVIDIA but 512 on CDNA; at most 16 on wave64 \
-                         with the 1024-thread limit); halve NVIDIA's num_warps as the AMD starting point; never hard-code 32 lanes in launch code"
-                .into(),
+            mitigation: if gpu.iter().any(|t| t.vendor() == kplan_kb::Vendor::Nvidia) {
+                "autotune num_warps per backend (num_warps = 8 is 256 threads on NVIDIA but 512 on CDNA; at most 16 on wave64 \
+                 with the 1024-thread limit); halve NVIDIA's num_warps as the AMD starting point; never hard-code 32 lanes in launch code"
+                    .into()
+            } else {
+                // No NVIDIA target: no NVIDIA setting to start from.
+                "autotune num_warps per target: it counts 64-lane wavefronts here (num_warps = 8 is 512 threads; at most 16 \
+                 with the 1024-thread limit), so settings copied from wave32 or NVIDIA code launch twice the threads; never hard-code 32 lanes in launch code"
+                    .into()
+            },
             fallback: None,
             evidence: vec!["halving num_warps on AMD restored 16-B vectorization, ~10% (PT-125084)".into(), "Triton caps num_warps by the device warp size (TRITON-6106)".into()],
             sources: vec!["PT-125084".into(), "TRITON-6106".into()],
