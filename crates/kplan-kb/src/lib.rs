@@ -17,6 +17,7 @@ mod model;
 pub mod occupancy;
 pub mod render;
 mod resolve;
+pub mod scoped;
 pub mod text;
 
 pub use api::{FactRow, ToolchainVersion};

@@ -357,6 +357,23 @@ impl Kb {
                 return Err(invalid("ops.toml", format!("{owner}: defined twice")));
             }
             let mut rids = HashSet::new();
+            // Vendor-scoped groups (`{nvidia: ... | amd: ...}`) in every printed text.
+            let texts = [o.latency_bound.as_str(), o.tile_hint.as_str()]
+                .into_iter()
+                .chain(o.library.iter().flat_map(|l| {
+                    [l.name.as_str(), l.covers.as_str()]
+                        .into_iter()
+                        .chain(l.min_version.as_deref())
+                }))
+                .chain(o.algorithm.iter().flat_map(|a| [a.name.as_str(), a.when.as_str()]))
+                .chain(
+                    o.risk
+                        .iter()
+                        .flat_map(|r| [r.title.as_str(), r.why.as_str(), r.mitigation.as_str()]),
+                );
+            for t in texts {
+                crate::scoped::check(t).map_err(|e| invalid("ops.toml", format!("{owner}: {e}")))?;
+            }
             for l in &o.library {
                 if !OpInfo::VENDORS.contains(&l.vendor.as_str()) {
                     return Err(invalid(
@@ -379,6 +396,19 @@ impl Kb {
                     ));
                 }
                 src("ops.toml", &owner, &l.source)?;
+                match (&l.deterministic, &l.deterministic_source) {
+                    (Some(_), Some(s)) => src("ops.toml", &owner, s)?,
+                    (None, None) => {}
+                    _ => {
+                        return Err(invalid(
+                            "ops.toml",
+                            format!(
+                                "{owner}: library `{}`: `deterministic` and `deterministic_source` go together",
+                                l.name
+                            ),
+                        ))
+                    }
+                }
             }
             for a in &o.algorithm {
                 src("ops.toml", &owner, &a.source)?;

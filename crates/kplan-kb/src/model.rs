@@ -420,6 +420,13 @@ pub struct OpLibrary {
     /// What the library lacks where `when` does not hold, said in the plan (same source).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<String>,
+    /// How a call gets run-to-run identical results where the library's default is not (an
+    /// atomic or split reduction): the switch and its cost; none: the KB knows no such switch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deterministic: Option<String>,
+    /// The source of `deterministic`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deterministic_source: Option<String>,
 }
 
 /// What a library is, for labelling a plan's reuse (never "BLAS" for a non-BLAS library).

@@ -707,10 +707,12 @@ pub fn op_show_human(kb: &Kb, o: &crate::OpInfo) -> String {
             .map(|s| s.title.as_str())
             .unwrap_or("(unknown source)")
     };
+    let u = crate::scoped::unscoped;
     let mut out = format!("Op class {} ({})\n\n", o.id, o.name);
     out.push_str(&format!(
         "latency-bound when: {}\ntile hint: {}\n",
-        o.latency_bound, o.tile_hint
+        u(&o.latency_bound),
+        u(&o.tile_hint)
     ));
     if !o.aliases.is_empty() {
         out.push_str(&format!("other names: {}\n", o.aliases.join(", ")));
@@ -723,25 +725,25 @@ pub fn op_show_human(kb: &Kb, o: &crate::OpInfo) -> String {
         out.push_str(&format!(
             "  {:<7} {} [{}], min version {}: {} [{}]\n",
             l.vendor,
-            l.name,
+            u(&l.name),
             l.role,
-            l.min_version.as_deref().unwrap_or("unknown"),
-            l.covers,
+            l.min_version.as_deref().map_or("unknown".to_string(), u),
+            u(&l.covers),
             l.source
         ));
     }
     out.push_str("\nalgorithms:\n");
     for a in &o.algorithm {
-        out.push_str(&format!("  {}: {} [{}]\n", a.name, a.when, a.source));
+        out.push_str(&format!("  {}: {} [{}]\n", u(&a.name), u(&a.when), a.source));
     }
     out.push_str("\nrisks:\n");
     for r in &o.risk {
         out.push_str(&format!(
             "  {}: {}\n    why: {}\n    mitigation: {}\n    source: {} ({})\n",
             r.id,
-            r.title,
-            r.why,
-            r.mitigation,
+            u(&r.title),
+            u(&r.why),
+            u(&r.mitigation),
             r.source,
             title(&r.source)
         ));

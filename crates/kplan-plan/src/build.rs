@@ -259,6 +259,7 @@ fn knowledge(
     performance: &[Performance],
 ) -> Option<OpKnowledge> {
     let info = kb.op_info(spec.kb_op())?;
+    let sc = |t: &str| decide::scoped(t, targets);
     let vendors: Vec<&str> = {
         let mut v: Vec<&str> = targets
             .iter()
@@ -273,12 +274,16 @@ fn knowledge(
         .library
         .iter()
         .filter(|l| l.vendor == "any" || vendors.contains(&l.vendor.as_str()))
+        // A baseline with a coverage condition is named only where it holds (a GGUF kernel
+        // library for GGUF weights); a reuse library that does not cover the spec stays, as
+        // the verdict says why it is not called.
+        .filter(|l| l.role != "baseline" || decide::verdict::library_covers(spec, targets, l))
         .map(|l| LibraryRef {
             vendor: l.vendor.clone(),
-            name: l.name.clone(),
+            name: sc(&l.name),
             role: l.role.clone(),
-            covers: l.covers.clone(),
-            min_version: l.min_version.clone(),
+            covers: sc(&l.covers),
+            min_version: l.min_version.as_deref().map(sc),
             source: l.source.clone(),
         })
         .collect();
@@ -308,20 +313,20 @@ fn knowledge(
             } else {
                 per.join(", ")
             },
-            info.latency_bound
+            sc(&info.latency_bound)
         )
     });
     Some(OpKnowledge {
         name: info.name.clone(),
-        latency_bound: info.latency_bound.clone(),
-        tile_hint: info.tile_hint.clone(),
+        latency_bound: sc(&info.latency_bound),
+        tile_hint: sc(&info.tile_hint),
         libraries,
         algorithms: info
             .algorithm
             .iter()
             .map(|a| AlgorithmRef {
-                name: a.name.clone(),
-                when: a.when.clone(),
+                name: sc(&a.name),
+                when: sc(&a.when),
                 source: a.source.clone(),
             })
             .collect(),

@@ -23,6 +23,21 @@ pub struct Efficiency {
     /// True when the row stands in for a figure that was not found.
     #[serde(default)]
     pub proxy: bool,
+    /// The AMD family the row is for (`cdna`, `rdna`); none: every architecture of the vendor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
+}
+
+/// A kernel class whose time no bandwidth or FLOP/s fraction describes (atomic-bound: the
+/// rate of atomics on hot addresses, set by the key distribution): the plan gives no expected
+/// range and says why.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Unbanded {
+    pub class: String,
+    pub basis: String,
+    #[serde(default)]
+    pub sources: Vec<String>,
 }
 
 impl Efficiency {
@@ -66,6 +81,8 @@ pub struct EfficiencyTable {
     pub efficiency: Vec<Efficiency>,
     #[serde(default)]
     pub launch: Vec<LaunchFloor>,
+    #[serde(default)]
+    pub unbanded: Vec<Unbanded>,
     pub sources: BTreeMap<String, Source>,
 }
 
@@ -79,6 +96,7 @@ impl EfficiencyTable {
             toml::from_str(DATA).unwrap_or_else(|_| EfficiencyTable {
                 efficiency: Vec::new(),
                 launch: Vec::new(),
+                unbanded: Vec::new(),
                 sources: BTreeMap::new(),
             })
         })
@@ -88,10 +106,34 @@ impl EfficiencyTable {
         self.launch.iter().find(|l| l.vendor == vendor)
     }
 
+    /// The row for a vendor (any family; a family-less row first).
     pub fn lookup(&self, vendor: &str, class: &str, strategy: &str) -> Option<&Efficiency> {
-        self.efficiency
-            .iter()
-            .find(|e| e.vendor == vendor && e.class == class && e.strategy == strategy)
+        self.lookup_family(vendor, None, class, strategy)
+    }
+
+    /// The row for a vendor's family (`cdna`, `rdna`): the family's own row, else a row for
+    /// every family of the vendor, else another family's row (a proxy off its architectures).
+    pub fn lookup_family(
+        &self,
+        vendor: &str,
+        family: Option<&str>,
+        class: &str,
+        strategy: &str,
+    ) -> Option<&Efficiency> {
+        let rows = || {
+            self.efficiency
+                .iter()
+                .filter(|e| e.vendor == vendor && e.class == class && e.strategy == strategy)
+        };
+        family
+            .and_then(|f| rows().find(|e| e.family.as_deref() == Some(f)))
+            .or_else(|| rows().find(|e| e.family.is_none()))
+            .or_else(|| rows().next())
+    }
+
+    /// Why a class has no expected range, where the table says so.
+    pub fn unbanded(&self, class: &str) -> Option<&Unbanded> {
+        self.unbanded.iter().find(|u| u.class == class)
     }
 }
 
@@ -100,8 +142,9 @@ pub fn markdown_table(t: &EfficiencyTable) -> String {
     let mut s = String::from("| vendor | class | strategy | low | high | measured on | dtypes | basis | sources |\n|---|---|---|---|---|---|---|---|---|\n");
     for e in &t.efficiency {
         s.push_str(&format!(
-            "| {} | {} | {} | {:.2} | {:.2} | {} | {} | {}{} | {} |\n",
+            "| {}{} | {} | {} | {:.2} | {:.2} | {} | {} | {}{} | {} |\n",
             e.vendor,
+            e.family.as_deref().map(|f| format!(" ({f})")).unwrap_or_default(),
             e.class,
             e.strategy,
             e.low,
@@ -128,6 +171,17 @@ pub fn markdown_table(t: &EfficiencyTable) -> String {
             l.sources.join(", ")
         ));
     }
+    if !t.unbanded.is_empty() {
+        s.push_str("\nClasses with no expected range:\n\n| class | why | sources |\n|---|---|---|\n");
+        for u in &t.unbanded {
+            s.push_str(&format!(
+                "| {} | {} | {} |\n",
+                u.class,
+                u.basis.replace('|', "\\|"),
+                u.sources.join(", ")
+            ));
+        }
+    }
     s
 }
 
@@ -149,6 +203,10 @@ mod tests {
                 );
             }
             assert!(["streaming", "row", "gemm", "attention"].contains(&e.class.as_str()));
+            assert!(matches!(e.family.as_deref(), None | Some("cdna" | "rdna")), "{e:?}");
+            if e.family.is_some() {
+                assert_eq!(e.vendor, "amd", "{e:?}");
+            }
             assert!(["framework", "vendor-library", "triton", "hand-written"]
                 .contains(&e.strategy.as_str()));
             // Where the figures come from: a band without an architecture cannot say where it
@@ -172,11 +230,16 @@ mod tests {
                 assert!(t.sources.contains_key(s), "source {s} of {l:?}");
             }
         }
-        // no duplicate (vendor, class, strategy)
+        for u in &t.unbanded {
+            for s in &u.sources {
+                assert!(t.sources.contains_key(s), "source {s} of {u:?}");
+            }
+        }
+        // no duplicate (vendor, family, class, strategy)
         let mut keys: Vec<_> = t
             .efficiency
             .iter()
-            .map(|e| (&e.vendor, &e.class, &e.strategy))
+            .map(|e| (&e.vendor, &e.family, &e.class, &e.strategy))
             .collect();
         keys.sort();
         keys.dedup();
@@ -198,5 +261,30 @@ mod proxy_tests {
         let g = t.lookup("nvidia", "gemm", "vendor-library").unwrap();
         assert_eq!(g.proxy_reason("sm_90a", "bf16"), None);
         assert!(g.proxy_reason("sm_90a", "int8").unwrap().contains("int8"));
+    }
+
+    /// The RDNA rows are kplan's estimate, derived as their basis says: the low end is the
+    /// CDNA row's (MI300X) and the high end the NVIDIA row's, for the same class and strategy.
+    #[test]
+    fn rdna_rows_follow_their_stated_derivation() {
+        let t = EfficiencyTable::builtin();
+        let rdna: Vec<&Efficiency> = t
+            .efficiency
+            .iter()
+            .filter(|e| e.family.as_deref() == Some("rdna"))
+            .collect();
+        assert!(!rdna.is_empty());
+        for e in rdna {
+            assert!(e.proxy && e.basis.contains("kplan's estimate"), "{e:?}");
+            let cdna = t.lookup_family("amd", Some("cdna"), &e.class, &e.strategy).unwrap();
+            let nv = t.lookup("nvidia", &e.class, &e.strategy).unwrap();
+            assert_eq!(e.low, cdna.low.min(nv.low), "{e:?}");
+            assert_eq!(e.high, nv.high.max(cdna.high), "{e:?}");
+        }
+        // An RDNA target gets the RDNA row, a CDNA target the CDNA row.
+        let r = t.lookup_family("amd", Some("rdna"), "streaming", "hand-written").unwrap();
+        assert_eq!(r.family.as_deref(), Some("rdna"));
+        let c = t.lookup_family("amd", Some("cdna"), "streaming", "hand-written").unwrap();
+        assert_eq!(c.family.as_deref(), Some("cdna"));
     }
 }

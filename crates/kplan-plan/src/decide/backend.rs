@@ -92,8 +92,25 @@ pub fn backend_matrix(spec: &Spec, kb: &Kb, targets: &[Target]) -> Vec<BackendEn
 
 /// The dtype whose peak bounds the compute: matrix ops run their inner product in the input
 /// dtype (accumulating in the compute dtype), other ops compute in the compute dtype.
+/// Whether a spec's op runs on the matrix units: a matrix op class, or any op whose features
+/// name them (`tensor-cores`, `matrix-cores`, or an MMA/MFMA/WMMA feature of the KB).
+pub fn uses_matrix_units(spec: &Spec) -> bool {
+    spec.op.uses_matrix_units() || names_matrix_units(spec)
+}
+
+/// The spec's features name the matrix units.
+pub fn names_matrix_units(spec: &Spec) -> bool {
+    spec.features.iter().any(|f| {
+        let f = f.to_ascii_lowercase();
+        matches!(f.as_str(), "tensor-cores" | "matrix-cores" | "tensor-core" | "matrix-core")
+            || f.contains("mma")
+            || f.contains("mfma")
+            || f.contains("tcgen05")
+    })
+}
+
 pub fn math_dtype(spec: &Spec) -> Dtype {
-    if spec.op.uses_matrix_units() {
+    if uses_matrix_units(spec) {
         spec.storage
     } else {
         spec.compute
@@ -108,7 +125,7 @@ pub fn peak(spec: &Spec, t: &Target) -> Option<(f64, &'static str, Dtype, String
         tab.get(&dt)
             .and_then(|f| f.value.filter(|v| *v > 0.0).map(|v| (v, f.source.clone())))
     };
-    if spec.op.uses_matrix_units() {
+    if uses_matrix_units(spec) {
         if let Some((v, s)) = get(&d.peak_tflops, m) {
             return Some((v, "matrix", m, s, None));
         }

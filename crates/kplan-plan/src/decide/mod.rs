@@ -7,6 +7,8 @@ pub mod ci;
 pub mod hazards;
 pub mod perf;
 pub mod risks;
+#[cfg(test)]
+mod scope_tests;
 pub mod strategy;
 pub mod tiles;
 pub mod verdict;
@@ -168,6 +170,29 @@ pub fn resolve_targets<'kb>(spec: &Spec, kb: &'kb Kb) -> Vec<Target<'kb>> {
             via: r.via,
         })
         .collect()
+}
+
+/// The vendor-scope tags of the targets in scope (their vendors and AMD families), for KB text
+/// with vendor-scoped groups ([`kplan_kb::scoped`]).
+pub(crate) fn scope_tags(targets: &[Target]) -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = Vec::new();
+    for t in targets {
+        v.push(t.vendor().as_str());
+        if t.is_cdna() {
+            v.push("cdna");
+        }
+        if t.is_rdna() {
+            v.push("rdna");
+        }
+    }
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// KB text reduced to the vendors of `targets` in scope.
+pub(crate) fn scoped(s: &str, targets: &[Target]) -> String {
+    kplan_kb::scoped::scoped(s, &scope_tags(targets))
 }
 
 /// `a, b and c`

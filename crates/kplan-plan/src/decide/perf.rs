@@ -19,8 +19,9 @@ pub fn expectations(
     let (spec, kb, work, targets) = (cx.spec, cx.kb, &cx.work, &cx.targets[..]);
     let eff = EfficiencyTable::builtin();
     let math_dtype = super::backend::math_dtype(spec).as_str().to_string();
-    let rows = matches!(spec.problem, Problem::Rows { .. });
     let mut out = Vec::new();
+    let mut unbanded_noted = false;
+    let mut class_notes: Vec<String> = Vec::new();
     for (t, o) in targets.iter().zip(ops) {
         let abs = strategy.abstraction(t.index);
         let abs_name = abs.to_string();
@@ -30,7 +31,7 @@ pub fn expectations(
             (Some(p), Some(b)) => roofline(work, p, b),
             _ => None,
         };
-        let mut class = op_class(spec.op, rows);
+        let mut class = op_class(spec, targets);
         // A matrix op that is memory-bound on this target (skinny GEMM, short sequences) moves
         // bytes like a streaming kernel.
         if rl.is_some_and(|r| r.bound == Bound::Memory) && (class == "gemm" || class == "attention")
@@ -42,11 +43,24 @@ pub fn expectations(
         // elementwise work) has no sourced FLOP/s efficiency, so its range stays unknown.
         let bandwidth_band_on_compute = rl.is_some_and(|r| r.bound == Bound::Compute)
             && (class == "streaming" || class == "row");
+        let family = if t.is_rdna() {
+            Some("rdna")
+        } else if t.is_cdna() {
+            Some("cdna")
+        } else {
+            None
+        };
         let e = if bandwidth_band_on_compute {
             None
         } else {
-            eff.lookup(t.vendor().as_str(), class, group)
+            eff.lookup_family(t.vendor().as_str(), family, class, group)
         };
+        if t.is_gpu() && !unbanded_noted {
+            if let Some(u) = eff.unbanded(class) {
+                unbanded_noted = true;
+                class_notes.push(format!("no expected range: {}", u.basis));
+            }
+        }
         let measured = t.device.as_deref().and_then(|d| {
             let mut ms: Vec<&kplan_kb::Measurement> = kb
                 .measurements
@@ -275,7 +289,7 @@ pub fn expectations(
             *v = v.map(tidy);
         }
     }
-    let mut notes = Vec::new();
+    let mut notes = class_notes;
     if let Some(fast) = out
         .iter()
         .filter(|p| p.gap_vs_fastest == Some(1.0))

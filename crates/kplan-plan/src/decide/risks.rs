@@ -172,6 +172,11 @@ pub fn facts(spec: &Spec, targets: &[Target], coded: &[&Target]) -> super::when:
         f.nums.insert("lds_bytes".into(), l as f64);
     }
     f.nums.insert("gpu_targets".into(), gpu.len() as f64);
+    // The GEMV tile plans the coded targets: its split-K, not the library tile count, decides.
+    let gemv_split = super::tiles::gemv_split_k(spec, coded);
+    if let Some(s) = gemv_split {
+        f.nums.insert("gemv_split_k".into(), s as f64);
+    }
     let m = &spec.modifiers;
     let attn = matches!(spec.problem, Problem::Attention { .. });
     let decode = match &spec.problem {
@@ -243,6 +248,14 @@ pub fn facts(spec: &Spec, targets: &[Target], coded: &[&Target]) -> super::when:
                 || spec.block_scale.is_some(),
         ),
         ("unknown_work", spec.work_unknown.is_some()),
+        ("gemv", gemv_split.is_some()),
+        (
+            "gguf",
+            [&spec.storage_quant, &spec.weight_quant]
+                .into_iter()
+                .flatten()
+                .any(is_gguf),
+        ),
     ] {
         f.flags.insert(k.into(), v);
     }
@@ -269,6 +282,12 @@ pub fn facts(spec: &Spec, targets: &[Target], coded: &[&Target]) -> super::when:
         f.nums.insert("latency_us".into(), l);
     }
     f
+}
+
+/// A GGUF (llama.cpp/ggml) block format: the 32-value `q4_0` .. `q8_0` blocks or a k-quant.
+fn is_gguf(q: &crate::spec::QuantFormat) -> bool {
+    let n = q.name.trim().to_ascii_lowercase().replace('-', "_");
+    q.is_gguf_k_quant() || matches!(n.as_str(), "q4_0" | "q4_1" | "q5_0" | "q5_1" | "q8_0")
 }
 
 /// Elements of the largest tensor the op touches (from the problem's dims), for the 32-bit

@@ -47,13 +47,35 @@ pub fn triton_supports(t: &Target) -> bool {
 }
 
 /// Efficiency-table class of the spec's op.
-pub fn op_class(op: Op, rows: bool) -> &'static str {
-    match op {
+pub fn op_class(spec: &Spec, targets: &[Target]) -> &'static str {
+    let rows = matches!(spec.problem, crate::spec::Problem::Rows { .. });
+    match spec.op {
         Op::Gemm => "gemm",
-        Op::Attention => "attention",
+        Op::Attention | Op::LinearAttention => "attention",
         Op::Softmax | Op::Norm => "row",
         Op::Reduction | Op::Scan if rows => "row",
+        // Counters beyond the smallest shared memory/LDS in scope are global atomics; a
+        // scatter that reduces into its destinations is atomic-bound too.
+        Op::Histogram if histogram_counters_exceed_shared(spec, targets) => "atomic",
+        Op::Scatter | Op::Embedding
+            if spec.modifiers.reduce.as_deref().is_some_and(|r| r != "none")
+                || (spec.op == Op::Embedding && spec.is_backward()) =>
+        {
+            "atomic"
+        }
+        // A custom op that names the matrix units runs as a matrix kernel.
+        _ if super::backend::names_matrix_units(spec) => "gemm",
         _ => "streaming",
+    }
+}
+
+/// Whether a histogram's counters (bins x counter bytes) exceed the smallest shared
+/// memory/LDS per block of the GPU targets in scope.
+fn histogram_counters_exceed_shared(spec: &Spec, targets: &[Target]) -> bool {
+    let facts = super::risks::facts(spec, targets, &[]);
+    match (facts.nums.get("counter_bytes"), facts.nums.get("lds_bytes")) {
+        (Some(c), Some(l)) => c > l,
+        _ => false,
     }
 }
 
@@ -179,8 +201,7 @@ impl Decided {
 pub fn decide(cx: &Context, verdict: &Verdict) -> Decided {
     let (spec, kb, targets) = (cx.spec, cx.kb, &cx.targets[..]);
     let eff = EfficiencyTable::builtin();
-    let rows = matches!(spec.problem, crate::spec::Problem::Rows { .. });
-    let class = op_class(spec.op, rows);
+    let class = op_class(spec, targets);
     let nv_only = verdict.decision == Decision::NvidiaOnly;
     let amd_only = verdict.decision == Decision::AmdOnly;
     // The targets the main abstraction must cover; under an nvidia-only (amd-only) verdict,
@@ -407,7 +428,7 @@ pub fn decide(cx: &Context, verdict: &Verdict) -> Decided {
                             if tri < hand * TRITON_MIN_RATIO {
                                 return fail(format!(
                                     "near-peak {class}{} on {}: Triton reaches up to {:.0}% vs {:.0}% for hand-written code (section 8), below {:.0}% of it",
-                                    if class != op_class(spec.op, rows) { " (memory-bound at this shape)" } else { "" },
+                                    if class != op_class(spec, targets) { " (memory-bound at this shape)" } else { "" },
                                     v.as_str(),
                                     tri * 100.0,
                                     hand * 100.0,
@@ -417,7 +438,27 @@ pub fn decide(cx: &Context, verdict: &Verdict) -> Decided {
                         }
                     }
                 }
-                meets("one Python source compiles for NVIDIA (sm_80+) and AMD (CDNA/RDNA); tiles become autotune configs".into())
+                // What the one source compiles for, said for the vendors and families in scope.
+                let mut legs: Vec<String> = Vec::new();
+                if core.iter().any(|t| t.vendor() == Vendor::Nvidia) {
+                    legs.push("NVIDIA (sm_80+)".into());
+                }
+                let fams: Vec<&str> = [("CDNA", core.iter().any(|t| t.is_cdna())), ("RDNA", core.iter().any(|t| t.is_rdna()))]
+                    .into_iter()
+                    .filter(|(_, on)| *on)
+                    .map(|(f, _)| f)
+                    .collect();
+                if core.iter().any(|t| t.vendor() == Vendor::Amd) {
+                    legs.push(if fams.is_empty() { "AMD".into() } else { format!("AMD ({})", fams.join("/")) });
+                }
+                if core.iter().any(|t| t.vendor() == Vendor::Intel) {
+                    legs.push("Intel (XPU backend)".into());
+                }
+                meets(format!(
+                    "{} compiles for {}; tiles become autotune configs",
+                    if legs.len() > 1 { "one Python source" } else { "the Python source" },
+                    if legs.is_empty() { "the GPU targets".to_string() } else { join_names(&legs) }
+                ))
             }
             Abstraction::HipSingleSource => {
                 if nv_only {
@@ -895,11 +936,15 @@ fn alternative_sources(
             }
         }
     };
+    // The sources of what the targets have: a feature a target lacks (an NVIDIA instruction
+    // on an AMD target) is no evidence for the alternative there.
     let support = |v: &mut Vec<String>, features: &[&str]| {
         for t in core {
             for f in features {
                 if let Some(s) = kb.support(f, &t.arch.id) {
-                    v.push(s.source.clone());
+                    if kb.availability(f, &t.arch.id) != Availability::No {
+                        v.push(s.source.clone());
+                    }
                 }
             }
         }

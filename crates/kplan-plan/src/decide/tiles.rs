@@ -656,18 +656,24 @@ pub fn is_gemv(spec: &Spec) -> bool {
     spec.op == Op::Gemm && matches!(spec.problem, Problem::Gemm { m, .. } if m <= GEMV_MAX_M)
 }
 
-/// A weight-streaming GEMV tile: one warp per output column, every lane issuing 16-byte loads
-/// of the weights in their storage format (sub-byte and block-scaled formats at their real
-/// bytes per weight), dequantised in registers, the `m` activation rows kept in registers;
-/// split-K where the columns alone launch too few blocks to keep every SM/CU streaming.
-fn gemv_tile(
-    spec: &Spec,
-    t: &Target,
-    m: u64,
-    n: u64,
-    k: u64,
-    tile: &mut BTreeMap<String, u64>,
-) -> TileChoice {
+/// The launch geometry of the GEMV tile on one target: the warp, the weight bytes per row and
+/// per warp pass, the columns per block and the split-K that gives two blocks per SM/CU.
+pub(crate) struct GemvGeometry {
+    warp: u64,
+    max_threads: u64,
+    wbytes: f64,
+    row_bytes: u64,
+    pass_bytes: u64,
+    warps: u64,
+    block: u64,
+    blocks: u64,
+    cus: Option<u64>,
+    max_split: u64,
+    /// Split-K of the tile (1: the columns alone fill the GPU).
+    pub split: u64,
+}
+
+pub(crate) fn gemv_geometry(spec: &Spec, t: &Target, n: u64, k: u64) -> GemvGeometry {
     let warp = t.warp().unwrap_or(32).max(1) as u64;
     let max_threads = (t.arch.max_threads_per_block.value.unwrap_or(1024) as u64).max(warp);
     let wbytes = spec.weight_size().unwrap_or_else(|| spec.storage_size());
@@ -689,6 +695,41 @@ fn gemv_tile(
         Some(c) if blocks < 2 * c => (2 * c).div_ceil(blocks.max(1)).min(max_split).max(1),
         _ => 1,
     };
+    GemvGeometry { warp, max_threads, wbytes, row_bytes, pass_bytes, warps, block, blocks, cus, max_split, split }
+}
+
+/// The largest split-K of the GEMV tiles of `coded` targets (`None` when the GEMV tile does
+/// not plan this spec on any of them).
+pub(crate) fn gemv_split_k(spec: &Spec, coded: &[&Target]) -> Option<u64> {
+    let Problem::Gemm { n, k, .. } = spec.problem else {
+        return None;
+    };
+    if !is_gemv(spec) {
+        return None;
+    }
+    coded
+        .iter()
+        .filter(|t| t.is_gpu())
+        .map(|t| gemv_geometry(spec, t, n, k).split)
+        .max()
+}
+
+/// A weight-streaming GEMV tile: one warp per output column, every lane issuing 16-byte loads
+/// of the weights in their storage format (sub-byte and block-scaled formats at their real
+/// bytes per weight), dequantised in registers, the `m` activation rows kept in registers;
+/// split-K where the columns alone launch too few blocks to keep every SM/CU streaming.
+fn gemv_tile(
+    spec: &Spec,
+    t: &Target,
+    m: u64,
+    n: u64,
+    k: u64,
+    tile: &mut BTreeMap<String, u64>,
+) -> TileChoice {
+    let g = gemv_geometry(spec, t, n, k);
+    let (warp, max_threads, wbytes, row_bytes, pass_bytes, warps, block, blocks, cus, max_split, split) = (
+        g.warp, g.max_threads, g.wbytes, g.row_bytes, g.pass_bytes, g.warps, g.block, g.blocks, g.cus, g.max_split, g.split,
+    );
     tile.insert("m".into(), m);
     tile.insert("n".into(), warps);
     tile.insert("k".into(), k.div_ceil(split));
@@ -1009,7 +1050,7 @@ pub fn dispatch(
                     .saturating_mul(n.div_ceil(128));
                 let memory = ops.get(t.index).and_then(|o| o.bound)
                     == Some(crate::analysis::Bound::Memory);
-                params.push(match cus {
+                let mut split = match cus {
                     Some(c) if memory => split_k_by_bytes(tiles, *k, c, unit),
                     Some(c) if tiles < c => p(
                         "split_k",
@@ -1026,9 +1067,69 @@ pub fn dispatch(
                         "check".into(),
                         format!("{tiles} output tile(s) of 128x128; the SM/CU count is unknown in the KB"),
                     ),
-                });
+                };
+                // The tile count is the library's, which kplan does not know: say what it assumed.
+                split.why.push_str(&format!(
+                    "; assumes 128x128 output tiles, a common library tile{}",
+                    if (*m).min(*n) < 128 {
+                        ": for a skinny shape the library may pick a narrow tile (64 or fewer rows), which gives more tiles and can make split-K unnecessary, so the heuristic's choice decides"
+                    } else {
+                        ""
+                    }
+                ));
+                params.push(split);
             }
             _ => {}
+        }
+        // Deterministic results: each library this target calls needs its own switch (KB data).
+        if spec.modifiers.deterministic {
+            if let Some(info) = cx.op {
+                let libs: Vec<&kplan_kb::OpLibrary> = info
+                    .library
+                    .iter()
+                    .filter(|l| {
+                        l.vendor == t.vendor().as_str()
+                            && l.role == "reuse"
+                            && super::verdict::library_allowed(spec, l)
+                            && super::verdict::library_covers(spec, targets, l)
+                    })
+                    .collect();
+                if !libs.is_empty() {
+                    let with: Vec<String> = libs
+                        .iter()
+                        .filter_map(|l| {
+                            l.deterministic.as_ref().map(|d| {
+                                format!(
+                                    "{}: {d} [{}]",
+                                    l.name,
+                                    l.deterministic_source.as_deref().unwrap_or(&l.source)
+                                )
+                            })
+                        })
+                        .collect();
+                    let without: Vec<&str> = libs
+                        .iter()
+                        .filter(|l| l.deterministic.is_none())
+                        .map(|l| l.name.as_str())
+                        .collect();
+                    params.push(p(
+                        "deterministic",
+                        if with.is_empty() { "no switch known".into() } else { "on".into() },
+                        format!(
+                            "the spec asks for deterministic results{}{}",
+                            if with.is_empty() { String::new() } else { format!("; {}", with.join("; ")) },
+                            if without.is_empty() {
+                                String::new()
+                            } else {
+                                format!(
+                                    "; the KB knows no deterministic switch for {}: check its documentation, or do not call it for this spec",
+                                    super::join_names(&without)
+                                )
+                            }
+                        ),
+                    ));
+                }
+            }
         }
         if !params.is_empty() {
             params.push(p(

@@ -37,8 +37,7 @@ pub fn decide(cx: &super::Context) -> Verdict {
 /// The KB support entries and efficiency rows each kind of verdict reads.
 fn sources(spec: &Spec, kb: &Kb, targets: &[Target], d: Decision) -> Vec<String> {
     let eff = crate::efficiency::EfficiencyTable::builtin();
-    let rows = matches!(spec.problem, crate::spec::Problem::Rows { .. });
-    let class = super::strategy::op_class(spec.op, rows);
+    let class = super::strategy::op_class(spec, targets);
     let mut v: Vec<String> = Vec::new();
     match d {
         Decision::UseFramework => {
@@ -132,8 +131,7 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
         }
         // Near-peak: the framework still wins where its kernels for this class are near-peak
         // on every GPU vendor in scope (a vendor with no efficiency figure does not count).
-        let rows = matches!(spec.problem, crate::spec::Problem::Rows { .. });
-        let class = super::strategy::op_class(spec.op, rows);
+        let class = super::strategy::op_class(spec, targets);
         let eff = crate::efficiency::EfficiencyTable::builtin();
         let mut vendors: Vec<&str> = gpu
             .iter()

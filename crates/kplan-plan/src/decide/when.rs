@@ -43,6 +43,7 @@ pub const DERIVED_NUMS: &[&str] = &[
     "lds_bytes",
     "gpu_targets",
     "latency_us",
+    "gemv_split_k",
 ];
 pub const FLAGS: &[&str] = &[
     "backward",
@@ -76,6 +77,8 @@ pub const FLAGS: &[&str] = &[
     "weight_quant",
     "block_quant",
     "unknown_work",
+    "gemv",
+    "gguf",
 ];
 pub const TEXTS: &[&str] = &[
     "kind",

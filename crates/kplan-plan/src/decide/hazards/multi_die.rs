@@ -25,26 +25,52 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
         })
         .collect();
     if !multi.is_empty() {
-        risks.push(
-            Risk::builder("multi-die", "hazard", "medium")
-                .title("multi-die GPUs: one launch sees one MI250X GCD; MI300-class XCDs have separate L2s")
-                .targets(names(&multi))
-                .mitigation("plan MI250X per GCD (each is its own HIP device: split work across both explicitly); on MI300-class parts workgroups are dispatched round-robin over the XCDs whose L2s are not coherent with each other: keep a block's data in its own XCD (remap block ids), publish cross-block flags with release/acquire at agent scope, and check the partition mode (SPX/CPX) of the machine")
-                .evidence(multi
-                    .iter()
-                    .map(|t| {
-                        let d = t.device.as_deref().unwrap();
-                        format!(
-                            "{}: {} compute units ({}) [{}]",
-                            t.name,
-                            d.compute_units.value.map(|v| v.to_string()).unwrap_or_else(|| "unknown".into()),
-                            d.compute_units.note.as_deref().unwrap_or(""),
-                            d.compute_units.source
-                        )
-                    }))
-                .sources(multi.iter().filter_map(|t| t.device.as_deref().map(|d| d.compute_units.source.clone())).collect::<std::collections::BTreeSet<_>>())
-                .build(),
-        );
+        // Only the clauses of the kinds of device in scope: GCDs that are separate devices
+        // (MI250X) and XCDs inside one device (MI300-class).
+        let gcd = multi
+            .iter()
+            .any(|t| t.device.as_deref().is_some_and(|d| d.dies_per_package.is_some()));
+        let xcd = multi.iter().any(|t| {
+            t.device.as_deref().is_some_and(|d| {
+                d.compute_units
+                    .note
+                    .as_deref()
+                    .is_some_and(|n| n.contains("per XCD"))
+            })
+        });
+        let mut title = Vec::new();
+        let mut mitigation = Vec::new();
+        if gcd {
+            title.push("one launch sees one MI250X GCD");
+            mitigation.push("plan MI250X per GCD (each is its own HIP device: split work across both explicitly)");
+        }
+        if xcd {
+            title.push("MI300-class XCDs have separate L2s");
+            mitigation.push("on MI300-class parts workgroups are dispatched round-robin over the XCDs whose L2s are not coherent with each other: keep a block's data in its own XCD (remap block ids), publish cross-block flags with release/acquire at agent scope, and check the partition mode (SPX/CPX) of the machine");
+        }
+        risks.push(Risk {
+            id: "multi-die".into(),
+            title: format!("multi-die GPUs: {}", title.join("; ")),
+            kind: "hazard".into(),
+            targets: names(&multi),
+            severity: "medium".into(),
+            mitigation: mitigation.join("; "),
+            fallback: None,
+            evidence: multi
+                .iter()
+                .map(|t| {
+                    let d = t.device.as_deref().unwrap();
+                    format!(
+                        "{}: {} compute units ({}) [{}]",
+                        t.name,
+                        d.compute_units.value.map(|v| v.to_string()).unwrap_or_else(|| "unknown".into()),
+                        d.compute_units.note.as_deref().unwrap_or(""),
+                        d.compute_units.source
+                    )
+                })
+                .collect(),
+            sources: multi.iter().filter_map(|t| t.device.as_deref().map(|d| d.compute_units.source.clone())).collect::<std::collections::BTreeSet<_>>().into_iter().collect(),
+        });
     }
     risks
 }
@@ -60,3 +86,23 @@ pub(super) const FIXTURES: Fixtures = Fixtures {
         ELEMENTWISE.targets(&["h100"]),
     ],
 };
+
+#[cfg(test)]
+mod scope_tests {
+    use crate::decide::hazards::test_support::plan;
+
+    fn text(targets: &str) -> String {
+        let spec = format!("[kernel]\nname = \"k\"\nop = \"elementwise\"\ndtypes = [\"fp32\"]\nproblem = {{ n = 1048576 }}\n[backends]\ntargets = [{targets}]\n[abstraction]\nallowed = [\"hip-single-source\"]\n");
+        let r = plan(&spec).risks.into_iter().find(|r| r.id == "multi-die").expect("raised");
+        format!("{} {}", r.title, r.mitigation)
+    }
+
+    /// An MI300-only plan says nothing of MI250X GCDs, an MI250X-only plan nothing of XCDs.
+    #[test]
+    fn only_the_dies_in_scope_are_described() {
+        let t = text("\"mi300x\"");
+        assert!(t.contains("XCD") && !t.contains("MI250X"), "{t}");
+        let t = text("\"mi250x\"");
+        assert!(t.contains("GCD") && !t.contains("XCD"), "{t}");
+    }
+}

@@ -34,15 +34,20 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
                     crate::decide::when::parse(w).map_or(true, |c| c.eval(&facts))
                 })
         }) {
-            risks.push(
-                Risk::builder(r.id.clone(), "op", "medium")
-                    .title(r.title.clone())
-                    .targets(affected.clone())
-                    .mitigation(r.mitigation.clone())
-                    .evidence([format!("{} [{}]", r.why, r.source)])
-                    .sources([r.source.clone()])
-                    .build(),
-            );
+            // KB text names each vendor's instructions and libraries in scoped groups: only
+            // the vendors in scope are printed.
+            let sc = |t: &str| crate::decide::scoped(t, targets);
+            risks.push(Risk {
+                id: r.id.clone(),
+                title: sc(&r.title),
+                kind: "op".into(),
+                targets: affected.clone(),
+                severity: "medium".into(),
+                mitigation: sc(&r.mitigation),
+                fallback: None,
+                evidence: vec![format!("{} [{}]", sc(&r.why), r.source)],
+                sources: vec![r.source.clone()],
+            });
         }
     }
     risks
