@@ -365,14 +365,19 @@ impl Kb {
                         .into_iter()
                         .chain(l.min_version.as_deref())
                 }))
-                .chain(o.algorithm.iter().flat_map(|a| [a.name.as_str(), a.when.as_str()]))
+                .chain(
+                    o.algorithm
+                        .iter()
+                        .flat_map(|a| [a.name.as_str(), a.when.as_str()]),
+                )
                 .chain(
                     o.risk
                         .iter()
                         .flat_map(|r| [r.title.as_str(), r.why.as_str(), r.mitigation.as_str()]),
                 );
             for t in texts {
-                crate::scoped::check(t).map_err(|e| invalid("ops.toml", format!("{owner}: {e}")))?;
+                crate::scoped::check(t)
+                    .map_err(|e| invalid("ops.toml", format!("{owner}: {e}")))?;
             }
             for l in &o.library {
                 if !OpInfo::VENDORS.contains(&l.vendor.as_str()) {

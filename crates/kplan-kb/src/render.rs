@@ -734,7 +734,12 @@ pub fn op_show_human(kb: &Kb, o: &crate::OpInfo) -> String {
     }
     out.push_str("\nalgorithms:\n");
     for a in &o.algorithm {
-        out.push_str(&format!("  {}: {} [{}]\n", u(&a.name), u(&a.when), a.source));
+        out.push_str(&format!(
+            "  {}: {} [{}]\n",
+            u(&a.name),
+            u(&a.when),
+            a.source
+        ));
     }
     out.push_str("\nrisks:\n");
     for r in &o.risk {

@@ -92,7 +92,14 @@ pub fn scoped(s: &str, scope: &[&str]) -> String {
     }
     // A dropped group can leave an empty bracket or a doubled separator behind.
     let mut t = out.replace(" ()", "").replace("()", "");
-    for (from, to) in [("  ", " "), (" ,", ","), (" ;", ";"), (",,", ","), (";;", ";"), ("( ", "(")] {
+    for (from, to) in [
+        ("  ", " "),
+        (" ,", ","),
+        (" ;", ";"),
+        (",,", ","),
+        (";;", ";"),
+        ("( ", "("),
+    ] {
         while t.contains(from) {
             t = t.replace(from, to);
         }
@@ -113,7 +120,10 @@ mod tests {
 
     #[test]
     fn keeps_the_parts_in_scope() {
-        assert_eq!(scoped(T, &["amd", "cdna"]), "tiled MMA pipeline (MFMA on CDNA)");
+        assert_eq!(
+            scoped(T, &["amd", "cdna"]),
+            "tiled MMA pipeline (MFMA on CDNA)"
+        );
         assert_eq!(
             scoped(T, &["nvidia", "amd", "cdna"]),
             "tiled MMA pipeline (TMA/wgmma on Hopper and MFMA on CDNA)"
@@ -128,7 +138,10 @@ mod tests {
     fn a_group_out_of_scope_disappears_cleanly() {
         assert_eq!(scoped(T, &["cpu"]), "tiled MMA pipeline");
         assert_eq!(
-            scoped("use a packed kernel {nvidia: (Marlin-style on NVIDIA)}; test it", &["amd"]),
+            scoped(
+                "use a packed kernel {nvidia: (Marlin-style on NVIDIA)}; test it",
+                &["amd"]
+            ),
             "use a packed kernel; test it"
         );
         assert_eq!(scoped("no groups here", &[]), "no groups here");

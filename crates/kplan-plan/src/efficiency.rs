@@ -144,7 +144,10 @@ pub fn markdown_table(t: &EfficiencyTable) -> String {
         s.push_str(&format!(
             "| {}{} | {} | {} | {:.2} | {:.2} | {} | {} | {}{} | {} |\n",
             e.vendor,
-            e.family.as_deref().map(|f| format!(" ({f})")).unwrap_or_default(),
+            e.family
+                .as_deref()
+                .map(|f| format!(" ({f})"))
+                .unwrap_or_default(),
             e.class,
             e.strategy,
             e.low,
@@ -172,7 +175,9 @@ pub fn markdown_table(t: &EfficiencyTable) -> String {
         ));
     }
     if !t.unbanded.is_empty() {
-        s.push_str("\nClasses with no expected range:\n\n| class | why | sources |\n|---|---|---|\n");
+        s.push_str(
+            "\nClasses with no expected range:\n\n| class | why | sources |\n|---|---|---|\n",
+        );
         for u in &t.unbanded {
             s.push_str(&format!(
                 "| {} | {} | {} |\n",
@@ -203,7 +208,10 @@ mod tests {
                 );
             }
             assert!(["streaming", "row", "gemm", "attention"].contains(&e.class.as_str()));
-            assert!(matches!(e.family.as_deref(), None | Some("cdna" | "rdna")), "{e:?}");
+            assert!(
+                matches!(e.family.as_deref(), None | Some("cdna" | "rdna")),
+                "{e:?}"
+            );
             if e.family.is_some() {
                 assert_eq!(e.vendor, "amd", "{e:?}");
             }
@@ -276,15 +284,21 @@ mod proxy_tests {
         assert!(!rdna.is_empty());
         for e in rdna {
             assert!(e.proxy && e.basis.contains("kplan's estimate"), "{e:?}");
-            let cdna = t.lookup_family("amd", Some("cdna"), &e.class, &e.strategy).unwrap();
+            let cdna = t
+                .lookup_family("amd", Some("cdna"), &e.class, &e.strategy)
+                .unwrap();
             let nv = t.lookup("nvidia", &e.class, &e.strategy).unwrap();
             assert_eq!(e.low, cdna.low.min(nv.low), "{e:?}");
             assert_eq!(e.high, nv.high.max(cdna.high), "{e:?}");
         }
         // An RDNA target gets the RDNA row, a CDNA target the CDNA row.
-        let r = t.lookup_family("amd", Some("rdna"), "streaming", "hand-written").unwrap();
+        let r = t
+            .lookup_family("amd", Some("rdna"), "streaming", "hand-written")
+            .unwrap();
         assert_eq!(r.family.as_deref(), Some("rdna"));
-        let c = t.lookup_family("amd", Some("cdna"), "streaming", "hand-written").unwrap();
+        let c = t
+            .lookup_family("amd", Some("cdna"), "streaming", "hand-written")
+            .unwrap();
         assert_eq!(c.family.as_deref(), Some("cdna"));
     }
 }

@@ -102,8 +102,10 @@ pub fn uses_matrix_units(spec: &Spec) -> bool {
 pub fn names_matrix_units(spec: &Spec) -> bool {
     spec.features.iter().any(|f| {
         let f = f.to_ascii_lowercase();
-        matches!(f.as_str(), "tensor-cores" | "matrix-cores" | "tensor-core" | "matrix-core")
-            || f.contains("mma")
+        matches!(
+            f.as_str(),
+            "tensor-cores" | "matrix-cores" | "tensor-core" | "matrix-core"
+        ) || f.contains("mma")
             || f.contains("mfma")
             || f.contains("tcgen05")
     })

@@ -23,7 +23,12 @@ fn knowledge_and_risk_text(p: &Plan) -> String {
         }
     }
     for r in &p.risks {
-        s.push_str(&format!(" {} {} {}", r.title, r.mitigation, r.evidence.join(" ")));
+        s.push_str(&format!(
+            " {} {} {}",
+            r.title,
+            r.mitigation,
+            r.evidence.join(" ")
+        ));
     }
     s
 }
@@ -68,7 +73,10 @@ fn the_triton_reason_names_the_vendors_in_scope() {
         .find(|a| a.abstraction == "triton")
         .map(|a| a.why.clone())
         .unwrap_or_default();
-    assert!(why.contains("AMD (CDNA)") && !why.contains("NVIDIA"), "{why}");
+    assert!(
+        why.contains("AMD (CDNA)") && !why.contains("NVIDIA"),
+        "{why}"
+    );
 }
 
 fn risk_ids(p: &Plan) -> Vec<&str> {
@@ -86,11 +94,17 @@ fn the_gemv_tile_replaces_the_library_tile_risks() {
     let p = plan(&gemv);
     let ids = risk_ids(&p);
     assert!(ids.contains(&"gemm-gemv-bandwidth"), "{ids:?}");
-    assert!(!ids.contains(&"gemm-split-k") && !ids.contains(&"gemm-small-m"), "{ids:?}");
+    assert!(
+        !ids.contains(&"gemm-split-k") && !ids.contains(&"gemm-small-m"),
+        "{ids:?}"
+    );
     let wide = gemv.replace("m = 1,", "m = 64,");
     let p = plan(&wide);
     let ids = risk_ids(&p);
-    assert!(ids.contains(&"gemm-split-k") && !ids.contains(&"gemm-gemv-bandwidth"), "{ids:?}");
+    assert!(
+        ids.contains(&"gemm-split-k") && !ids.contains(&"gemm-gemv-bandwidth"),
+        "{ids:?}"
+    );
 }
 
 /// The GEMV tile that splits K raises the reduction risk; one that does not, does not.
@@ -120,9 +134,17 @@ fn a_conditioned_baseline_is_named_only_where_it_holds() {
         "op = \"gemm\"\ndtypes = [\"fp16\", \"fp32\"]\nweight_dtype = \"q4_k\"\nproblem = { m = 1, n = 4096, k = 4096 }",
         "\"gfx1100\"",
     );
-    assert!(names(&q).iter().any(|n| n.contains("ggml")), "{:?}", names(&q));
+    assert!(
+        names(&q).iter().any(|n| n.contains("ggml")),
+        "{:?}",
+        names(&q)
+    );
     let plain = q.replace("weight_dtype = \"q4_k\"\n", "");
-    assert!(!names(&plain).iter().any(|n| n.contains("ggml")), "{:?}", names(&plain));
+    assert!(
+        !names(&plain).iter().any(|n| n.contains("ggml")),
+        "{:?}",
+        names(&plain)
+    );
 }
 
 /// A deterministic backward names each called library's deterministic switch per target.
@@ -133,7 +155,11 @@ fn deterministic_backward_names_the_library_switches() {
         "\"h100\", \"mi300x\"",
     );
     let p = plan(&s);
-    assert!(risk_ids(&p).contains(&"attention-bwd-deterministic"), "{:?}", risk_ids(&p));
+    assert!(
+        risk_ids(&p).contains(&"attention-bwd-deterministic"),
+        "{:?}",
+        risk_ids(&p)
+    );
     let det = |t: &str| -> String {
         p.dispatch
             .iter()
@@ -142,7 +168,12 @@ fn deterministic_backward_names_the_library_switches() {
             .map(|x| x.why.clone())
             .unwrap_or_default()
     };
-    assert!(det("h100").contains("deterministic=True") && det("h100").contains("set_deterministic_algorithm"), "{}", det("h100"));
+    assert!(
+        det("h100").contains("deterministic=True")
+            && det("h100").contains("set_deterministic_algorithm"),
+        "{}",
+        det("h100")
+    );
     assert!(det("mi300x").contains("mha_bwd"), "{}", det("mi300x"));
     // FlashInfer has no backward: it is not called for one.
     assert!(!det("h100").contains("FlashInfer"), "{}", det("h100"));
@@ -160,7 +191,10 @@ fn a_custom_op_with_tensor_cores_uses_the_matrix_peak() {
     assert_eq!(t.peak_kind.as_deref(), Some("matrix"), "{t:?}");
     assert_eq!(t.peak_dtype.as_deref(), Some("bf16"), "{t:?}");
     let plain = plan(&s.replace("features = [\"tensor-cores\"]\n", ""));
-    assert_eq!(plain.operation.per_target[0].peak_kind.as_deref(), Some("vector"));
+    assert_eq!(
+        plain.operation.per_target[0].peak_kind.as_deref(),
+        Some("vector")
+    );
 }
 
 /// A histogram whose counters do not fit in shared memory is atomic-bound: no expected range,
@@ -172,10 +206,27 @@ fn an_atomic_bound_histogram_gets_no_band() {
         "\"a100\", \"mi250x\"",
     );
     let p = plan(&s);
-    assert!(p.performance.iter().all(|x| x.expected_low.is_none()), "{:?}", p.performance);
-    assert!(p.performance_notes.iter().any(|n| n.contains("atomic-bound")), "{:?}", p.performance_notes);
+    assert!(
+        p.performance.iter().all(|x| x.expected_low.is_none()),
+        "{:?}",
+        p.performance
+    );
+    assert!(
+        p.performance_notes
+            .iter()
+            .any(|n| n.contains("atomic-bound")),
+        "{:?}",
+        p.performance_notes
+    );
     let small = plan(&s.replace("bins = 131072", "bins = 256"));
-    assert!(!small.performance_notes.iter().any(|n| n.contains("atomic-bound")), "{:?}", small.performance_notes);
+    assert!(
+        !small
+            .performance_notes
+            .iter()
+            .any(|n| n.contains("atomic-bound")),
+        "{:?}",
+        small.performance_notes
+    );
 }
 
 /// RDNA targets read the RDNA efficiency rows, CDNA targets the CDNA rows.
@@ -194,6 +245,14 @@ fn amd_families_read_their_own_efficiency_rows() {
             .map(|e| e.basis.clone())
             .unwrap_or_default()
     };
-    assert!(basis("rx7900xtx").contains("kplan's estimate"), "{}", basis("rx7900xtx"));
-    assert!(!basis("mi300x").contains("kplan's estimate"), "{}", basis("mi300x"));
+    assert!(
+        basis("rx7900xtx").contains("kplan's estimate"),
+        "{}",
+        basis("rx7900xtx")
+    );
+    assert!(
+        !basis("mi300x").contains("kplan's estimate"),
+        "{}",
+        basis("mi300x")
+    );
 }

@@ -58,7 +58,11 @@ pub fn op_class(spec: &Spec, targets: &[Target]) -> &'static str {
         // scatter that reduces into its destinations is atomic-bound too.
         Op::Histogram if histogram_counters_exceed_shared(spec, targets) => "atomic",
         Op::Scatter | Op::Embedding
-            if spec.modifiers.reduce.as_deref().is_some_and(|r| r != "none")
+            if spec
+                .modifiers
+                .reduce
+                .as_deref()
+                .is_some_and(|r| r != "none")
                 || (spec.op == Op::Embedding && spec.is_backward()) =>
         {
             "atomic"
@@ -443,21 +447,36 @@ pub fn decide(cx: &Context, verdict: &Verdict) -> Decided {
                 if core.iter().any(|t| t.vendor() == Vendor::Nvidia) {
                     legs.push("NVIDIA (sm_80+)".into());
                 }
-                let fams: Vec<&str> = [("CDNA", core.iter().any(|t| t.is_cdna())), ("RDNA", core.iter().any(|t| t.is_rdna()))]
-                    .into_iter()
-                    .filter(|(_, on)| *on)
-                    .map(|(f, _)| f)
-                    .collect();
+                let fams: Vec<&str> = [
+                    ("CDNA", core.iter().any(|t| t.is_cdna())),
+                    ("RDNA", core.iter().any(|t| t.is_rdna())),
+                ]
+                .into_iter()
+                .filter(|(_, on)| *on)
+                .map(|(f, _)| f)
+                .collect();
                 if core.iter().any(|t| t.vendor() == Vendor::Amd) {
-                    legs.push(if fams.is_empty() { "AMD".into() } else { format!("AMD ({})", fams.join("/")) });
+                    legs.push(if fams.is_empty() {
+                        "AMD".into()
+                    } else {
+                        format!("AMD ({})", fams.join("/"))
+                    });
                 }
                 if core.iter().any(|t| t.vendor() == Vendor::Intel) {
                     legs.push("Intel (XPU backend)".into());
                 }
                 meets(format!(
                     "{} compiles for {}; tiles become autotune configs",
-                    if legs.len() > 1 { "one Python source" } else { "the Python source" },
-                    if legs.is_empty() { "the GPU targets".to_string() } else { join_names(&legs) }
+                    if legs.len() > 1 {
+                        "one Python source"
+                    } else {
+                        "the Python source"
+                    },
+                    if legs.is_empty() {
+                        "the GPU targets".to_string()
+                    } else {
+                        join_names(&legs)
+                    }
                 ))
             }
             Abstraction::HipSingleSource => {

@@ -695,7 +695,19 @@ pub(crate) fn gemv_geometry(spec: &Spec, t: &Target, n: u64, k: u64) -> GemvGeom
         Some(c) if blocks < 2 * c => (2 * c).div_ceil(blocks.max(1)).min(max_split).max(1),
         _ => 1,
     };
-    GemvGeometry { warp, max_threads, wbytes, row_bytes, pass_bytes, warps, block, blocks, cus, max_split, split }
+    GemvGeometry {
+        warp,
+        max_threads,
+        wbytes,
+        row_bytes,
+        pass_bytes,
+        warps,
+        block,
+        blocks,
+        cus,
+        max_split,
+        split,
+    }
 }
 
 /// The largest split-K of the GEMV tiles of `coded` targets (`None` when the GEMV tile does
@@ -727,8 +739,30 @@ fn gemv_tile(
     tile: &mut BTreeMap<String, u64>,
 ) -> TileChoice {
     let g = gemv_geometry(spec, t, n, k);
-    let (warp, max_threads, wbytes, row_bytes, pass_bytes, warps, block, blocks, cus, max_split, split) = (
-        g.warp, g.max_threads, g.wbytes, g.row_bytes, g.pass_bytes, g.warps, g.block, g.blocks, g.cus, g.max_split, g.split,
+    let (
+        warp,
+        max_threads,
+        wbytes,
+        row_bytes,
+        pass_bytes,
+        warps,
+        block,
+        blocks,
+        cus,
+        max_split,
+        split,
+    ) = (
+        g.warp,
+        g.max_threads,
+        g.wbytes,
+        g.row_bytes,
+        g.pass_bytes,
+        g.warps,
+        g.block,
+        g.blocks,
+        g.cus,
+        g.max_split,
+        g.split,
     );
     tile.insert("m".into(), m);
     tile.insert("n".into(), warps);

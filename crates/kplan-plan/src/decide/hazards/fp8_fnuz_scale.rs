@@ -41,9 +41,7 @@ fn risk(cx: &Cx) -> Option<Risk> {
     let kv = cx.spec.modifiers.kv_dtype == Some(kplan_kb::Dtype::Fp8);
     // fp8 data read from outside the kernel: an OCP producer is possible.
     let fp8 = kplan_kb::Dtype::Fp8;
-    let external = cx.spec.storage == fp8
-        || kv
-        || cx.spec.modifiers.weight_dtype == Some(fp8);
+    let external = cx.spec.storage == fp8 || kv || cx.spec.modifiers.weight_dtype == Some(fp8);
     let named = cx.spec.fp8_encoding == Some(Fp8Encoding::Fnuz);
     let severity = if external && !named { "high" } else { "medium" };
     let mut sources = vec!["vLLM-FNUZ".to_string()];

@@ -40,13 +40,19 @@ fn gelu_in(text: &str) -> Option<Option<Form>> {
         t.split(|c: char| !c.is_ascii_alphanumeric())
             .any(|x| x == w)
     };
-    Some(if word("tanh") || t.contains("gelu_new") || t.contains("approximate='tanh'") || t.contains("approximate=\"tanh\"") {
-        Some(Form::Tanh)
-    } else if word("erf") || word("exact") {
-        Some(Form::Erf)
-    } else {
-        None
-    })
+    Some(
+        if word("tanh")
+            || t.contains("gelu_new")
+            || t.contains("approximate='tanh'")
+            || t.contains("approximate=\"tanh\"")
+        {
+            Some(Form::Tanh)
+        } else if word("erf") || word("exact") {
+            Some(Form::Erf)
+        } else {
+            None
+        },
+    )
 }
 
 pub fn check(cx: &Cx) -> Vec<Risk> {
@@ -191,7 +197,11 @@ mod tests {
         let r = gelu(&SPEC.replace("EPI", "epilogue = \"bias-gelu-tanh\""));
         assert_eq!(r.severity, "low");
         assert!(r.title.contains("tanh approximation"), "{}", r.title);
-        assert!(!r.mitigation.contains("state which form"), "{}", r.mitigation);
+        assert!(
+            !r.mitigation.contains("state which form"),
+            "{}",
+            r.mitigation
+        );
         let r = gelu(&SPEC.replace("EPI", "epilogue = \"gelu-erf\""));
         assert_eq!(r.severity, "low");
         assert!(r.mitigation.contains("not erf"), "{}", r.mitigation);

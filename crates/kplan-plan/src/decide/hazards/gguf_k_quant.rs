@@ -78,7 +78,10 @@ fn risk(cx: &Cx) -> Option<Risk> {
     };
     let width = load_width(block_bytes);
     let loads = if width >= 16 {
-        format!("read whole super-blocks ({block_bytes} B = {} x 16 B) with 16-byte loads", block_bytes / 16)
+        format!(
+            "read whole super-blocks ({block_bytes} B = {} x 16 B) with 16-byte loads",
+            block_bytes / 16
+        )
     } else {
         format!(
             "a super-block is {block_bytes} B, not a multiple of 16 B, so super-blocks straddle 16-B loads: load the row with 16-B loads and extract each super-block's fields across them, or read each field as {width}-B aligned words as ggml does"
@@ -174,16 +177,28 @@ mod tests {
     #[test]
     fn text_follows_the_format() {
         let (title, mitigation, fallback) = text("q6_K");
-        assert!(title.contains("int8 scale") && title.contains("no mins"), "{title}");
+        assert!(
+            title.contains("int8 scale") && title.contains("no mins"),
+            "{title}"
+        );
         assert!(!mitigation.contains("negative mins"), "{mitigation}");
-        assert!(mitigation.contains("not a multiple of 16 B") && mitigation.contains("2-B"), "{mitigation}");
+        assert!(
+            mitigation.contains("not a multiple of 16 B") && mitigation.contains("2-B"),
+            "{mitigation}"
+        );
         assert!(fallback.contains("2.44x"), "{fallback}");
         let (title, mitigation, fallback) = text("q4_k");
         assert!(title.contains("6-bit scales and mins"), "{title}");
-        assert!(mitigation.contains("16-byte loads") && mitigation.contains("get_scale_min_k4"), "{mitigation}");
+        assert!(
+            mitigation.contains("16-byte loads") && mitigation.contains("get_scale_min_k4"),
+            "{mitigation}"
+        );
         assert!(fallback.contains("3.56x"), "{fallback}");
         let (_, mitigation, _) = text("q2_k");
-        assert!(mitigation.contains("84 B") && mitigation.contains("4-B"), "{mitigation}");
+        assert!(
+            mitigation.contains("84 B") && mitigation.contains("4-B"),
+            "{mitigation}"
+        );
     }
 
     #[test]

@@ -27,9 +27,11 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
     if !multi.is_empty() {
         // Only the clauses of the kinds of device in scope: GCDs that are separate devices
         // (MI250X) and XCDs inside one device (MI300-class).
-        let gcd = multi
-            .iter()
-            .any(|t| t.device.as_deref().is_some_and(|d| d.dies_per_package.is_some()));
+        let gcd = multi.iter().any(|t| {
+            t.device
+                .as_deref()
+                .is_some_and(|d| d.dies_per_package.is_some())
+        });
         let xcd = multi.iter().any(|t| {
             t.device.as_deref().is_some_and(|d| {
                 d.compute_units
@@ -63,13 +65,21 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
                     format!(
                         "{}: {} compute units ({}) [{}]",
                         t.name,
-                        d.compute_units.value.map(|v| v.to_string()).unwrap_or_else(|| "unknown".into()),
+                        d.compute_units
+                            .value
+                            .map(|v| v.to_string())
+                            .unwrap_or_else(|| "unknown".into()),
                         d.compute_units.note.as_deref().unwrap_or(""),
                         d.compute_units.source
                     )
                 })
                 .collect(),
-            sources: multi.iter().filter_map(|t| t.device.as_deref().map(|d| d.compute_units.source.clone())).collect::<std::collections::BTreeSet<_>>().into_iter().collect(),
+            sources: multi
+                .iter()
+                .filter_map(|t| t.device.as_deref().map(|d| d.compute_units.source.clone()))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect(),
         });
     }
     risks
@@ -93,7 +103,11 @@ mod scope_tests {
 
     fn text(targets: &str) -> String {
         let spec = format!("[kernel]\nname = \"k\"\nop = \"elementwise\"\ndtypes = [\"fp32\"]\nproblem = {{ n = 1048576 }}\n[backends]\ntargets = [{targets}]\n[abstraction]\nallowed = [\"hip-single-source\"]\n");
-        let r = plan(&spec).risks.into_iter().find(|r| r.id == "multi-die").expect("raised");
+        let r = plan(&spec)
+            .risks
+            .into_iter()
+            .find(|r| r.id == "multi-die")
+            .expect("raised");
         format!("{} {}", r.title, r.mitigation)
     }
 
