@@ -134,7 +134,7 @@ fn index_arithmetic_with_a_shared_32_is_a_warning_and_a_ballot_makes_it_an_error
 }
 
 #[test]
-fn hip_only_arch_test_is_dead_only_without_nvidia_targets_and_names_the_branch_amd_takes() {
+fn hip_only_arch_test_is_called_dead_only_without_nvidia_targets_and_names_the_branch_amd_takes() {
     let (p, t) = fixture("cuda-arch-gate-no-amd-path", "fire.hip");
     let rule = "cuda-arch-gate-no-amd-path";
     let ctx = ScanCtx::with_targets(Kb::builtin(), &["gfx942", "gfx1100"]).unwrap();
@@ -145,6 +145,20 @@ fn hip_only_arch_test_is_dead_only_without_nvidia_targets_and_names_the_branch_a
     let lines: Vec<u32> = f.iter().map(|f| f.line).collect();
     assert_eq!(lines, vec![9, 19], "{f:?}");
     assert_eq!(f[0].severity, Severity::Warning);
+    assert!(
+        f[0].message.contains("`#else` (line 11)"),
+        "{}",
+        f[0].message
+    );
+    assert!(f[0].message.contains("dead code"), "{}", f[0].message);
+    // with an NVIDIA target in scope the branch is live on HIP's NVIDIA platform: not dead
+    let ctx = ScanCtx::with_targets(Kb::builtin(), SCOPE).unwrap();
+    let f: Vec<_> = scan_text(&ctx, &p, FileKind::Cuda, &t)
+        .into_iter()
+        .filter(|f| f.rule == rule && f.line == 9)
+        .collect();
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(!f[0].message.contains("dead"), "{}", f[0].message);
     assert!(
         f[0].message.contains("`#else` (line 11)"),
         "{}",
