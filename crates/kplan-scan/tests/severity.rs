@@ -229,3 +229,14 @@ fn run_time_width_test_guards_its_32_lane_path() {
         "__device__ bool ok() {\n    if (warpSize != 32) return false;\n    return true;\n}\n";
     assert_eq!(scan(SCOPE, "r.hip", req, "lane-geometry-32").len(), 1);
 }
+
+#[test]
+fn a_per_platform_value_whose_width_field_is_read_is_a_wave_width() {
+    let text = "struct Consts {\n    constexpr Consts(int w, int b) : WARP_SIZE(w), MAX_BLOCK(b) {}\n    int WARP_SIZE, MAX_BLOCK;\n};\n#if defined(__HIP_PLATFORM_AMD__)\nconstexpr Consts consts(64, 1024);\n#else\nconstexpr Consts consts(32, 1024);\n#endif\nstatic_assert(consts.MAX_BLOCK % consts.WARP_SIZE == 0, \"\");\n";
+    let f = scan(SCOPE, "c.hpp", text, "amd-wave-width-64");
+    assert_eq!(
+        f.iter().map(|f| f.line).collect::<Vec<_>>(),
+        vec![6],
+        "{f:?}"
+    );
+}
