@@ -134,7 +134,7 @@ fn index_arithmetic_with_a_shared_32_is_a_warning_and_a_ballot_makes_it_an_error
 }
 
 #[test]
-fn hip_only_arch_test_is_dead_only_without_nvidia_targets_and_names_the_branch_amd_takes() {
+fn hip_only_arch_test_is_called_dead_only_without_nvidia_targets_and_names_the_branch_amd_takes() {
     let (p, t) = fixture("cuda-arch-gate-no-amd-path", "fire.hip");
     let rule = "cuda-arch-gate-no-amd-path";
     let ctx = ScanCtx::with_targets(Kb::builtin(), &["gfx942", "gfx1100"]).unwrap();
@@ -145,6 +145,20 @@ fn hip_only_arch_test_is_dead_only_without_nvidia_targets_and_names_the_branch_a
     let lines: Vec<u32> = f.iter().map(|f| f.line).collect();
     assert_eq!(lines, vec![9, 19], "{f:?}");
     assert_eq!(f[0].severity, Severity::Warning);
+    assert!(
+        f[0].message.contains("`#else` (line 11)"),
+        "{}",
+        f[0].message
+    );
+    assert!(f[0].message.contains("dead code"), "{}", f[0].message);
+    // with an NVIDIA target in scope the branch is live on HIP's NVIDIA platform: not dead
+    let ctx = ScanCtx::with_targets(Kb::builtin(), SCOPE).unwrap();
+    let f: Vec<_> = scan_text(&ctx, &p, FileKind::Cuda, &t)
+        .into_iter()
+        .filter(|f| f.rule == rule && f.line == 9)
+        .collect();
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(!f[0].message.contains("dead"), "{}", f[0].message);
     assert!(
         f[0].message.contains("`#else` (line 11)"),
         "{}",
@@ -214,4 +228,15 @@ fn run_time_width_test_guards_its_32_lane_path() {
     let req =
         "__device__ bool ok() {\n    if (warpSize != 32) return false;\n    return true;\n}\n";
     assert_eq!(scan(SCOPE, "r.hip", req, "lane-geometry-32").len(), 1);
+}
+
+#[test]
+fn a_per_platform_value_whose_width_field_is_read_is_a_wave_width() {
+    let text = "struct Consts {\n    constexpr Consts(int w, int b) : WARP_SIZE(w), MAX_BLOCK(b) {}\n    int WARP_SIZE, MAX_BLOCK;\n};\n#if defined(__HIP_PLATFORM_AMD__)\nconstexpr Consts consts(64, 1024);\n#else\nconstexpr Consts consts(32, 1024);\n#endif\nstatic_assert(consts.MAX_BLOCK % consts.WARP_SIZE == 0, \"\");\n";
+    let f = scan(SCOPE, "c.hpp", text, "amd-wave-width-64");
+    assert_eq!(
+        f.iter().map(|f| f.line).collect::<Vec<_>>(),
+        vec![6],
+        "{f:?}"
+    );
 }

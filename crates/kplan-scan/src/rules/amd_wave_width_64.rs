@@ -18,8 +18,8 @@ branch (`#ifdef __HIP_PLATFORM_AMD__`, `#if USE_ROCM`, ...) is the same code as 
 except that it reads 64 where the other reads 32, when something shows that the value is the warp width: the \
 line names a lane or a wavefront (`kLanes`, `WAVE`), instantiates a warp primitive (`tiled_partition<64>`), or \
 defines a name the file uses in the width's role (a shuffle's width or offset, `threadIdx.x % N`, `tid / N`, \
-`blockDim.x / N` for per-warp partials, a lane mask `tid & (N - 1)`, `tiled_partition<N>`) or the project passes \
-as a shuffle width. A tile edge or a block height chosen per platform (`kRowsPerBlock = 64` against 32) is \
+`blockDim.x / N` for per-warp partials, a lane mask `tid & (N - 1)`, `tiled_partition<N>`, a field named like \
+the width read from it, `N.WARP_SIZE`) or the project passes as a shuffle width. A tile edge or a block height chosen per platform (`kRowsPerBlock = 64` against 32) is \
 tuning and is left alone, and so is a branch that tests for a wave64 architecture. (2) A warp-level \
 primitive instantiated with 64 lanes in code compiled for every AMD target: a template argument 64 of a warp, \
 wave, tile or partition template (`thread_block_tile<64>`, `warp_reduce<float, 64>`) or a shuffle width 64. \
@@ -334,7 +334,8 @@ fn defined_name<'a>(
 /// Names this file uses in the role of the warp width: a shuffle's width or offset, the
 /// divisor or modulus of a thread id (`threadIdx.x % N`, `tid / N`, `blockDim.x / N`), a lane
 /// mask (`tid & (N - 1)`, `1ull << N`), a warp primitive's template argument
-/// (`tiled_partition<N>`), and names the project passes as a shuffle width.
+/// (`tiled_partition<N>`), a value whose width-named field is read (`N.WARP_SIZE`), and names
+/// the project passes as a shuffle width.
 fn width_roles<'a>(cx: &Cx<'_, 'a, '_>) -> std::collections::HashSet<&'a str> {
     let src = cx.src;
     let n = src.toks.len();
@@ -368,6 +369,14 @@ fn width_roles<'a>(cx: &Cx<'_, 'a, '_>) -> std::collections::HashSet<&'a str> {
         };
         if role {
             out.insert(w);
+        }
+        // `limits.WARP_SIZE`, `cfg->lanes`: a field named like the width read from the name
+        if matches!(p, "." | "->" | "::")
+            && k >= 2
+            && src.kind(k - 2) == Some(Tk::Ident)
+            && (width_like_ident(w) || crate::rules::warp_size_constant::warp_width_name(w))
+        {
+            out.insert(src.s(k - 2));
         }
     }
     // arguments of shuffles (offsets and widths, `N / 2` included)

@@ -15,10 +15,9 @@ kernel or device function whose guarded branch holds most of the body, when the 
 (`|| defined(__HIP_DEVICE_COMPILE__)`). With no `#else` the body is empty on AMD; with an `#else` after a \
 plain `#ifdef __CUDA_ARCH__` (the device/host split) the AMD device pass compiles the host branch. Also \
 finds, outside functions, a plain `#ifdef __CUDA_ARCH__` / `#else` that gives a function-like macro a device \
-and a host definition (a warning), and, in a HIP-only file (`.hip`, or HIP headers and no CUDA header) scanned with no NVIDIA target in \
-scope, a `__CUDA_ARCH__` test with an `#else`: never true there, so its first branch is dead (a warning that \
-names the branch AMD compiles; HIP on the NVIDIA platform compiles through nvcc, which defines \
-`__CUDA_ARCH__`, so with an NVIDIA target in scope the branch is live). A group with an explicit AMD \
+and a host definition (a warning), and, in a HIP-only file (`.hip`, or HIP headers and no CUDA header), a `__CUDA_ARCH__` test with an `#else`: never true in an AMD compilation, so AMD never compiles its first \
+branch (a warning that names the branch AMD compiles; the first branch is called dead only with no NVIDIA target \
+in scope, since HIP on the NVIDIA platform compiles through nvcc, which defines `__CUDA_ARCH__`). A group with an explicit AMD \
 alternative (`#elif defined(__HIP_PLATFORM_AMD__)`, `__HIP__`, `__HIPCC__`, an AMD architecture) gives AMD its \
 path and is left alone. Outside \
 kernels it finds a `__CUDA_ARCH__ < N` test that AMD compilations reach (HIP leaves the macro undefined, so the \
@@ -93,12 +92,17 @@ pub fn check(cx: &mut Cx) {
             // which is meant in a file both vendors compile; a HIP-only file never takes the
             // first branch, so the code under it is dead where the file is built
             // (HIP on the NVIDIA platform compiles through nvcc, which defines `__CUDA_ARCH__`:
-            // with an NVIDIA target in scope the first branch is live)
-            if cx.hip_file() && !cx.ctx.has_vendor(kplan_kb::Vendor::Nvidia) {
+            // with an NVIDIA target in scope the first branch is live there, not dead)
+            if cx.hip_file() {
                 let targets = cx.ctx.vendor_targets(kplan_kb::Vendor::Amd);
                 if !targets.is_empty() {
                     let taken = amd_taken(cx, bi);
-                    let msg = format!("`{}` in a HIP-only file built for AMD only is never true (HIP does not define `__CUDA_ARCH__`): the first branch is dead code and AMD compiles {taken}", cond.trim());
+                    let nv = cx.ctx.has_vendor(kplan_kb::Vendor::Nvidia);
+                    let msg = if nv {
+                        format!("`{}` in a HIP file is never true in an AMD compilation (HIP does not define `__CUDA_ARCH__`; only HIP's NVIDIA platform, through nvcc, compiles the first branch): AMD compiles {taken}", cond.trim())
+                    } else {
+                        format!("`{}` in a HIP-only file built for AMD only is never true (HIP does not define `__CUDA_ARCH__`): the first branch is dead code and AMD compiles {taken}", cond.trim())
+                    };
                     cx.report_span(
                         &META,
                         Severity::Warning,
