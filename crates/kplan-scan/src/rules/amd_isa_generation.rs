@@ -169,6 +169,60 @@ const GFX9_DPP: &[(u64, &str)] = &[
     (0x143, "row_bcast:31"),
 ];
 
+/// The gfx8/gfx9-only DPP control that the argument tokens `a..=b` give, if any: a literal
+/// control word (`0x142`), a helper or constant named for the control (`dpp_row_bcast(15)`,
+/// `DPP_ROW_BCAST31`, `row_bcast_15`, `dpp_wave_shr1`).
+fn gfx9_dpp_control(src: &crate::lex::Src, a: usize, b: usize) -> Option<&'static str> {
+    if a == b {
+        if let Some(v) = src.int(a) {
+            return GFX9_DPP.iter().find(|(c, _)| *c == v).map(|(_, n)| *n);
+        }
+    }
+    if src.kind(a) != Some(Tk::Ident) {
+        return None;
+    }
+    let name: String = src
+        .s(a)
+        .to_ascii_lowercase()
+        .chars()
+        .filter(|&c| c != '_')
+        .collect();
+    // the row number as the name's tail or as the helper's one argument
+    let arg = if b == a + 3 && src.is(a + 1, "(") && src.is(b, ")") {
+        src.int(a + 2)
+    } else if a == b {
+        None
+    } else {
+        return None;
+    };
+    let tail = |stem: &str| -> Option<u64> {
+        let rest = &name[name.find(stem)? + stem.len()..];
+        if rest.is_empty() {
+            arg
+        } else {
+            rest.parse().ok().filter(|_| arg.is_none())
+        }
+    };
+    if name.contains("rowbcast") {
+        return match tail("rowbcast") {
+            Some(15) => Some("row_bcast:15"),
+            Some(31) => Some("row_bcast:31"),
+            _ => None,
+        };
+    }
+    for (stem, ctl) in [
+        ("waveshl", "wave_shl:1"),
+        ("waverol", "wave_rol:1"),
+        ("waveshr", "wave_shr:1"),
+        ("waveror", "wave_ror:1"),
+    ] {
+        if name.contains(stem) {
+            return matches!(tail(stem), Some(1) | None).then_some(ctl);
+        }
+    }
+    None
+}
+
 /// VALU instructions with a scalar lane-mask operand (carry-out / carry-in of VOP3b, a VOPC
 /// compare's result): `s[n:n+1]` on wave64, one SGPR on wave32.
 fn lane_mask_insn(w: &str) -> bool {
@@ -300,11 +354,7 @@ pub fn check(cx: &mut Cx) {
                 _ => continue,
             };
             for (a, b) in args {
-                if a != b {
-                    continue;
-                }
-                let Some(v) = src.int(a) else { continue };
-                let Some((_, name)) = GFX9_DPP.iter().find(|(c, _)| *c == v) else {
+                let Some(name) = gfx9_dpp_control(src, a, b) else {
                     continue;
                 };
                 let has: Avail = |p| p.family().is_some_and(|f| f == 8 || f == 9);
@@ -312,7 +362,7 @@ pub fn check(cx: &mut Cx) {
                 if lack.is_empty() {
                     continue;
                 }
-                let what = format!("the DPP control `{}` ({name})", src.s(a));
+                let what = format!("the DPP control `{}` ({name})", cx.snippet(a, b));
                 report(cx, a, a, &what, lack, "`__shfl` / `__builtin_amdgcn_ds_bpermute`, or `row_share` / `__builtin_amdgcn_permlanex16` on RDNA, behind an architecture test");
             }
         }

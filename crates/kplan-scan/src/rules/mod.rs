@@ -18,10 +18,13 @@ pub mod ballot_narrowing;
 pub mod block_over_limit_wave64;
 pub mod capability_order_on_amd;
 pub mod cuda_arch_gate_no_amd_path;
+pub mod device_qualifier_nvidia_only;
 pub mod device_warp_size_in_host;
+pub mod fp8_fnuz_for_every_amd;
 pub mod full_mask_literal;
 pub mod grid_uncapped_64bit;
 pub mod hardcoded_tile;
+pub mod hip_platform_macro_removed;
 pub mod implicit_warp_sync;
 pub mod inline_asm_unguarded;
 pub mod lane_geometry_32;
@@ -87,6 +90,9 @@ pub static RULES: &[&RuleMeta] = &[
     &warp_algorithm_small_block::META,
     &amd_wave_width_64::META,
     &warp_width_constant_use::META,
+    &hip_platform_macro_removed::META,
+    &device_qualifier_nvidia_only::META,
+    &fp8_fnuz_for_every_amd::META,
 ];
 
 /// Runs every enabled rule over one file (or, for the inventory, only the feature pass).
@@ -138,6 +144,9 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         static_device_symbol,
         warp_algorithm_small_block,
         amd_wave_width_64,
-        warp_width_constant_use
+        warp_width_constant_use,
+        hip_platform_macro_removed,
+        device_qualifier_nvidia_only,
+        fp8_fnuz_for_every_amd
     );
 }

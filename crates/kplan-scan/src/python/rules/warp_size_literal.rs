@@ -9,7 +9,8 @@ pub const META: RuleMeta = RuleMeta {
     id: "triton-warp-size-literal",
     summary: "literal 32 used as the number of lanes in a warp around a Triton kernel",
     what: "Finds 32 used as the warp width in wrappers and kernels: `num_warps * 32` (threads per block), \
-`threads // 32` or `BLOCK // 32` assigned to `num_warps`, and `WARP_SIZE = 32` / `threads_per_warp=32`.",
+`threads // 32` or `BLOCK // 32` assigned to `num_warps` or passed as its keyword argument \
+(`kernel[grid](..., num_warps=BLOCK // 32)`), and `WARP_SIZE = 32` / `threads_per_warp=32`.",
     why: "Triton's `num_warps` counts hardware warps, which are 64 lanes wide on AMD CDNA (gfx90a, gfx942, gfx950). \
 Code that converts between threads and warps with 32 launches half (or twice) the intended threads there, sizes \
 per-thread work wrongly, and can exceed the 1024-thread block limit.",
@@ -34,6 +35,24 @@ fn warp_width_name(s: &str) -> bool {
 fn thread_name(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
     l.contains("thread") || l == "nthreads"
+}
+
+/// Whether the expression holding token `k` is the value of a `num_warps=` keyword argument
+/// (`kernel[grid](..., num_warps=BLOCK // 32)`, `triton.Config({...}, num_warps=N // 32)`).
+fn kwarg_is_warps(src: &crate::python::lex::PySrc, first: usize, k: usize) -> bool {
+    let d = src.toks[k].depth;
+    let mut p = k;
+    while p > first {
+        p -= 1;
+        let t = &src.toks[p];
+        if t.depth < d || (t.depth == d && matches!(src.s(p), "," | ":")) {
+            return false;
+        }
+        if t.depth == d && src.s(p) == "=" {
+            return p > first && is_num_warps_name(src.s(p - 1));
+        }
+    }
+    false
 }
 
 pub fn check(cx: &mut Cx) {
@@ -75,9 +94,10 @@ pub fn check(cx: &mut Cx) {
         } else if matches!(prev, "//" | "/") && k >= 2 && src.kind(k - 2) == Some(Kind::Name) {
             let lhs = src.s(k - 2);
             let target_is_warps = src.line_of(k).is_some_and(|l| {
-                src.kind(l.first) == Some(Kind::Name)
+                (src.kind(l.first) == Some(Kind::Name)
                     && is_num_warps_name(src.s(l.first))
-                    && src.s(l.first + 1) == "="
+                    && src.s(l.first + 1) == "=")
+                    || kwarg_is_warps(src, l.first, k)
             });
             if thread_name(lhs) || target_is_warps {
                 hit = Some((k - 2, k, "converts threads to warps with 32 lanes per warp"));
