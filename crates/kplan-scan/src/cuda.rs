@@ -475,6 +475,31 @@ pub fn is_warp_id_ident(s: &str) -> bool {
             | "wrp"
     )
 }
+/// Identifier denotes a number of warps or wavefronts (`num_warps`, `nwarps`, `warps_per_block`,
+/// `max_wavefronts`, `n_waves`): multiplied by the lane count it gives threads.
+pub fn is_warp_count_ident(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    if l.contains("size") || l.contains("lane") || l.contains("thread") || l.contains("bit") {
+        return false;
+    }
+    l.contains("warps")
+        || l.contains("waves")
+        || l.contains("wavefronts")
+        || l.starts_with("nwarp")
+        || l.starts_with("num_warp")
+        || l.starts_with("n_warp")
+        || l.starts_with("nwave")
+        || l.starts_with("num_wave")
+        || l.starts_with("n_wave")
+        || l.contains("warp_count")
+        || l.contains("wave_count")
+}
+/// Identifier denotes a number of AMD wavefronts (`max_wavefronts`, `num_waves`): AMD's own
+/// term, so the code around it is written for AMD.
+pub fn is_wave_count_ident(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    is_warp_count_ident(s) && (l.contains("wave"))
+}
 /// Identifier denotes the number of threads in a block (`blockDim`, `num_threads`).
 pub fn is_block_threads_ident(s: &str) -> bool {
     if s == "blockDim" {

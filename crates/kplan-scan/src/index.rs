@@ -52,6 +52,13 @@ pub struct ProjectIndex {
     /// Names given as a shuffle's logical width somewhere in the project (`int width =
     /// WARP_SIZE`, `width = kLanes`): a 32 there is a logical 32-lane warp on purpose.
     pub logical_widths: HashSet<String>,
+    /// Names that mention the warp or wavefront (`kWarpSize`, `warp_size`) declared anywhere in
+    /// the scan: a macro, constant, variable, member, parameter or function of that name. A
+    /// warp-width name outside this set is defined in files the scan does not see.
+    pub warp_decls: HashSet<String>,
+    /// `name = other` definitions whose value is one warp-named identifier (`constexpr int
+    /// kLanes = kWarpSize;`), name -> other; the first definition met wins.
+    pub alias_of: HashMap<String, String>,
     /// Number of files indexed.
     pub files: usize,
 }
@@ -82,6 +89,8 @@ struct FileIndex {
     hip_only: bool,
     /// Names this file gives as a logical width (`width = NAME`).
     logical_widths: Vec<String>,
+    /// Warp-named identifiers this file declares ([`ProjectIndex::warp_decls`]).
+    warp_decls: Vec<String>,
 }
 
 impl FileIndex {
@@ -102,6 +111,9 @@ impl FileIndex {
     /// constant (a device-only 32 or 64 is also a device warp width), the device warp width
     /// itself, or an alias of another name.
     fn define(&mut self, name: &str, value: &str, platform: Platform, dev: bool, path: &Path) {
+        if warp_word(name) && self.warp_decls.len() < 4096 {
+            self.warp_decls.push(name.to_string());
+        }
         if let Some(v) = int_value(value) {
             self.constant(name, v, platform, dev, path);
             if dev && (v == 32 || v == 64) {
@@ -115,6 +127,103 @@ impl FileIndex {
             self.aliases
                 .push((name.to_string(), a.to_string(), path.to_path_buf()));
         }
+    }
+}
+
+/// The identifier mentions the warp or the wavefront (any case).
+pub fn warp_word(w: &str) -> bool {
+    let l = w.to_ascii_lowercase();
+    l.contains("warp") || l.contains("wave")
+}
+
+/// Warp-named identifiers that line `t` (C++, not a directive) declares: an identifier after a
+/// type-like word (`int warp_size`, `unsigned int& warp_size`, `Lanes<T> kWarpSize`) and
+/// before the end of a declarator (`; = { ( , ) [ :`). A use (`dim3(kWarpSize)`,
+/// `return warp_size();`, `ns::warp_size()`) is not a declaration.
+fn declared_warp_words(t: &str, out: &mut Vec<String>) {
+    let b = t.as_bytes();
+    let mut i = 0;
+    let mut prev_word: Option<&str> = None;
+    let mut prev_punct: u8 = 0;
+    // the word before the last punctuation (`int` in `int& w`, `warpId` in `warpId * w`)
+    let mut word_before_punct: Option<&str> = None;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let s0 = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            let w = &t[s0..i];
+            let next = t[i..].trim_start().bytes().next().unwrap_or(b';');
+            let after_type = match prev_word {
+                Some(p) => !matches!(
+                    p,
+                    "return"
+                        | "case"
+                        | "sizeof"
+                        | "else"
+                        | "throw"
+                        | "co_return"
+                        | "new"
+                        | "delete"
+                        | "goto"
+                        | "alignof"
+                        | "decltype"
+                ),
+                // `T* w` / `T& w` after a built-in type or a template (`a * w` is a product)
+                None => {
+                    prev_punct == b'>' && matches!(next, b';' | b'=' | b'{')
+                        || matches!(prev_punct, b'*' | b'&')
+                            && word_before_punct.is_some_and(|p| {
+                                matches!(
+                                    p,
+                                    "int"
+                                        | "unsigned"
+                                        | "char"
+                                        | "short"
+                                        | "long"
+                                        | "float"
+                                        | "double"
+                                        | "auto"
+                                        | "const"
+                                        | "size_t"
+                                        | "uint32_t"
+                                        | "int32_t"
+                                        | "uint64_t"
+                                        | "int64_t"
+                                        | "bool"
+                                )
+                            })
+                }
+            };
+            if after_type
+                && matches!(next, b';' | b'=' | b'{' | b'(' | b',' | b')' | b'[' | b':')
+                && warp_word(w)
+                && out.len() < 4096
+            {
+                // a function is recorded as `name()`: a call resolves only to a function
+                out.push(if next == b'(' {
+                    format!("{w}()")
+                } else {
+                    w.to_string()
+                });
+            }
+            prev_word = Some(w);
+            prev_punct = 0;
+            continue;
+        }
+        if !c.is_ascii_whitespace() {
+            word_before_punct = prev_word.or(if prev_punct == 0 {
+                None
+            } else {
+                word_before_punct
+            });
+            prev_word = None;
+            // `::` before a name makes it a qualified use, not a declarator
+            prev_punct = if c == b':' { 0 } else { c };
+        }
+        i += 1;
     }
 }
 
@@ -295,6 +404,13 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
                     if mname.is_empty() {
                         continue;
                     }
+                    if warp_word(mname) && fi.warp_decls.len() < 4096 {
+                        fi.warp_decls.push(if body.starts_with('(') {
+                            format!("{mname}()")
+                        } else {
+                            mname.to_string()
+                        });
+                    }
                     if guard.as_deref() == Some(mname) {
                         // an include guard: not a platform test
                         if let Some(top) = stack.last_mut() {
@@ -360,6 +476,9 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
             Some(c) if !t[..c].contains('"') => t[..c].trim_end(),
             _ => t,
         };
+        if t.contains("arp") || t.contains("ave") || t.contains("ARP") || t.contains("AVE") {
+            declared_warp_words(t, &mut fi.warp_decls);
+        }
         if t.contains("enum") {
             in_enum = true;
         }
@@ -549,9 +668,13 @@ impl ProjectIndex {
                 idx.ballot_wrappers.insert(n, w);
             }
             idx.logical_widths.extend(fi.logical_widths);
+            idx.warp_decls.extend(fi.warp_decls);
             for (n, w) in fi.intrinsic_aliases {
                 idx.intrinsic_aliases.entry(n).or_insert(w);
             }
+        }
+        for (n, a, _) in &aliases {
+            idx.alias_of.entry(n.clone()).or_insert_with(|| a.clone());
         }
         // names defined as a device-only warp width through other names
         for _ in 0..3 {
@@ -638,6 +761,31 @@ impl ProjectIndex {
     /// File that defines `name` as the device-only warp width.
     pub fn device_warp_file(&self, name: &str) -> Option<&Path> {
         self.device_warp.get(name).map(PathBuf::as_path)
+    }
+
+    /// Whether `name` is declared anywhere in the scan (as a macro, constant, variable, member
+    /// or parameter), for names that mention the warp or wavefront; `call` asks for a function
+    /// or function-like macro of that name instead (a variable `warp_size` in one file does not
+    /// define the `warp_size()` another file calls).
+    pub fn declares(&self, name: &str, call: bool) -> bool {
+        if call {
+            self.warp_decls.contains(&format!("{name}()"))
+        } else {
+            self.warp_decls.contains(name) || self.consts.contains_key(name)
+        }
+    }
+
+    /// The warp-named identifier `name` stands for through `name = other` definitions (up to
+    /// three steps), `name` itself when it is no alias.
+    pub fn alias_root<'a>(&'a self, name: &'a str) -> &'a str {
+        let mut n = name;
+        for _ in 0..3 {
+            match self.alias_of.get(n) {
+                Some(a) if a != n => n = a,
+                _ => break,
+            }
+        }
+        n
     }
 
     /// Width the ballot wrapper `name` returns (0 unknown), when `name` is one.

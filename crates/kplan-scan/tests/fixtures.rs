@@ -144,10 +144,12 @@ fn warp_size_rules_are_errors_with_a_wave64_target() {
     let f = scan_text(&ctx, &path, FileKind::Cuda, &text);
     let w: Vec<_> = f.iter().filter(|f| f.rule == "warp-size-literal").collect();
     assert!(!w.is_empty());
-    assert!(w
-        .iter()
-        .all(|f| f.severity == kplan_scan::Severity::Error
-            && f.targets == vec!["gfx942".to_string()]));
+    // lane and warp arithmetic is an error; a block-size sweep in steps of 32 is a warning
+    assert!(w.iter().all(|f| (f.severity == kplan_scan::Severity::Error
+        || f.severity == kplan_scan::Severity::Warning
+            && f.message.contains("steps block sizes"))
+        && f.targets == vec!["gfx942".to_string()]));
+    assert!(w.iter().any(|f| f.severity == kplan_scan::Severity::Error));
 }
 
 #[test]

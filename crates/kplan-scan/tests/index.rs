@@ -251,3 +251,27 @@ fn a_constant_with_a_trailing_comment_is_indexed() {
     );
     assert_eq!(idx.const_value("WS"), Some(32));
 }
+
+#[test]
+fn a_warp_width_declared_nowhere_in_the_scan_is_reported_on_the_host_and_one_declared_is_not() {
+    let launch = "#include \"defs.cuh\"\n__global__ void k(float* x) { x[threadIdx.x] = 0.f; }\nvoid go(float* x) {\n    dim3 block(kWarpSize * 4);\n    k<<<1, block>>>(x);\n}\n";
+    let ctx = ScanCtx::with_targets(Kb::builtin(), &["sm_90a", "gfx942", "gfx1100"]).unwrap();
+    let host = |f: &kplan_scan::Finding| f.rule == "device-warp-size-in-host";
+    // scanned without the header that defines it: a compile-time width from outside the scan
+    let alone = scan_text(&ctx, Path::new("launch.cu"), FileKind::Cuda, launch);
+    let lines: Vec<u32> = alone.iter().filter(|f| host(f)).map(|f| f.line).collect();
+    assert_eq!(lines, vec![4]);
+    // with a header that declares it as a host-side variable, the name is the project's own
+    let d = tree(&[
+        (
+            "defs.cuh",
+            "#pragma once\nextern int kWarpSize;  // set from the device properties\n",
+        ),
+        ("launch.cu", launch),
+        ("notes/a.cu", "// nothing\n"),
+        ("notes/b.cu", "// nothing\n"),
+    ]);
+    let r = scan_paths(&ctx, std::slice::from_ref(&d)).unwrap();
+    assert!(r.findings.iter().all(|f| !host(f)), "{:?}", r.findings);
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -13,12 +13,16 @@ pub static META: RuleMeta = RuleMeta {
     what: "Finds `warpSize`, and names the project defines as it or selects with device-only macros \
 (`__HIP_DEVICE_COMPILE__`, `__GFX9__`, `__gfx942__`, `__AMDGCN_WAVEFRONT_SIZE`) in another header, read by \
 host code: a kernel launch's `<<<...>>>` configuration, a `dim3`, or the body of a host function. Names defined \
-in the same file are left to `wavefront-size-macro`.",
+in the same file are left to `wavefront-size-macro`. A warp-width name that no scanned file declares \
+(`kWarpSize`, `lib::warp_size()`, or a local constant defined as one) is a compile-time width from a header \
+outside the scan: its reads in host code are warnings. Names that say they query the running device \
+(`host_warp_size()`, `getWarpSizeCurrentDevice()`) are left alone.",
     why: "The warp width is a property of the device compilation pass. The host pass of clang/hipcc defines \
 `__AMDGCN_WAVEFRONT_SIZE` as 64 whatever the target (also for wave32 RDNA), defines no `__gfxNNNN__` or \
 `__HIP_DEVICE_COMPILE__`, and on ROCm 7 `warpSize` is a device-only variable. A launch sized from it on the \
 host uses another width than the kernel: blocks of the wrong size, reductions over missing lanes, or code \
-that does not compile.",
+that does not compile. A compile-time width fixed for all targets is wrong on the host for AMD targets of the \
+other wavefront size (RDNA runs 32 lanes, CDNA 64).",
     example: "dim3 block(WARP_SIZE, 4);  // WARP_SIZE chosen by __GFX9__ in a shared header\nkernel<<<grid, warpSize * 4>>>(x);",
     use_instead: "int ws = prop.warpSize;  // hipGetDeviceProperties / cudaGetDeviceProperties\ndim3 block(ws, 4);\nkernel<<<grid, ws * 4>>>(x);",
     severity: Severity::Error,
@@ -60,7 +64,9 @@ fn in_launch_config(cx: &Cx, i: usize) -> bool {
 }
 
 /// The file declares its own variable or constant named `warpSize` (`constexpr index_t
-/// warpSize = get_warp_size();`): its uses are that name, not the built-in.
+/// warpSize = get_warp_size();`): its uses are that name, not the built-in. A declaration in
+/// a branch that only NVIDIA compiles (`#if defined(__HIP_PLATFORM_NVCC__)` / `constexpr
+/// unsigned warpSize = 32;`) stands in for the built-in there and shadows nothing on AMD.
 pub fn declares_warp_size(cx: &Cx) -> bool {
     let src = cx.src;
     cx.has("warpSize")
@@ -68,6 +74,7 @@ pub fn declares_warp_size(cx: &Cx) -> bool {
             src.is(i, "warpSize")
                 && (src.is_ident(i - 1) && !matches!(src.s(i - 1), "return" | "case"))
                 && matches!(src.s(i + 1), "=" | "{")
+                && !cx.nv_only(i)
         })
 }
 
@@ -220,6 +227,45 @@ fn declared_locally(cx: &Cx, i: usize) -> bool {
     false
 }
 
+/// Token `i` names the warp width through a constant, macro or argument-less function that
+/// no scanned file declares (`kWarpSize`, `lib::warp_size()`, or a local `kLanes` defined as
+/// one): a compile-time width from a header outside the scan. Names that say they query the
+/// running device (`host_warp_size()`, `getWarpSizeCurrentDevice()`) are left out.
+fn unseen_width(cx: &Cx, i: usize) -> bool {
+    let src = cx.src;
+    let w = src.s(i);
+    if w == "warpSize" || w.starts_with("KPLAN_") {
+        return false;
+    }
+    let idx = cx.index;
+    let root = idx.alias_root(w);
+    if root == w && !crate::index::warp_word(w) {
+        return false;
+    }
+    if !crate::rules::warp_size_constant::warp_width_name(root) {
+        return false;
+    }
+    let l = root.to_ascii_lowercase();
+    if [
+        "host", "current", "prop", "runtime", "query", "dynamic", "max", "min",
+    ]
+    .iter()
+    .any(|h| l.contains(h))
+    {
+        return false;
+    }
+    let call = root == w && src.is(i + 1, "(");
+    if idx.declares(root, call) || idx.is_device_warp(root) {
+        return false;
+    }
+    // the name itself: a call must take no arguments (`warp_size(dev)` queries a device)
+    if root == w && src.is(i + 1, "(") && !src.is(i + 2, ")") {
+        return false;
+    }
+    // a function-like use of an alias, or a template (`kWarpSize<T>`), is something else
+    root == w || !src.is(i + 1, "(")
+}
+
 pub fn check(cx: &mut Cx) {
     // the project's portability header is where the per-pass widths are chosen
     if cx.is_header {
@@ -227,7 +273,8 @@ pub fn check(cx: &mut Cx) {
     }
     check_host_fallback(cx);
     let index_names = !cx.index.device_warp.is_empty();
-    if !cx.has("warpSize") && !index_names {
+    let warp_words = cx.has("arp") || cx.has("ARP") || cx.has("ave") || cx.has("AVE");
+    if !cx.has("warpSize") && !index_names && !warp_words {
         return;
     }
     let src = cx.src;
@@ -247,11 +294,16 @@ pub fn check(cx: &mut Cx) {
         // the kplan portability header's names are chosen per pass on purpose
         let project =
             !builtin && !same_file_macro && !w.starts_with("KPLAN_") && cx.index.is_device_warp(w);
-        if !builtin && !project {
+        let unseen = !builtin && !project && warp_words && unseen_width(cx, i);
+        if !builtin && !project && !unseen {
             continue;
         }
-        // a member access (`prop.warpSize`) is the device property: the fix, not the bug
-        if i > 0 && matches!(src.s(i - 1), "." | "->" | "::") {
+        // a member access (`prop.warpSize`) is the device property: the fix, not the bug; a
+        // namespace-qualified call (`::lib::warp_size()`) is the library's compile-time width
+        if i > 0
+            && matches!(src.s(i - 1), "." | "->" | "::")
+            && !(unseen && src.is(i - 1, "::") && src.is(i + 1, "("))
+        {
             continue;
         }
         if src.toks[i].flags & IN_DEFINE != 0 || cx.nv_only(i) || src.in_device(i) {
@@ -276,6 +328,40 @@ pub fn check(cx: &mut Cx) {
         }
         // `constexpr x = warpSize` is warp-size-constexpr's finding
         let evaluated = !builtin && host_evaluated(cx, i);
+        if unseen {
+            let host_fn = in_host_function(cx, i);
+            if !launch && !host_fn && !evaluated {
+                continue;
+            }
+            // a namespace-scope name for the width (`constexpr int kLanes = kWarpSize;`): its
+            // reads are what matter, and they are reported where they are
+            if evaluated && src.toks[i].depth == 0 && src.is(i - 1, "=") && src.is(i + 1, ";") {
+                continue;
+            }
+            if src.line(i) == reported_line {
+                continue;
+            }
+            reported_line = src.line(i);
+            let end = if src.is(i + 1, "(") { i + 2 } else { i };
+            let root = cx.index.alias_root(w);
+            let via = if root != w {
+                format!("`{w}` (= `{root}`)")
+            } else {
+                format!("`{}`", cx.snippet(i, end))
+            };
+            let place = if launch {
+                "sizes a launch configuration"
+            } else if host_fn {
+                "is read in host code"
+            } else {
+                "is evaluated in a constant or assertion the host pass also compiles"
+            };
+            let msg = format!("{via} is a compile-time warp width defined outside the scanned files and {place}: the host pass has one value for every target, so a width chosen per device pass differs there, and a fixed one is wrong on AMD targets of the other wavefront size");
+            if let Some((_, targets)) = cx.ctx.scope_severity(&META) {
+                cx.report_with(&META, Severity::Warning, targets, i, end, msg, "on the host, take the width from the device properties (`hipDeviceProp_t::warpSize`); keep the compile-time width for device code");
+            }
+            continue;
+        }
         let host_fn = in_host_function(cx, i);
         if !launch && !host_fn && !evaluated {
             continue;

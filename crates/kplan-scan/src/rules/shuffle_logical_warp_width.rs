@@ -16,11 +16,13 @@ pub static META: RuleMeta = RuleMeta {
 lane is numbered inside the logical warp (`x % WarpSize`, `x & (WarpSize - 1)`, `WarpSize - 1`) with no \
 segment base added (`(lane & ~(WarpSize - 1)) + k` addresses the hardware warp and needs no width); an xor \
 shuffle whose mask is made smaller than the width (`WarpSize / 2`, `WarpSize >> k`) stays in its segment and \
-is left alone.",
+is left alone. Also finds a device function's width parameter that defaults to 32 (`int width = 32`) and is \
+passed on as a shuffle's width: a warning for wave64 targets.",
     why: "Without a width a shuffle addresses the hardware warp: 64 lanes on CDNA, 32 on RDNA and NVIDIA. A \
 primitive written for a logical warp of `WarpSize` lanes (16 or 32 inside a 64-lane wavefront) computes lane \
 numbers from 0 to `WarpSize - 1`, so every logical warp but the first reads its values from the first one: \
-wrong results, or a hang when the values steer a loop.",
+wrong results, or a hang when the values steer a loop. A wrapper whose width defaults to 32 does the same to \
+every caller that leaves the width out: on a 64-lane wavefront each half shuffles on its own.",
     example: "template <unsigned int WarpSize, class T>\n__device__ T rotate(T v, unsigned int lane) {\n    return __shfl(v, (lane + 1) % WarpSize);\n}",
     use_instead: "template <unsigned int WarpSize, class T>\n__device__ T rotate(T v, unsigned int lane) {\n    return __shfl(v, (lane + 1) % WarpSize, WarpSize);\n}",
     severity: Severity::Warning,
@@ -108,10 +110,80 @@ fn template_widths<'a>(cx: &Cx<'_, 'a, '_>) -> Vec<&'a str> {
     out
 }
 
+/// Whether the identifier at `k` is an argument of a shuffle call (`__shfl(v, l, width)`).
+fn in_shuffle_call(cx: &Cx, k: usize) -> bool {
+    let src = cx.src;
+    let mut j = k;
+    let mut steps = 0;
+    while j > 1 && steps < 24 {
+        j -= 1;
+        steps += 1;
+        match src.s(j) {
+            ";" | "{" | "}" => return false,
+            "(" if src.mate(j).is_some_and(|m| m > k) && shuffle_arity(src.s(j - 1)).is_some() => {
+                return true;
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// A device function's parameter that is passed on as a shuffle's width defaults to 32
+/// (`int width = 32`): every caller that leaves it out shuffles over half a 64-lane wavefront.
+fn check_default_width(cx: &mut Cx) {
+    let targets = cx.ctx.wave64_targets();
+    if targets.is_empty() || !cx.has("32") {
+        return;
+    }
+    let src = cx.src;
+    let n = src.toks.len();
+    let mut hits: Vec<(usize, usize, String)> = Vec::new();
+    for f in &src.funcs {
+        let open = f.open as usize;
+        let close = (f.close as usize).min(n);
+        let mut p = open;
+        while p > 0 && matches!(src.s(p - 1), "const" | "noexcept" | "override" | "final") {
+            p -= 1;
+        }
+        if p == 0 || !src.is(p - 1, ")") {
+            continue;
+        }
+        let Some(po) = src.mate(p - 1).filter(|&m| m < p - 1) else {
+            continue;
+        };
+        for j in po + 1..p - 1 {
+            if !(src.is(j, "=")
+                && src.int(j + 1) == Some(32)
+                && matches!(src.s(j + 2), "," | ")")
+                && src.is_ident(j - 1))
+            {
+                continue;
+            }
+            let name = src.s(j - 1);
+            let l = name.to_ascii_lowercase();
+            if !(l.contains("width") || warp_width_name(name)) {
+                continue;
+            }
+            if cx.nv_only(j) || cx.amd_wave(j) == 32 {
+                continue;
+            }
+            if (open..close).any(|k| src.is(k, name) && in_shuffle_call(cx, k)) {
+                hits.push((j - 1, j + 1, name.to_string()));
+            }
+        }
+    }
+    for (a, b, name) in hits {
+        let msg = format!("`{name}` defaults to 32 and is passed on as the shuffle width: a caller that leaves it out shuffles within 32 lanes, half of a 64-lane wavefront on wave64 AMD targets");
+        cx.report_with(&META, Severity::Warning, targets.clone(), a, b, msg, "default the width to the warp size (`warpSize`, or a per-target compile-time width such as the kplan header's `KPLAN_WARP_SIZE`)");
+    }
+}
+
 pub fn check(cx: &mut Cx) {
     if !(cx.has("shfl") || cx.has("shuffle")) {
         return;
     }
+    check_default_width(cx);
     let params = template_widths(cx);
     if params.is_empty() {
         return;

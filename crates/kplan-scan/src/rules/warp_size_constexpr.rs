@@ -12,7 +12,8 @@ pub static META: RuleMeta = RuleMeta {
 `case` labels, and the same uses of a macro the file defines as `warpSize` (`#define WARPSIZE warpSize`). \
 The definition itself is reported when the same name is an integer constant elsewhere (`#define WARPSIZE 32` \
 for CUDA), since code written against that constant uses it at compile time, unless this file uses it only at \
-run time.",
+run time. A `warpSize` constant the file declares only for NVIDIA (`#if defined(__HIP_PLATFORM_NVCC__)` / \
+`constexpr unsigned warpSize = 32;`) does not stand in for the built-in on AMD.",
     why: "`warpSize` is a run-time value on NVIDIA, and ROCm 7 made HIP's `warpSize` a non-`constexpr` variable \
 too (RDNA runs both wave32 and wave64): these uses stop compiling. Code that needs a compile-time width must \
 pick it per target.",
@@ -125,6 +126,19 @@ pub fn check(cx: &mut Cx) {
             {
                 // a grouping paren around the use: `[N * (T / warpSize)]`
                 continue;
+            }
+            // a braced initializer of a constexpr declaration: `constexpr bool b{n <= warpSize};`
+            if t == "{"
+                && k >= 1
+                && src.is_ident(k - 1)
+                && src.mate(k).is_some_and(|m| m > i)
+                && (k.saturating_sub(8)..k)
+                    .rev()
+                    .take_while(|&j| !matches!(src.s(j), ";" | "{" | "}"))
+                    .any(|j| src.is(j, "constexpr"))
+            {
+                why = Some("a constexpr initializer");
+                break;
             }
             if matches!(t, ";" | "{" | "}" | ")" | "(" | "]") {
                 if t == "(" && k >= 1 && src.is(k - 1, "static_assert") {

@@ -1,6 +1,9 @@
 //! `warp-size-literal`: 32 / 31 / `>> 5` used as the warp width in lane and warp arithmetic.
 
-use crate::cuda::{is_block_threads_ident, is_lane_ident, is_thread_ident, is_warp_id_ident, Cx};
+use crate::cuda::{
+    is_block_threads_ident, is_lane_ident, is_thread_ident, is_warp_count_ident, is_warp_id_ident,
+    Cx,
+};
 use crate::diag::Severity;
 use crate::rule::{Lang, RuleMeta, Scope};
 
@@ -8,10 +11,12 @@ pub static META: RuleMeta = RuleMeta {
     id: "warp-size-literal",
     summary: "literal 32, 31 or `>> 5` used as the warp width in lane or warp arithmetic",
     what: "Finds lane and warp arithmetic that hard-codes a 32-lane warp: `threadIdx.x % 32`, `tid & 31`, \
-`tid / 32`, `tid >> 5`, `warp_id * 32`, `blockDim.x / 32`, and `threadIdx.x < 32` used to pick the first warp.",
+`tid / 32`, `tid >> 5`, `warp_id * 32`, `blockDim.x / 32`, and `threadIdx.x < 32` used to pick the first warp; \
+in host code too, a thread count made from a number of warps (`num_warps * 32`, `32 * warps_per_block`).",
     why: "AMD CDNA GPUs (gfx90a, gfx942, gfx950) run 64-lane wavefronts. On them `threadIdx.x % 32` is not the \
 lane, `tid / 32` is not the wavefront, and `blockDim.x / 32` counts twice as many warps as exist: reductions \
-silently combine the wrong lanes and results are wrong without any error.",
+silently combine the wrong lanes and results are wrong without any error. A block of `num_warps * 32` threads \
+holds half as many wavefronts as the kernel's warp count expects.",
     example: "int lane = threadIdx.x % 32;\nint warp = threadIdx.x / 32;\nint nwarps = blockDim.x / 32;",
     use_instead: "int lane = threadIdx.x % warpSize;\nint warp = threadIdx.x / warpSize;\nint nwarps = blockDim.x / warpSize;",
     severity: Severity::Error,
@@ -35,6 +40,10 @@ pub fn check(cx: &mut Cx) {
     let mut logical: Vec<Option<bool>> = Vec::new();
     for k in 1..n.saturating_sub(1) {
         let op = src.s(k);
+        if op == "+=" {
+            block_size_sweep(cx, k);
+            continue;
+        }
         let lit = match op {
             "%" | "/" | "*" | "&" | ">>" | "<" | ">=" | "%=" | "/=" | ">>=" => match src.int(k + 1)
             {
@@ -43,9 +52,13 @@ pub fn check(cx: &mut Cx) {
                     if op == "*" {
                         // `32 * warp_id`
                         if let (Some(32), Some(r)) = (src.int(k - 1), cx.right_operand(k)) {
-                            if cx.any_ident(k + 1, r, is_warp_id_ident)
+                            // `32 * warp_id` in device code, `32 * num_warps` anywhere
+                            let count = cx.any_ident(k + 1, r, is_warp_count_ident)
+                                && !cx.any_ident(k + 1, r, is_warp_id_ident)
+                                && !matches!(src.s(k.saturating_sub(2)), "*" | "/" | "." | ")");
+                            if (count
+                                || cx.any_ident(k + 1, r, is_warp_id_ident) && src.in_device(k))
                                 && !cx.guarded(k)
-                                && src.in_device(k)
                             {
                                 let msg =
                                     format!("`{}` assumes a 32-lane warp", cx.snippet(k - 1, r));
@@ -81,10 +94,15 @@ pub fn check(cx: &mut Cx) {
         let lane_like = cx.any_ident(a, k - 1, |s| is_thread_ident(s) || is_lane_ident(s));
         let warp_like = cx.any_ident(a, k - 1, is_warp_id_ident);
         let count_like = cx.any_ident(a, k - 1, is_block_threads_ident);
+        // `num_warps * 32`: threads from a count of warps, in device or host code
+        let warps_count = op == "*"
+            && cx.any_ident(a, k - 1, is_warp_count_ident)
+            && !warp_like
+            && !cx.any_ident(a, k - 1, |s| is_thread_ident(s) || is_lane_ident(s));
         let fire = match op {
             "%" | "&" | "%=" => device && lane_like,
             "/" | ">>" | "/=" | ">>=" => (device && lane_like) || count_like,
-            "*" => device && warp_like,
+            "*" => device && warp_like || warps_count,
             "<" | ">=" => {
                 device && cx.any_ident(a, k - 1, is_thread_ident) && !lane_like_only(cx, a, k - 1)
             }
@@ -103,12 +121,45 @@ pub fn check(cx: &mut Cx) {
             "%" | "&" | "%=" => "computes the lane",
             "/" | ">>" | "/=" | ">>=" if count_like && !lane_like => "counts warps",
             "/" | ">>" | "/=" | ">>=" => "computes the warp index",
+            "*" if warps_count => "counts threads from a number of warps",
             "*" => "computes the warp's first lane",
             _ => "selects the first warp",
         };
         let msg = format!("`{}` {what} assuming a 32-lane warp", cx.snippet(a, k + 1));
         cx.report(&META, a, k + 1, msg, "use `warpSize` (or the kplan header's `KPLAN_WARP_SIZE`): wave64 targets have 64 lanes");
     }
+}
+
+/// A block size named in a loop's step (`block_size`, `threads`, `block_dim`).
+fn block_size_name(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    (l.contains("block") && (l.contains("size") || l.contains("dim") || l.contains("thread")))
+        || is_block_threads_ident(s)
+}
+
+/// `for (bs = 32; bs <= 1024; bs += 32)`: candidate block sizes (a tuner's list, a search)
+/// stepped by one 32-lane warp, so every other candidate is half a 64-lane wavefront short.
+fn block_size_sweep(cx: &mut Cx, k: usize) {
+    let src = cx.src;
+    if src.int(k + 1) != Some(32) || !src.is(k + 2, ")") || !src.is_ident(k - 1) {
+        return;
+    }
+    let name = src.s(k - 1);
+    if !block_size_name(name) || cx.guarded(k) {
+        return;
+    }
+    // the step of a `for` header
+    let Some(open) = src.mate(k + 2).filter(|&o| o > 0 && o < k) else {
+        return;
+    };
+    if !src.is(open - 1, "for") {
+        return;
+    }
+    let Some(targets) = cx.ctx.scope_severity(&META).map(|(_, t)| t) else {
+        return;
+    };
+    let msg = format!("`{}` steps block sizes by 32 threads: every other candidate is not a whole number of 64-lane wavefronts, so its last wavefront runs half empty and code that assumes whole warps per block breaks", cx.snippet(k - 1, k + 1));
+    cx.report_with(&META, Severity::Warning, targets, k - 1, k + 1, msg, "step by the device's warp size (`hipDeviceProp_t::warpSize` on the host), or by 64, which is a whole number of warps on every target");
 }
 
 fn lane_like_only(cx: &Cx, a: usize, b: usize) -> bool {

@@ -12,7 +12,8 @@ pub const META: RuleMeta = RuleMeta {
     summary: "warp width chosen as `64 if <HIP> else 32` (RDNA runs 32-lane wavefronts)",
     what: "Finds conditional expressions that pick the warp width by vendor: `64 if torch.version.hip else 32`, \
 `Constant(64) if runtime.is_hip else Constant(32)`, `'64' if is_hip else '32'`, and the mirrored `32 if ... \
-else 64` on a CUDA test.",
+else 64` on a CUDA test. Also finds a warp-width name assigned a plain 64 (`WARP_SIZE = 64`, \
+`wavefront_size = 64`), which launch code then multiplies into block sizes for every device.",
     why: "Only CDNA/GCN GPUs have 64-lane wavefronts. RDNA GPUs (gfx10, gfx11, gfx12), which ROCm also \
 supports, run 32-lane wavefronts: a width of 64 for every HIP device makes shuffles, masks and generated \
 kernels address lanes that do not exist there. With no wave32 target in scope the finding is a note.",
@@ -89,6 +90,36 @@ pub fn check(cx: &mut Cx) {
     let amd = cx.ctx.vendor_targets(Vendor::Amd);
     if amd.is_empty() {
         return;
+    }
+    let (sev, targets) = if wave32.is_empty() {
+        (Severity::Note, amd.clone())
+    } else {
+        (META.severity, wave32.clone())
+    };
+    // `WARP_SIZE = 64` on a line of its own
+    for l in &src.lines {
+        let f = l.first;
+        if l.end != f + 3
+            || src.kind(f) != Some(Kind::Name)
+            || src.s(f + 1) != "="
+            || src.int(f + 2) != Some(64)
+        {
+            continue;
+        }
+        let name = src.s(f);
+        let low = name.to_ascii_lowercase();
+        if !crate::rules::warp_size_constant::warp_width_name(name)
+            || low.contains("max")
+            || low.contains("upper")
+            || low.contains("limit")
+        {
+            continue;
+        }
+        let msg = format!(
+            "`{}` fixes the warp width at 64 for every device; RDNA (gfx10/gfx11/gfx12) runs 32-lane wavefronts, and NVIDIA warps have 32 lanes",
+            cx.code(f, f + 2)
+        );
+        cx.report_with(&META, sev, targets.clone(), f, f + 2, msg, "ask the device for its warp size (`torch.cuda.get_device_properties(d).warp_size`, `hipDeviceProp_t::warpSize`)");
     }
     for k in 1..n {
         if !src.is_name(k, "if") {
