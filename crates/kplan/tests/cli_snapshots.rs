@@ -142,3 +142,133 @@ fn run_targets() {
 fn run_features() {
     insta::assert_snapshot!("run-features", kplan(&["features"]));
 }
+
+#[test]
+fn run_ops() {
+    insta::assert_snapshot!("run-ops", kplan(&["ops"]));
+}
+
+#[test]
+fn run_ops_show() {
+    insta::assert_snapshot!("run-ops-show", kplan(&["ops", "show", "softmax"]));
+}
+
+/// `new` writes a project into a fresh directory: what it says (the directory redacted) and
+/// the files it wrote.
+#[test]
+fn run_new() {
+    let dir = kplan_test_support::cli::scratch("snap-new");
+    let proj = dir.join("proj");
+    let run = kplan(&["new", "examples/softmax.toml", proj.to_str().unwrap()]);
+    let mut files = Vec::new();
+    walk(&proj, &proj, &mut files);
+    files.sort();
+    let shown = format!("{run}--- files\n{}\n", files.join("\n"));
+    insta::with_settings!({filters => vec![(literal(&proj.display().to_string()).as_str(), "[DIR]")]}, {
+        insta::assert_snapshot!("run-new", shown);
+    });
+}
+
+fn walk(root: &std::path::Path, d: &std::path::Path, out: &mut Vec<String>) {
+    for e in std::fs::read_dir(d).expect("project directory") {
+        let p = e.expect("entry").path();
+        if p.is_dir() {
+            walk(root, &p, out);
+        } else {
+            out.push(p.strip_prefix(root).unwrap().display().to_string());
+        }
+    }
+}
+
+/// A regular expression that matches `text` literally (an insta filter).
+fn literal(text: &str) -> String {
+    let mut s = String::new();
+    for c in text.chars() {
+        if !c.is_alphanumeric() && c != '/' && c != '_' {
+            s.push('\\');
+        }
+        s.push(c);
+    }
+    s
+}
+
+/// `mcp` over stdio, as a client speaks to it: `initialize`, the `initialized` notification
+/// and `tools/list`, one JSON-RPC message a line. Each tool's output schema is checked against
+/// the committed `docs/plan.schema.json` (plan) and shown by name only.
+#[test]
+fn run_mcp() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let mut child = kplan_test_support::kplan_command!()
+        .arg("mcp")
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kplan mcp");
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.expect("read kplan mcp")).is_err() {
+                break;
+            }
+        }
+    });
+    let mut reply = |msgs: &[serde_json::Value]| -> serde_json::Value {
+        for m in msgs {
+            writeln!(stdin, "{m}").expect("write to kplan mcp");
+        }
+        stdin.flush().unwrap();
+        let line = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("kplan mcp replies within 60 s");
+        serde_json::from_str(&line).expect("a JSON-RPC reply")
+    };
+    let init = reply(&[serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "snapshot", "version": "1"}
+        }
+    })]);
+    let mut tools = reply(&[
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ]);
+    drop(stdin);
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("docs/plan.schema.json")).unwrap(),
+    )
+    .unwrap();
+    for t in tools["result"]["tools"]
+        .as_array_mut()
+        .expect("a tool list")
+    {
+        let is_plan = t["name"] == "plan";
+        if let Some(out) = t.get_mut("outputSchema") {
+            if is_plan {
+                assert_eq!(
+                    *out, schema,
+                    "plan's output schema is docs/plan.schema.json"
+                );
+                *out = "docs/plan.schema.json".into();
+            }
+        }
+    }
+    let status = child.wait().expect("kplan mcp ends when its input does");
+    let shown = format!(
+        "$ kplan mcp\nexit: {}\n--- initialize\n{}\n--- tools/list\n{}\n",
+        status
+            .code()
+            .map_or("signal".to_string(), |c| c.to_string()),
+        serde_json::to_string_pretty(&init).unwrap(),
+        serde_json::to_string_pretty(&tools).unwrap()
+    );
+    insta::with_settings!({filters => vec![(literal(env!("CARGO_PKG_VERSION")).as_str(), "[VERSION]")]}, {
+        insta::assert_snapshot!("run-mcp", shown);
+    });
+}
