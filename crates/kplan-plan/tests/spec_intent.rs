@@ -214,6 +214,35 @@ fn op_names_are_read_from_their_words() {
         s.custom_knowledge.as_deref(),
         Some("structured-sparse-gemm")
     );
+    // The longest compound at a word decides: `2:4 sparse gemm` and `semi-structured sparse
+    // gemm` are the structured-sparse entry, not the `sparse-gemm` alias of SpGEMM inside them.
+    for name in ["2:4 sparse gemm", "semi-structured sparse gemm"] {
+        let s = spec(
+            &format!("op = '{name}'\ndtypes = ['fp8', 'fp32', 'bf16']\nproblem = {{ m = 64, n = 64, k = 64 }}"),
+            "'h100'",
+        )
+        .unwrap();
+        assert_eq!(
+            s.custom_knowledge.as_deref(),
+            Some("structured-sparse-gemm"),
+            "{name}: {:?}",
+            s.op
+        );
+    }
+}
+
+/// Every compound name of the op knowledge base fits the longest compound the reader tries.
+#[test]
+fn op_aliases_fit_the_compound_reader() {
+    for o in &Kb::builtin().ops {
+        for a in std::iter::once(&o.id).chain(&o.aliases) {
+            let words = a
+                .split(['-', '_', ' ', ':'])
+                .filter(|w| !w.is_empty())
+                .count();
+            assert!(words <= 4, "`{a}` of op `{}` has {words} words", o.id);
+        }
+    }
 }
 
 #[test]

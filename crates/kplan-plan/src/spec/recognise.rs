@@ -1,8 +1,8 @@
 //! An op name kplan has no exact name for, read from its words: `sparse-attention` and
 //! `mla-decode` are attention, `segment-reduce` a reduction, `fused-qk-norm-rope` a norm,
-//! `kmeans-assign` the knowledge base's k-means entry. The first word (or two-word compound)
-//! of the name that names an op class, an alias or a knowledge base entry decides; the plan says
-//! which word it read.
+//! `kmeans-assign` the knowledge base's k-means entry. The first word of the name that starts a
+//! compound (the longest, up to four words) naming an op class, an alias or a knowledge base
+//! entry decides; the plan says which words it read.
 
 use super::{norm_name, Op};
 use kplan_kb::Kb;
@@ -51,23 +51,28 @@ fn named(word: &str, kb: &Kb) -> Option<Recognised> {
     None
 }
 
-/// The first word or two-word compound of `op_name` (normalised, dash-separated) that names an
-/// op class or a knowledge base entry, with the word.
+/// The longest compound of words (up to four) that names an op class or a knowledge base entry,
+/// at the first word of `op_name` (normalised, dash-separated; `2:4` reads as two words) where
+/// one starts, with the words read: `2:4-sparse-gemm` is the structured-sparse entry, not the
+/// `sparse-gemm` alias of SpGEMM inside it.
 pub(crate) fn recognise(op_name: &str, kb: &Kb) -> Option<(Recognised, String)> {
-    let words: Vec<&str> = op_name.split('-').filter(|w| !w.is_empty()).collect();
+    let words: Vec<&str> = op_name
+        .split(['-', ':'])
+        .filter(|w| !w.is_empty())
+        .collect();
     if words.len() < 2 {
         return None;
     }
     for i in 0..words.len() {
-        if i + 1 < words.len() {
-            let pair = format!("{}-{}", words[i], words[i + 1]);
-            if let Some(r) = named(&pair, kb) {
-                return Some((r, pair));
+        for len in (1..=MAX_COMPOUND.min(words.len() - i)).rev() {
+            let compound = words[i..i + len].join("-");
+            if let Some(r) = named(&compound, kb) {
+                return Some((r, compound));
             }
-        }
-        if let Some(r) = named(words[i], kb) {
-            return Some((r, words[i].to_string()));
         }
     }
     None
 }
+
+/// The most words a compound op name of the knowledge base has (`semi-structured-sparse-gemm`).
+const MAX_COMPOUND: usize = 4;

@@ -71,7 +71,12 @@ pub fn check(cx: &mut Cx) {
         if !hit || matches!(src.s(k + 2), "*" | "." | "(" | "[") {
             continue;
         }
-        if !cx.amd_code(k) || cx.amd_wave(k) == 64 || cx.mfma_branch(k) {
+        if !cx.amd_code(k)
+            || cx.amd_wave(k) == 64
+            || cx.runtime_wave(k) == 64
+            || cx.in_arch_alternative(k)
+            || cx.mfma_branch(k)
+        {
             continue;
         }
         let Some(a) = cx.left_operand(k) else {
@@ -120,7 +125,7 @@ fn wavefronts_times_64(cx: &mut Cx, k: usize, sev: Severity, targets: &[String])
     if !(waves || warps && cx.amd_code(k)) {
         return;
     }
-    if cx.nv_only(k) || cx.amd_wave(k) == 64 || cx.mfma_branch(k) {
+    if cx.nv_only(k) || cx.amd_wave(k) == 64 || cx.runtime_wave(k) == 64 || cx.mfma_branch(k) {
         return;
     }
     let (s, e) = (a.min(lit), b.max(lit));
