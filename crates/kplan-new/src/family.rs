@@ -7,7 +7,8 @@ use crate::NewError;
 use kplan_plan::Plan;
 use std::fmt::Write;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub enum Reduce {
     Sum,
     Mean,
@@ -17,12 +18,7 @@ pub enum Reduce {
 
 impl Reduce {
     fn as_str(self) -> &'static str {
-        match self {
-            Reduce::Sum => "sum",
-            Reduce::Mean => "mean",
-            Reduce::Max => "max",
-            Reduce::Min => "min",
-        }
+        self.into()
     }
 }
 

@@ -184,6 +184,14 @@ impl<'kb> ScanCtx<'kb> {
             .map(|t| t.arch.clone())
             .collect()
     }
+    /// The AMD targets in scope that run 32-lane wavefronts (RDNA, unless built for wave64).
+    pub fn wave32_amd_targets(&self) -> Vec<String> {
+        self.targets
+            .iter()
+            .filter(|t| t.vendor == Vendor::Amd && !t.is_wave64())
+            .map(|t| t.arch.clone())
+            .collect()
+    }
     pub fn has_vendor(&self, v: Vendor) -> bool {
         self.targets.iter().any(|t| t.vendor == v)
     }

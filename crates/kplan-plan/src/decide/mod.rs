@@ -147,6 +147,26 @@ impl Target<'_> {
     pub fn is_cdna(&self) -> bool {
         self.arch.is_cdna()
     }
+    /// A device of several dies that one launch sees apart: an MI250X-style package of GCDs
+    /// (each its own device) or an MI300-class device of XCDs (one L2 per XCD).
+    pub fn is_multi_die(&self) -> bool {
+        self.has_gcds() || self.has_xcds()
+    }
+    /// A package of dies that are separate devices (MI250X: one GCD per launch).
+    pub fn has_gcds(&self) -> bool {
+        self.device
+            .as_deref()
+            .is_some_and(|d| d.dies_per_package.is_some())
+    }
+    /// One device of several XCDs with their own L2s (MI300-class, from the KB's CU note).
+    pub fn has_xcds(&self) -> bool {
+        self.device.as_deref().is_some_and(|d| {
+            d.compute_units
+                .note
+                .as_deref()
+                .is_some_and(|n| n.contains("per XCD"))
+        })
+    }
     /// NVIDIA SM number (`sm_90a` -> 90), if this is an NVIDIA architecture.
     pub fn sm(&self) -> Option<u32> {
         self.arch

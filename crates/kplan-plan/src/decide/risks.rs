@@ -213,18 +213,7 @@ pub fn facts(spec: &Spec, targets: &[Target], coded: &[&Target]) -> super::when:
         ("cpu", vendor(Vendor::Cpu)),
         ("cdna", targets.iter().any(|t| t.is_cdna())),
         ("rdna", targets.iter().any(|t| t.is_rdna())),
-        (
-            "multi_die",
-            targets.iter().any(|t| {
-                t.device.as_deref().is_some_and(|d| {
-                    d.dies_per_package.is_some()
-                        || d.compute_units
-                            .note
-                            .as_deref()
-                            .is_some_and(|n| n.contains("per XCD"))
-                })
-            }),
-        ),
+        ("multi_die", targets.iter().any(|t| t.is_multi_die())),
         (
             "atomics",
             spec.features.iter().any(|x| x.contains("atomic")),

@@ -47,13 +47,7 @@ block shapes are tuned per platform too), so the rule asks for the value's role 
 
 /// Wave32 AMD targets in scope, or (none) every AMD target, with the severity.
 fn amd_scope(cx: &Cx) -> Option<(Severity, Vec<String>)> {
-    let wave32: Vec<String> = cx
-        .ctx
-        .targets
-        .iter()
-        .filter(|t| t.vendor == Vendor::Amd && !t.is_wave64())
-        .map(|t| t.arch.clone())
-        .collect();
+    let wave32: Vec<String> = cx.ctx.wave32_amd_targets();
     if !wave32.is_empty() {
         return Some((META.severity, wave32));
     }

@@ -37,13 +37,7 @@ pub fn check(cx: &mut Cx) {
     {
         return;
     }
-    let wave32: Vec<String> = cx
-        .ctx
-        .targets
-        .iter()
-        .filter(|t| t.vendor == Vendor::Amd && !t.is_wave64())
-        .map(|t| t.arch.clone())
-        .collect();
+    let wave32: Vec<String> = cx.ctx.wave32_amd_targets();
     let amd: Vec<String> = cx.ctx.vendor_targets(Vendor::Amd);
     if amd.is_empty() {
         return;

@@ -25,6 +25,10 @@ pub struct Args {}
 /// follows).
 const PLAN_SCHEMA: &str = include_str!("../../../../docs/plan.schema.json");
 
+/// How long one tool call may run before its process group is stopped: a `bench` or a `build`
+/// for every target takes minutes, a call that hangs must not hold the server.
+const CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
 /// Output schema of `scan`: the JSON contract of docs/scan.md.
 fn scan_schema() -> Value {
     json!({
@@ -491,10 +495,10 @@ impl Server {
         if let Some(kb) = &self.kb {
             cmd.arg("--kb").arg(kb);
         }
-        cmd.arg("--color=never")
-            .args(&inv.args)
-            .stdin(std::process::Stdio::null());
-        let out = match cmd.output() {
+        cmd.arg("--color=never").args(&inv.args);
+        // through the process runner: stdin closed, both pipes drained, the process group
+        // killed when a call runs past its limit
+        let out = match kplan_build::process::run_command(cmd, CALL_TIMEOUT) {
             Ok(o) => o,
             Err(e) => {
                 return CallToolResult::error(vec![ContentBlock::text(format!(
@@ -503,19 +507,27 @@ impl Server {
                 ))])
             }
         };
-        let mut stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let mut stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        if out.timed_out {
+            return CallToolResult::error(vec![ContentBlock::text(format!(
+                "error: kplan {name} ran past {} s and was stopped",
+                CALL_TIMEOUT.as_secs()
+            ))]);
+        }
+        let (mut stdout, mut stderr) = (out.stdout, out.stderr);
         if let Some((_, p)) = &inv.inline {
             let shown = p.display().to_string();
             stdout = stdout.replace(&shown, "spec_toml");
             stderr = stderr.replace(&shown, "spec_toml");
         }
-        let code = out.status.code();
+        let code = out.code;
         // 0: done; 1: done with findings or failed targets (the JSON says which); 2 or a
         // signal: the CLI's error
         if !matches!(code, Some(0) | Some(1)) {
             let msg = if stderr.trim().is_empty() {
-                format!("error: kplan {name} ended with {}", out.status)
+                match out.status {
+                    Some(st) => format!("error: kplan {name} ended with {st}"),
+                    None => format!("error: kplan {name} could not be waited for"),
+                }
             } else {
                 stderr.trim_end().to_string()
             };

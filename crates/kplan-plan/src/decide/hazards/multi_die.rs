@@ -11,35 +11,12 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
     let mut risks = Vec::new();
     // Multi-die devices: MI250X GCDs (one per launch) and MI300-class XCDs (one device, L2 per
     // XCD): a hazard for kernel code written for them (a library call handles its own placement).
-    let multi: Vec<&Target> = coded
-        .iter()
-        .copied()
-        .filter(|t| {
-            t.device.as_deref().is_some_and(|d| {
-                d.dies_per_package.is_some()
-                    || d.compute_units
-                        .note
-                        .as_deref()
-                        .is_some_and(|n| n.contains("per XCD"))
-            })
-        })
-        .collect();
+    let multi: Vec<&Target> = coded.iter().copied().filter(|t| t.is_multi_die()).collect();
     if !multi.is_empty() {
         // Only the clauses of the kinds of device in scope: GCDs that are separate devices
         // (MI250X) and XCDs inside one device (MI300-class).
-        let gcd = multi.iter().any(|t| {
-            t.device
-                .as_deref()
-                .is_some_and(|d| d.dies_per_package.is_some())
-        });
-        let xcd = multi.iter().any(|t| {
-            t.device.as_deref().is_some_and(|d| {
-                d.compute_units
-                    .note
-                    .as_deref()
-                    .is_some_and(|n| n.contains("per XCD"))
-            })
-        });
+        let gcd = multi.iter().any(|t| t.has_gcds());
+        let xcd = multi.iter().any(|t| t.has_xcds());
         let mut title = Vec::new();
         let mut mitigation = Vec::new();
         if gcd {

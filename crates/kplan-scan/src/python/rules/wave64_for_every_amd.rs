@@ -80,13 +80,7 @@ fn is_cuda_word(s: &str) -> bool {
 pub fn check(cx: &mut Cx) {
     let src = cx.src;
     let n = src.toks.len();
-    let wave32: Vec<String> = cx
-        .ctx
-        .targets
-        .iter()
-        .filter(|t| t.vendor == Vendor::Amd && !t.is_wave64())
-        .map(|t| t.arch.clone())
-        .collect();
+    let wave32: Vec<String> = cx.ctx.wave32_amd_targets();
     let amd = cx.ctx.vendor_targets(Vendor::Amd);
     if amd.is_empty() {
         return;
