@@ -266,4 +266,13 @@ fn architectures_without_facts_are_notes_not_guesses() {
     assert_eq!(e.suggestion, None);
     let e = spec(k, "'sm_88'").unwrap_err();
     assert_ne!(e.suggestion.as_deref(), Some("sm_86"));
+    // A name that has no real architecture's form is a typo, an error even beside other
+    // targets; target-id features and LLVM generic targets are real forms.
+    for typo in ["sm_8O", "gfx94x", "gfx_9_4_2x"] {
+        assert!(spec(k, &format!("'{typo}', 'gfx1100'")).is_err(), "{typo}");
+    }
+    for real in ["gfx11-generic", "gfx1151"] {
+        let s = spec(k, &format!("'{real}', 'gfx1100'")).unwrap();
+        assert_eq!(s.targets, ["gfx1100"], "{real}");
+    }
 }

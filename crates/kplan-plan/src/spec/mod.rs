@@ -2132,6 +2132,39 @@ fn looks_like_arch(name: &str) -> bool {
     digits_after("sm") || digits_after("compute") || digits_after("gfx") || n.starts_with("cpu")
 }
 
+/// Whether an architecture-like name has the form of a real one: `sm_` / `compute_` digits
+/// with an optional `a`/`f` suffix, `gfx` digits with an optional hex-letter stepping
+/// (`gfx90a`), or a CPU name. `sm_8O` (a letter O) is a typo, not an architecture kplan lacks
+/// facts for.
+fn plausible_arch(name: &str) -> bool {
+    let n = name.trim().to_ascii_lowercase();
+    let tail = |p: &str| n.strip_prefix(p).map(|r| r.trim_start_matches('_'));
+    let digits_then = |r: &str, suffix: &dyn Fn(&str) -> bool| {
+        let d = r.len() - r.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        d > 0 && suffix(&r[d..])
+    };
+    if n.starts_with("cpu") {
+        return true;
+    }
+    if let Some(r) = tail("gfx") {
+        // a target-id feature (`gfx90a:xnack+`) and LLVM's generic targets (`gfx11-generic`,
+        // `gfx10-3-generic`) are forms of real names too
+        let r = r.split(':').next().unwrap_or(r);
+        if r.ends_with("-generic") {
+            return r.starts_with(|c: char| c.is_ascii_digit());
+        }
+        return digits_then(r, &|s: &str| {
+            s.is_empty() || (s.len() == 1 && s.chars().all(|c| c.is_ascii_hexdigit()))
+        });
+    }
+    for p in ["sm", "compute"] {
+        if let Some(r) = tail(p) {
+            return digits_then(r, &|s: &str| matches!(s, "" | "a" | "f"));
+        }
+    }
+    false
+}
+
 /// The targets of `[backends]` (`targets`, then `devices`), each resolved against the KB. A
 /// device name the KB does not know becomes a note when other entries give the targets (the plan
 /// covers those); it is an error when nothing else does, and an unknown architecture name is
@@ -2173,6 +2206,7 @@ fn targets_of(
             // targets give the plan.
             if t.get_ref().trim().is_empty()
                 || (looks_like_arch(t.get_ref()) && target_suggestion(t.get_ref(), kb).is_some())
+                || (looks_like_arch(t.get_ref()) && !plausible_arch(t.get_ref()))
             {
                 return Err(unknown(t));
             }
