@@ -783,8 +783,18 @@ impl PassEval<'_> {
                     self.names = true;
                     return None;
                 }
+                // `__CUDA_ARCH__` tested for truth alone (`#if !__CUDA_ARCH__`): wherever it is
+                // defined it is an architecture number, never 0
+                let truth_only = t == "__CUDA_ARCH__"
+                    && (self.pos < 2
+                        || matches!(
+                            self.toks.get(self.pos - 2).copied(),
+                            Some("!" | "(" | "&&" | "||" | "?" | ":" | "if" | "elif")
+                        ))
+                    && matches!(self.peek(), "" | ")" | "&&" | "||" | "?" | ":");
                 match self.name(&t) {
                     MacroState::Undef => Some(0),
+                    MacroState::Def(None) if truth_only => Some(1),
                     MacroState::Def(v) => v,
                     MacroState::Unknown => None,
                 }

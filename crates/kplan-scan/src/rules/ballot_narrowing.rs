@@ -219,6 +219,14 @@ pub fn check(cx: &mut Cx) {
                 narrow.insert((f, src.s(i)), (i, ty));
                 continue;
             }
+            // a wider declaration of the same name (`unsigned long long mask`) shadows an
+            // earlier 32-bit one
+            if !matches!(
+                src.s(i - 1),
+                "return" | "else" | "case" | "throw" | "new" | "delete"
+            ) {
+                narrow.remove(&(f, src.s(i)));
+            }
         }
         let lookup = |name: &str| -> Option<String> {
             if let Some(d) = narrow.get(&(f, name)) {

@@ -23,7 +23,9 @@ path and is left alone. Outside \
 kernels it finds a `__CUDA_ARCH__ < N` test that AMD compilations reach (HIP leaves the macro undefined, so the \
 test reads `0 < N` and AMD builds the branch meant for NVIDIA GPUs older than `N`; in host code it is true in \
 every host pass), and `__device__` functions defined only under a `__CUDA_ARCH__` test at file scope and called \
-from code AMD compiles (the HIP device pass never sees the definition).",
+from code AMD compiles (the HIP device pass never sees the definition). Inside a device or \
+`__host__ __device__` function, `#ifndef __CUDA_ARCH__` (or `#if !__CUDA_ARCH__`) marks host-only code that the \
+HIP device pass compiles too (a warning).",
     why: "HIP (clang `-x hip`, hipcc) never defines `__CUDA_ARCH__`, in the device pass either: checked with \
 `clang-19 -x hip --cuda-device-only -E -dM`. A kernel whose body is under such a test compiles to an empty \
 kernel on AMD: it launches, returns at once and leaves its output unwritten, with no error. Under a device/host \
@@ -42,6 +44,7 @@ pub fn check(cx: &mut Cx) {
     }
     check_file_scope(cx);
     check_less_than(cx);
+    check_host_branch(cx);
     check_device_defs(cx);
     if cx.src.funcs.is_empty() {
         return;
@@ -398,6 +401,73 @@ fn check_less_than(cx: &mut Cx) {
             e,
             msg,
             "add `defined(__CUDA_ARCH__) &&` to the test and give AMD (and host code) the path it needs, or choose by a runtime or AMD-architecture test",
+        );
+    }
+}
+
+/// `#ifndef __CUDA_ARCH__` / `#if !defined(__CUDA_ARCH__)` / `#if !__CUDA_ARCH__` inside a device
+/// or `__host__ __device__` function: the branch is host-only code under nvcc, and the HIP
+/// device pass, which never defines `__CUDA_ARCH__`, compiles it into the device function.
+/// Found from the passes: the branch is reached by an AMD device pass and by no NVIDIA device
+/// pass, and its own condition is a `__CUDA_ARCH__` test with no AMD term.
+fn check_host_branch(cx: &mut Cx) {
+    use crate::lex::pass;
+    let src = cx.src;
+    let targets = cx.ctx.vendor_targets(kplan_kb::Vendor::Amd);
+    if targets.is_empty() || src.funcs.is_empty() {
+        return;
+    }
+    // a file that defines `__CUDA_ARCH__` itself (a HIP shim) decides its own value
+    if src
+        .defines
+        .iter()
+        .any(|d| src.text.get(d.name_start as usize..d.name_end as usize) == Some("__CUDA_ARCH__"))
+    {
+        return;
+    }
+    let mut hits: Vec<(usize, usize, String)> = Vec::new();
+    for br in src.branches.iter().skip(1) {
+        if br.is_alternative || br.dead {
+            continue;
+        }
+        let Some(g) = src.groups.get(br.group as usize) else {
+            continue;
+        };
+        if g.func == 0 || g.include_guard {
+            continue;
+        }
+        let amd_dev = br.reach & (pass::AMD_DEV64 | pass::AMD_DEV32) != 0;
+        if !amd_dev || br.reach & pass::NV_DEV != 0 {
+            continue;
+        }
+        let cond = src
+            .text
+            .get(br.cond.0 as usize..br.cond.1 as usize)
+            .unwrap_or("");
+        let words = crate::lex::cond_tokens_pub(cond);
+        if !words.contains(&"__CUDA_ARCH__")
+            || words.iter().any(|w| {
+                w.contains("HIP") || w.contains("AMD") || w.contains("ROCM") || w.contains("gfx")
+            })
+        {
+            continue;
+        }
+        let shown = cond.split("//").next().unwrap_or("").trim();
+        hits.push((
+            br.cond.0 as usize,
+            br.cond.1 as usize,
+            format!("`{shown}` marks host-only code in a device function, but HIP's device pass does not define `__CUDA_ARCH__`: AMD compiles this branch into the device code"),
+        ));
+    }
+    for (s, e, msg) in hits {
+        cx.report_span(
+            &META,
+            Severity::Warning,
+            targets.clone(),
+            s,
+            e,
+            msg,
+            "test the device pass of both compilers: `#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)`",
         );
     }
 }

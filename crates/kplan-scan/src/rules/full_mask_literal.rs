@@ -10,7 +10,8 @@ pub static META: RuleMeta = RuleMeta {
     id: "full-mask-literal",
     summary: "32-bit full lane mask passed to a `*_sync` warp intrinsic or compared with a ballot",
     what: "Finds `0xffffffff` (and macros defined as it) passed as the mask of `__shfl_*_sync`, `__ballot_sync`, \
-`__any_sync`, `__all_sync`, `__match_*_sync`, `__reduce_*_sync` and `__syncwarp`, and ballot or `__activemask()` \
+`__any_sync`, `__all_sync`, `__match_*_sync`, `__reduce_*_sync` and `__syncwarp`, the other 32-bit spellings of a \
+mask there (`uint32_t(-1)`, `(unsigned)-1`, `static_cast<unsigned>(...)`, `~0u`, `-1`, `4294967295`), and ballot or `__activemask()` \
 results compared with `0xffffffff` to mean \"all lanes\".",
     why: "HIP's `*_sync` intrinsics take a 64-bit mask and reject a 32-bit one at compile time; where a 64-bit \
 `0xffffffff` gets through, it names only lanes 0-31 of a 64-lane wavefront. A ballot compared with `0xffffffff` \
@@ -65,7 +66,8 @@ pub fn check(cx: &mut Cx) {
         || cx.has("0xFFFFFFFF")
         || cx.has("0XFFFFFFFF")
         || cx.has("0xFFFFffff")
-        || cx.has("0xffffFFFF"))
+        || cx.has("0xffffFFFF")
+        || cx.has("_sync"))
     {
         return;
     }
@@ -133,6 +135,13 @@ pub fn check(cx: &mut Cx) {
             if a == b && is_mask32(src, a) {
                 let msg = format!("`{w}` gets the 32-bit full mask `{}`", src.s(a));
                 cx.report(&META, a, a, msg, help);
+            } else if let Some(how) = narrow_mask_expr(src, a, b) {
+                let text = src
+                    .text
+                    .get(src.toks[a].start as usize..src.toks[b].end as usize)
+                    .unwrap_or("");
+                let msg = format!("`{w}` gets `{text}`, {how}: HIP's sync intrinsics take a 64-bit mask and reject a 32-bit one at compile time");
+                cx.report(&META, a, b, msg, help);
             } else if a == b && mask_vars.contains(&src.s(a)) {
                 let msg = format!(
                     "`{w}` gets `{}`, which holds the 32-bit full mask 0xffffffff",
@@ -191,4 +200,71 @@ pub fn check(cx: &mut Cx) {
             }
         }
     }
+}
+
+/// 32-bit integer type words: a mask of one of these types is 32 bits wide.
+fn type32(w: &str) -> bool {
+    matches!(
+        w,
+        "unsigned" | "int" | "uint32_t" | "int32_t" | "uint" | "u32" | "i32" | "uint32"
+    )
+}
+
+/// A mask argument spelled as a 32-bit value other than the plain `0xffffffff`: a cast to a
+/// 32-bit type (`uint32_t(-1)`, `(unsigned)-1`, `static_cast<unsigned>(~0)`), `~0u`, `~0`,
+/// `-1` (an `int`), or `4294967295`. Returns how it is 32 bits.
+fn narrow_mask_expr(src: &crate::lex::Src, a: usize, b: usize) -> Option<&'static str> {
+    let s = |i: usize| src.s(i);
+    // `4294967295` / `4294967295u`
+    if a == b && src.int(a) == Some(0xffff_ffff) {
+        return Some("the 32-bit full mask");
+    }
+    // `~0`, `~0u`, `~0U`: an `int` or `unsigned int` all-ones
+    if b == a + 1 && s(a) == "~" && src.int(b) == Some(0) {
+        let t = s(b).to_ascii_lowercase();
+        if !t.contains('l') {
+            return Some("a 32-bit all-ones value");
+        }
+    }
+    // `-1`: an `int`
+    if b == a + 1 && s(a) == "-" && src.int(b) == Some(1) {
+        return Some("an `int`");
+    }
+    // `uint32_t(...)`, `unsigned(...)`, `std::uint32_t(...)`
+    let mut k = a;
+    if s(k) == "std" && s(k + 1) == "::" {
+        k += 2;
+    }
+    if type32(s(k)) && s(k + 1) == "(" && src.mate(k + 1) == Some(b) && !long_before(src, k) {
+        return Some("a 32-bit cast");
+    }
+    // `(unsigned)x`, `(unsigned int)x`, `(uint32_t)x`
+    if s(a) == "(" {
+        if let Some(c) = src.mate(a) {
+            if c < b
+                && c > a + 1
+                && (a + 1..c).all(|i| type32(s(i)) || s(i) == "std" || s(i) == "::")
+            {
+                return Some("a 32-bit cast");
+            }
+        }
+    }
+    // `static_cast<unsigned>(...)`
+    if s(a) == "static_cast" && s(a + 1) == "<" {
+        let mut i = a + 2;
+        let mut all32 = true;
+        while i < b && s(i) != ">" {
+            all32 &= type32(s(i)) || s(i) == "std" || s(i) == "::" || s(i) == "const";
+            i += 1;
+        }
+        if all32 && i > a + 2 && s(i) == ">" {
+            return Some("a 32-bit cast");
+        }
+    }
+    None
+}
+
+/// `unsigned` / `int` preceded by `long` is a 64-bit type.
+fn long_before(src: &crate::lex::Src, k: usize) -> bool {
+    k > 0 && src.s(k - 1) == "long"
 }

@@ -12,7 +12,10 @@ pub static META: RuleMeta = RuleMeta {
     summary: "inline PTX or GCN assembly without an architecture guard or fallback",
     what: "Finds `asm(...)` statements whose template is PTX (NVIDIA) or GCN/CDNA/RDNA ISA (AMD) and that are not \
 inside a preprocessor branch for that platform (`__CUDA_ARCH__`, `!defined(__HIP_PLATFORM_AMD__)`, \
-`__gfx942__`, ...), and guarded ones inside a function body whose guard has no `#else` fallback.",
+`__gfx942__`, ...), guarded ones inside a function body whose guard has no `#else` fallback, and PTX under \
+a condition that is true in an AMD device pass (the `#else` of `defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800`: \
+HIP leaves `__CUDA_ARCH__` undefined, so AMD compiles the branch meant for new NVIDIA GPUs), reported once at \
+the `#if` that needs an AMD term.",
     why: "The other vendor's compiler rejects the assembly, or, when the guard has no fallback, compiles the \
 function to nothing: the kernel runs and produces garbage.",
     example: "__device__ unsigned lane_id() {\n    unsigned r;\n    asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(r));\n    return r;\n}",
@@ -231,6 +234,7 @@ pub fn check(cx: &mut Cx) {
         return;
     }
     let src = cx.src;
+    let mut amd_taken_ptx: Vec<usize> = Vec::new();
     for (i, c, _tpl, kind) in asm_statements(src) {
         let (own, other_vendor, isa) = match kind {
             AsmKind::Ptx => (Platform::Nvidia, Vendor::Amd, "PTX"),
@@ -248,8 +252,15 @@ pub fn check(cx: &mut Cx) {
         }
         let end = c;
         match src.platform_branch(i) {
-            // under a condition kplan cannot tie to a platform (a feature macro): trust it
-            None if src.in_conditional(i, false) => {}
+            // under a condition that is no platform test as a whole (`#else` of
+            // `defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800`): PTX there is an error when an AMD
+            // device pass provably compiles the branch; a condition on a macro kplan cannot
+            // evaluate (a feature macro) is trusted
+            None if src.in_conditional(i, false) => {
+                if own == Platform::Nvidia {
+                    amd_taken_ptx.push(i);
+                }
+            }
             None => {
                 let guard = if own == Platform::Nvidia {
                     "`__CUDA_ARCH__` or `!defined(__HIP_PLATFORM_AMD__)`"
@@ -275,5 +286,91 @@ pub fn check(cx: &mut Cx) {
             }
             Some(_) => {}
         }
+    }
+    report_amd_taken_ptx(cx, &amd_taken_ptx);
+}
+
+/// PTX statements under conditions an AMD device pass takes: one finding per `#if` group, at the
+/// directive that opens it (the condition that needs an AMD term), naming the AMD targets
+/// that compile the branch and the lines of the assembly.
+fn report_amd_taken_ptx(cx: &mut Cx, asm: &[usize]) {
+    if asm.is_empty() {
+        return;
+    }
+    let src = cx.src;
+    let passes = crate::rules::target_cond::amd_passes(cx);
+    // group -> (first asm token, asm lines, AMD targets compiling it)
+    let mut groups: Vec<(u32, usize, Vec<u32>, Vec<String>)> = Vec::new();
+    for &i in asm {
+        let Some(t) = src.toks.get(i) else { continue };
+        let b = t.branch;
+        let taken: Vec<String> = passes
+            .iter()
+            .filter(|p| crate::rules::target_cond::branch_taken(cx, b, p) == Some(true))
+            .map(|p| p.arch.clone())
+            .collect();
+        if taken.is_empty() {
+            continue;
+        }
+        let Some(br) = src.branches.get(b as usize) else {
+            continue;
+        };
+        let line = t.line + 1;
+        match groups.iter_mut().find(|g| g.0 == br.group) {
+            Some(g) => g.2.push(line),
+            None => groups.push((br.group, i, vec![line], taken)),
+        }
+    }
+    for (group, i, lines, taken) in groups {
+        // the directive that opens the group
+        let Some(first) = src
+            .branches
+            .iter()
+            .find(|b| b.group == group && !b.is_alternative)
+        else {
+            continue;
+        };
+        let Some(inner) = src
+            .toks
+            .get(i)
+            .and_then(|t| src.branches.get(t.branch as usize))
+        else {
+            continue;
+        };
+        let (s, e) = (first.cond.0 as usize, first.cond.1 as usize);
+        let cond = src.text.get(s..e).unwrap_or("").trim();
+        let which = if inner.is_alternative {
+            let d = src
+                .text
+                .get(inner.cond.0 as usize..inner.cond.1 as usize)
+                .unwrap_or("")
+                .trim();
+            let d = d.split("//").next().unwrap_or("").trim();
+            format!("its `{d}` branch")
+        } else {
+            "its first branch".to_string()
+        };
+        let at = match lines.as_slice() {
+            [one] => format!("line {one}"),
+            many => format!(
+                "lines {}",
+                many.iter()
+                    .map(|l| l.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let msg = format!(
+            "`{cond}` is no guard against AMD: HIP does not define `__CUDA_ARCH__`, so the AMD device pass compiles {which}, which holds inline PTX assembly ({at})"
+        );
+        cx.report_span(
+            &META,
+            Severity::Error,
+            taken,
+            s,
+            e,
+            msg,
+            "give the AMD device pass its own branch (`|| defined(__HIP_PLATFORM_AMD__)` on the fallback side, or `#elif defined(__HIP_DEVICE_COMPILE__)`) with an intrinsic or plain C++",
+        );
     }
 }
