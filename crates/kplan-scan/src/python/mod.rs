@@ -30,6 +30,7 @@ pub static RULES: &[RuleMeta] = &[
     rules::fixed_block_size::META,
     rules::dot_tf32::META,
     rules::wave64_for_every_amd::META,
+    rules::low_precision_for_other_amd::META,
 ];
 
 /// Words whose absence means the file has nothing the rules read.
@@ -43,6 +44,7 @@ const TRIGGERS: &[&str] = &[
     "tl.",
     "is_hip",
     "version.hip",
+    "gfx",
 ];
 
 /// Scans one `.py` file. `text` is the file's contents (lossy UTF-8).
@@ -68,7 +70,7 @@ fn scan_triton(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
         return Vec::new();
     }
     let mut cx = Cx::new(ctx, path, &src);
-    let checks: [(&RuleMeta, Check); 13] = [
+    let checks: [(&RuleMeta, Check); 14] = [
         (
             &rules::num_warps_wave64::META,
             rules::num_warps_wave64::check,
@@ -105,6 +107,10 @@ fn scan_triton(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
         (
             &rules::wave64_for_every_amd::META,
             rules::wave64_for_every_amd::check,
+        ),
+        (
+            &rules::low_precision_for_other_amd::META,
+            rules::low_precision_for_other_amd::check,
         ),
     ];
     for (meta, check) in checks {

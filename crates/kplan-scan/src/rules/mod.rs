@@ -24,6 +24,7 @@ pub mod fp8_fnuz_for_every_amd;
 pub mod full_mask_literal;
 pub mod grid_uncapped_64bit;
 pub mod hardcoded_tile;
+pub mod hip_api_removed;
 pub mod hip_platform_macro_removed;
 pub mod implicit_warp_sync;
 pub mod inline_asm_unguarded;
@@ -90,6 +91,7 @@ pub static RULES: &[&RuleMeta] = &[
     &warp_algorithm_small_block::META,
     &amd_wave_width_64::META,
     &warp_width_constant_use::META,
+    &hip_api_removed::META,
     &hip_platform_macro_removed::META,
     &device_qualifier_nvidia_only::META,
     &fp8_fnuz_for_every_amd::META,
@@ -145,6 +147,7 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         warp_algorithm_small_block,
         amd_wave_width_64,
         warp_width_constant_use,
+        hip_api_removed,
         hip_platform_macro_removed,
         device_qualifier_nvidia_only,
         fp8_fnuz_for_every_amd

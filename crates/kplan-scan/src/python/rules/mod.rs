@@ -9,6 +9,7 @@ pub mod fp8_max_constant;
 pub mod hip_implies_fnuz;
 pub mod inline_asm;
 pub mod lds_limit;
+pub mod low_precision_for_other_amd;
 pub mod num_warps_wave64;
 pub mod tensor_descriptor_amd;
 pub mod warp_size_literal;
