@@ -93,6 +93,9 @@ pub struct Cx<'s, 'a, 'kb> {
     pub collect_uses: bool,
     /// Run-time tests of the warp width ([`crate::rules::wave_guard`]), found on first use.
     pub wave_guards: std::cell::OnceCell<crate::rules::wave_guard::WaveGuards>,
+    /// Names used as a logical shuffle or reduction width
+    /// ([`crate::rules::warp_size_constant::width_uses`]), found on first use.
+    pub width_uses: std::cell::OnceCell<std::collections::HashSet<&'a str>>,
 }
 
 impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
@@ -602,6 +605,7 @@ fn run_full(
         uses: Vec::new(),
         collect_uses: inventory_only,
         wave_guards: std::cell::OnceCell::new(),
+        width_uses: Default::default(),
     };
     crate::rules::run_all(&mut cx, inventory_only);
     (cx.out, cx.uses, shadowed)

@@ -264,11 +264,14 @@ fn single_ident(s: &str) -> Option<&str> {
 
 fn is_warp_source(s: &str) -> bool {
     let t = unwrapped(s).trim();
-    // hipCUB's and rocPRIM's device-side width macros are the device value too
+    // a library's device-side width macro (`*_DEVICE_WARP_THREADS`, `*_WAVEFRONT_SIZE`, an
+    // uppercase macro named for the device's wavefront) is the device value too
     t == "warpSize"
         || t.starts_with("__AMDGCN_WAVEFRONT_SIZE")
-        || t == "HIPCUB_DEVICE_WARP_THREADS"
-        || t == "ROCPRIM_WAVEFRONT_SIZE"
+        || (t
+            .bytes()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
+            && (t.ends_with("_WAVEFRONT_SIZE") || t.contains("_DEVICE_WARP_")))
 }
 
 /// Width of a return/variable type spelled in `ty` (32 for `unsigned`, `int`, `uint32_t`; 64

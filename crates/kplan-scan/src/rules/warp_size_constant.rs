@@ -57,14 +57,24 @@ pub fn warp_width_name(s: &str) -> bool {
 /// the `width` argument of a shuffle, `width = name`, or a template argument of a warp
 /// reduction helper.
 pub fn used_as_width(cx: &Cx, name: &str) -> bool {
+    cx.width_uses.get_or_init(|| width_uses(cx)).contains(name)
+}
+
+/// Every name the file uses as a logical width, in one pass: assigned to a `*width*` variable,
+/// a template argument of a reduce/shuffle/warp callee, or the explicit last (width) argument
+/// of a shuffle.
+pub fn width_uses<'a>(cx: &Cx<'_, 'a, '_>) -> std::collections::HashSet<&'a str> {
     let src = cx.src;
     let n = src.toks.len();
-    for i in 0..n {
-        if !src.is(i, name) || i == 0 {
+    let mut out = std::collections::HashSet::new();
+    for i in 1..n {
+        if src.kind(i) != Some(Tk::Ident) {
             continue;
         }
+        let name = src.s(i);
         if src.is(i - 1, "=") && i >= 2 && src.s(i - 2).to_ascii_lowercase().contains("width") {
-            return true;
+            out.insert(name);
+            continue;
         }
         if matches!(src.s(i - 1), "<" | ",") && matches!(src.s(i + 1), ">" | ",") {
             // callee of the template argument list
@@ -81,7 +91,8 @@ pub fn used_as_width(cx: &Cx, name: &str) -> bool {
                     || callee.contains("shuffle")
                     || callee.contains("warp")
                 {
-                    return true;
+                    out.insert(name);
+                    continue;
                 }
             }
         }
@@ -95,12 +106,12 @@ pub fn used_as_width(cx: &Cx, name: &str) -> bool {
             }
             if let Some(ar) = crate::rules::shuffle_offset_literal::shuffle_arity(src.s(open - 1)) {
                 if cx.call_args(open).len() == ar + 1 {
-                    return true;
+                    out.insert(name);
                 }
             }
         }
     }
-    false
+    out
 }
 
 /// The condition of a branch names a wave64-only architecture or width, so a 64 under it is right.
