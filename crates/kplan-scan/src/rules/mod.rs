@@ -28,6 +28,7 @@ pub mod hip_api_removed;
 pub mod hip_platform_macro_removed;
 pub mod implicit_warp_sync;
 pub mod inline_asm_unguarded;
+pub mod inter_block_spin_wait;
 pub mod lane_geometry_32;
 pub mod lane_partials_size;
 pub mod launch_bounds_warp;
@@ -61,6 +62,7 @@ pub static RULES: &[&RuleMeta] = &[
     &ballot_narrowing::META,
     &lane_partials_size::META,
     &inline_asm_unguarded::META,
+    &inter_block_spin_wait::META,
     &platform_ifdef_in_kernel::META,
     &nvidia_only_feature::META,
     &shared_memory_over_limit::META,
@@ -118,6 +120,7 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         ballot_narrowing,
         lane_partials_size,
         inline_asm_unguarded,
+        inter_block_spin_wait,
         platform_ifdef_in_kernel,
         shared_memory_over_limit,
         hardcoded_tile,
