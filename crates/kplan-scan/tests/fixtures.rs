@@ -144,11 +144,16 @@ fn warp_size_rules_are_errors_with_a_wave64_target() {
     let f = scan_text(&ctx, &path, FileKind::Cuda, &text);
     let w: Vec<_> = f.iter().filter(|f| f.rule == "warp-size-literal").collect();
     assert!(!w.is_empty());
-    // lane and warp arithmetic is an error; a block-size sweep in steps of 32 is a warning
+    // lane and warp arithmetic is an error; a block-size sweep in steps of 32 and a thread
+    // count made from a number of warps are warnings
     assert!(w.iter().all(|f| (f.severity == kplan_scan::Severity::Error
         || f.severity == kplan_scan::Severity::Warning
-            && f.message.contains("steps block sizes"))
+            && (f.message.contains("steps block sizes")
+                || f.message.contains("counts threads from a number of warps")
+                || f.message.contains("half as many wavefronts")))
         && f.targets == vec!["gfx942".to_string()]));
+    assert!(w.iter().any(|f| f.severity == kplan_scan::Severity::Warning
+        && f.message.contains("half as many wavefronts")));
     assert!(w.iter().any(|f| f.severity == kplan_scan::Severity::Error));
 }
 

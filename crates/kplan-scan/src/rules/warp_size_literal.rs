@@ -12,7 +12,8 @@ pub static META: RuleMeta = RuleMeta {
     summary: "literal 32, 31 or `>> 5` used as the warp width in lane or warp arithmetic",
     what: "Finds lane and warp arithmetic that hard-codes a 32-lane warp: `threadIdx.x % 32`, `tid & 31`, \
 `tid / 32`, `tid >> 5`, `warp_id * 32`, `blockDim.x / 32`, and `threadIdx.x < 32` used to pick the first warp; \
-in host code too, a thread count made from a number of warps (`num_warps * 32`, `32 * warps_per_block`).",
+in host code too, a thread count made from a number of warps (`num_warps * 32`, `32 * warps_per_block`; a warning, \
+since the block itself is valid on both widths).",
     why: "AMD CDNA GPUs (gfx90a, gfx942, gfx950) run 64-lane wavefronts. On them `threadIdx.x % 32` is not the \
 lane, `tid / 32` is not the wavefront, and `blockDim.x / 32` counts twice as many warps as exist: reductions \
 silently combine the wrong lanes and results are wrong without any error. A block of `num_warps * 32` threads \
@@ -62,7 +63,11 @@ pub fn check(cx: &mut Cx) {
                             {
                                 let msg =
                                     format!("`{}` assumes a 32-lane warp", cx.snippet(k - 1, r));
-                                cx.report(&META, k - 1, r, msg, "use `warpSize` (or the kplan header's `KPLAN_WARP_SIZE`): wave64 targets have 64 lanes");
+                                if count {
+                                    report_thread_count(cx, k - 1, r, msg);
+                                } else {
+                                    cx.report(&META, k - 1, r, msg, "use `warpSize` (or the kplan header's `KPLAN_WARP_SIZE`): wave64 targets have 64 lanes");
+                                }
                             }
                         }
                     }
@@ -126,8 +131,30 @@ pub fn check(cx: &mut Cx) {
             _ => "selects the first warp",
         };
         let msg = format!("`{}` {what} assuming a 32-lane warp", cx.snippet(a, k + 1));
-        cx.report(&META, a, k + 1, msg, "use `warpSize` (or the kplan header's `KPLAN_WARP_SIZE`): wave64 targets have 64 lanes");
+        if op == "*" && warps_count {
+            report_thread_count(cx, a, k + 1, msg);
+        } else {
+            cx.report(&META, a, k + 1, msg, "use `warpSize` (or the kplan header's `KPLAN_WARP_SIZE`): wave64 targets have 64 lanes");
+        }
     }
+}
+
+/// A thread count made from a number of warps (`num_warps * 32`): a warning, not an error. The
+/// block is valid on both widths and a width-agnostic kernel runs it correctly; only a kernel
+/// that expects `num_warps` warps in it gets half as many wavefronts on wave64 (as Triton's
+/// `num_warps` rule grades the same idiom).
+fn report_thread_count(cx: &mut Cx, a: usize, b: usize, msg: String) {
+    let Some((sev, targets)) = cx.ctx.scope_severity(&META) else {
+        return;
+    };
+    let sev = if sev == Severity::Error {
+        Severity::Warning
+    } else {
+        sev
+    };
+    let msg =
+        format!("{msg}: on wave64 the block holds half as many wavefronts as warps were counted");
+    cx.report_with(&META, sev, targets, a, b, msg, "count the block in wavefronts of the device's width (`warpSize`, `hipDeviceProp_t::warpSize` on the host), or check that the kernel does not rely on `num_warps` warps per block");
 }
 
 /// A block size named in a loop's step (`block_size`, `threads`, `block_dim`).
