@@ -20,6 +20,7 @@ pub mod capability_order_on_amd;
 pub mod cuda_arch_gate_no_amd_path;
 pub mod device_qualifier_nvidia_only;
 pub mod device_warp_size_in_host;
+pub mod divergent_block_barrier;
 pub mod fp8_fnuz_for_every_amd;
 pub mod full_mask_literal;
 pub mod grid_uncapped_64bit;
@@ -72,6 +73,7 @@ pub static RULES: &[&RuleMeta] = &[
     &warp_size_constexpr::META,
     &wavefront_size_macro::META,
     &device_warp_size_in_host::META,
+    &divergent_block_barrier::META,
     &wave64_lane_math::META,
     &cuda_arch_gate_no_amd_path::META,
     &lane_geometry_32::META,
@@ -129,6 +131,7 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         warp_size_constexpr,
         wavefront_size_macro,
         device_warp_size_in_host,
+        divergent_block_barrier,
         wave64_lane_math,
         cuda_arch_gate_no_amd_path,
         lane_geometry_32,
