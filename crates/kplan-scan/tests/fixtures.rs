@@ -293,3 +293,27 @@ fn platform_branches_belong_in_the_portability_header() {
             .any(|f| f.rule == "platform-ifdef-in-kernel")
     );
 }
+
+#[test]
+fn default_width_wrapper_every_caller_passes_is_a_note() {
+    let kb = Kb::builtin();
+    let ctx = ScanCtx::with_targets(kb, &["gfx942"]).unwrap();
+    let text =
+        "__device__ float w(float v, int m, int width = 32) { return __shfl_xor(v, m, width); }\n\
+__device__ float a(float v) { return w(v, 1, 16); }\n\
+__device__ float x(float v, int m, int width = 32) { return __shfl_xor(v, m, width); }\n\
+__device__ float b(float v) { return x(v, 1); }\n";
+    let f = scan_text(&ctx, Path::new("w.cu"), FileKind::Cuda, text);
+    let mine: Vec<_> = f
+        .iter()
+        .filter(|f| f.rule == "shuffle-logical-warp-width")
+        .map(|f| (f.line, f.severity))
+        .collect();
+    assert_eq!(
+        mine,
+        vec![
+            (1, kplan_scan::Severity::Note),
+            (3, kplan_scan::Severity::Warning)
+        ]
+    );
+}

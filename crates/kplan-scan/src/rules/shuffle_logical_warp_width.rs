@@ -138,7 +138,7 @@ fn check_default_width(cx: &mut Cx) {
     }
     let src = cx.src;
     let n = src.toks.len();
-    let mut hits: Vec<(usize, usize, String)> = Vec::new();
+    let mut hits: Vec<(usize, usize, String, Option<usize>, usize)> = Vec::new();
     for f in &src.funcs {
         let open = f.open as usize;
         let close = (f.close as usize).min(n);
@@ -169,13 +169,51 @@ fn check_default_width(cx: &mut Cx) {
                 continue;
             }
             if (open..close).any(|k| src.is(k, name) && in_shuffle_call(cx, k)) {
-                hits.push((j - 1, j + 1, name.to_string()));
+                // the parameter's position: top-level commas before it
+                let mut depth = 0i32;
+                let mut pos = 0usize;
+                for q in po + 1..j {
+                    match src.s(q) {
+                        "(" | "<" | "[" | "{" => depth += 1,
+                        ")" | ">" | "]" | "}" => depth -= 1,
+                        "," if depth == 0 => pos += 1,
+                        _ => {}
+                    }
+                }
+                let func = f.name.map(|t| t as usize);
+                hits.push((j - 1, j + 1, name.to_string(), func, pos));
             }
         }
     }
-    for (a, b, name) in hits {
-        let msg = format!("`{name}` defaults to 32 and is passed on as the shuffle width: a caller that leaves it out shuffles within 32 lanes, half of a 64-lane wavefront on wave64 AMD targets");
-        cx.report_with(&META, Severity::Warning, targets.clone(), a, b, msg, "default the width to the warp size (`warpSize`, or a per-target compile-time width such as the kplan header's `KPLAN_WARP_SIZE`)");
+    if hits.is_empty() {
+        return;
+    }
+    // calls of the wrappers in this file: whether every one passes the width
+    let wrappers: Vec<&str> = hits.iter().filter_map(|h| h.3.map(|t| src.s(t))).collect();
+    let mut calls: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+    for k in 0..n {
+        if src.is_ident(k)
+            && src.is(k + 1, "(")
+            && wrappers.contains(&src.s(k))
+            && !hits.iter().any(|h| h.3 == Some(k))
+        {
+            calls
+                .entry(src.s(k))
+                .or_default()
+                .push(cx.call_args(k + 1).len());
+        }
+    }
+    for (a, b, name, func, pos) in hits {
+        let all_pass = func
+            .and_then(|t| calls.get(src.s(t)))
+            .is_some_and(|c| !c.is_empty() && c.iter().all(|&args| args > pos));
+        if all_pass {
+            let msg = format!("`{name}` defaults to 32 and is passed on as the shuffle width; every call in this file passes the width, but a new caller that leaves it out shuffles within half of a 64-lane wavefront");
+            cx.report_with(&META, Severity::Note, targets.clone(), a, b, msg, "default the width to the warp size (`warpSize`, or a per-target compile-time width such as the kplan header's `KPLAN_WARP_SIZE`)");
+        } else {
+            let msg = format!("`{name}` defaults to 32 and is passed on as the shuffle width: a caller that leaves it out shuffles within 32 lanes, half of a 64-lane wavefront on wave64 AMD targets");
+            cx.report_with(&META, Severity::Warning, targets.clone(), a, b, msg, "default the width to the warp size (`warpSize`, or a per-target compile-time width such as the kplan header's `KPLAN_WARP_SIZE`)");
+        }
     }
 }
 
