@@ -81,8 +81,19 @@ fn picks(op: &str, n: u64, flip: bool) -> Option<u8> {
 
 /// The comparison inside `(a..=b)` that names the width, when the whole condition is that
 /// comparison (`whole`) or a conjunction containing it: (operator, width when it holds).
-fn condition(cx: &Cx, a: usize, b: usize) -> Option<(usize, u8, bool)> {
+fn condition(cx: &Cx, a: usize, b: usize, aliases: &Aliases) -> Option<(usize, u8, bool)> {
     let src = cx.src;
+    // a boolean that holds a width test (`const bool w64 = warpSize == 64; if (w64)`)
+    if b == a {
+        if let Some(&(op, w)) = aliases.get(src.s(a)) {
+            return Some((op, w, true));
+        }
+    }
+    if b == a + 1 && src.is(a, "!") {
+        if let Some(&(op, w)) = aliases.get(src.s(b)) {
+            return Some((op, if w == 32 { 64 } else { 32 }, true));
+        }
+    }
     if b < a + 2 || b > a + 64 {
         return None;
     }
@@ -131,6 +142,35 @@ fn condition(cx: &Cx, a: usize, b: usize) -> Option<(usize, u8, bool)> {
         return None;
     }
     found.map(|(k, w)| (k, w, !has_and))
+}
+
+/// Booleans initialised with a whole width test: name -> (the test's operator, width when true).
+type Aliases<'a> = std::collections::HashMap<&'a str, (usize, u8)>;
+
+/// `bool w64 = warpSize == 64;` (`const`, `constexpr`, `auto` too): one pass.
+fn aliases<'a>(cx: &Cx<'_, 'a, '_>) -> Aliases<'a> {
+    let src = cx.src;
+    let n = src.toks.len();
+    let mut out = Aliases::new();
+    let none = Aliases::new();
+    for k in 2..n {
+        if !src.is(k, "=") || src.kind(k - 1) != Some(Tk::Ident) {
+            continue;
+        }
+        if !matches!(src.s(k - 2), "bool" | "auto") {
+            continue;
+        }
+        let Some(semi) = (k + 1..n.min(k + 40)).find(|&j| src.is(j, ";")) else {
+            continue;
+        };
+        if semi < k + 2 {
+            continue;
+        }
+        if let Some((op, w, true)) = condition(cx, k + 1, semi - 1, &none) {
+            out.insert(src.s(k - 1), (op, w));
+        }
+    }
+    out
 }
 
 /// Last token of the statement starting at `i` (a block, an `if` with its `else`, a loop, or
@@ -301,6 +341,7 @@ pub fn scan(cx: &Cx) -> WaveGuards {
         return out;
     }
     let mut budget = 200_000u32;
+    let names = aliases(cx);
     for i in 0..n {
         // `if ( cond )` / `if constexpr ( cond )`
         if src.is(i, "if") && src.kind(i) == Some(Tk::Ident) {
@@ -313,7 +354,7 @@ pub fn scan(cx: &Cx) -> WaveGuards {
                 continue;
             }
             let Some(close) = src.mate(c) else { continue };
-            let Some((op, wave, whole)) = condition(cx, c + 1, close - 1) else {
+            let Some((op, wave, whole)) = condition(cx, c + 1, close - 1, &names) else {
                 continue;
             };
             let Some(then_end) = stmt_end(src, close + 1, &mut budget) else {
@@ -353,7 +394,7 @@ pub fn scan(cx: &Cx) -> WaveGuards {
             if l + 2 != r {
                 continue;
             }
-            let Some((op, wave, _)) = condition(cx, l, r) else {
+            let Some((op, wave, _)) = condition(cx, l, r, &names) else {
                 continue;
             };
             let Some(a_end) = operand_end(src, i + 1) else {
