@@ -317,3 +317,25 @@ __device__ float b(float v) { return x(v, 1); }\n";
         ]
     );
 }
+
+#[test]
+fn ptx_behind_a_file_defined_cuda_arch_is_left_to_the_shim() {
+    let kb = Kb::builtin();
+    let ctx = ScanCtx::with_targets(kb, &["gfx942", "sm_90a"]).unwrap();
+    let body = "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800\n\
+__device__ void f() {}\n\
+#else\n\
+__device__ void f() { asm volatile(\"cp.async.commit_group;\\n\" ::); }\n\
+#endif\n";
+    let shim = format!(
+        "#if defined(__HIP_DEVICE_COMPILE__) && !defined(__CUDA_ARCH__)\n#define __CUDA_ARCH__ 700\n#endif\n{body}"
+    );
+    let count = |text: &str| {
+        scan_text(&ctx, Path::new("s.cu"), FileKind::Cuda, text)
+            .iter()
+            .filter(|f| f.rule == "inline-asm-unguarded")
+            .count()
+    };
+    assert_eq!(count(body), 1);
+    assert_eq!(count(&shim), 0);
+}

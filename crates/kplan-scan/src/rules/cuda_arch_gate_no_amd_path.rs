@@ -425,8 +425,8 @@ fn check_host_branch(cx: &mut Cx) {
     {
         return;
     }
-    let mut hits: Vec<(usize, usize, String)> = Vec::new();
-    for br in src.branches.iter().skip(1) {
+    let mut hits: Vec<(usize, usize, String, Severity)> = Vec::new();
+    for (bi, br) in src.branches.iter().enumerate().skip(1) {
         if br.is_alternative || br.dead {
             continue;
         }
@@ -453,16 +453,34 @@ fn check_host_branch(cx: &mut Cx) {
             continue;
         }
         let shown = cond.split("//").next().unwrap_or("").trim();
+        let f = src.funcs.get(g.func as usize - 1);
+        let kernel = f.is_some_and(|f| f.kind == crate::lex::FnKind::Global);
+        if kernel && g.has_alternative {
+            // `#ifndef __CUDA_ARCH__ <host stub> #else <kernel body> #endif`
+            hits.push((
+                br.cond.0 as usize,
+                br.cond.1 as usize,
+                format!("`{shown}` picks the host stub of this kernel, but HIP's device pass does not define `__CUDA_ARCH__`: on AMD the kernel compiles the stub and its `#else` body is compiled out"),
+                Severity::Error,
+            ));
+            continue;
+        }
+        let host_only = host_only_use(src, bi as u32, br.cond.1 as usize, f);
+        let (sev, what) = match host_only {
+            Some(w) => (Severity::Warning, format!("AMD compiles this branch into the device code, and `{w}` there is host-only")),
+            None => (Severity::Note, "AMD compiles this branch into the device code too (nothing in it is host-only, so this is a note)".to_string()),
+        };
         hits.push((
             br.cond.0 as usize,
             br.cond.1 as usize,
-            format!("`{shown}` marks host-only code in a device function, but HIP's device pass does not define `__CUDA_ARCH__`: AMD compiles this branch into the device code"),
+            format!("`{shown}` marks host-only code in a device function, but HIP's device pass does not define `__CUDA_ARCH__`: {what}"),
+            sev,
         ));
     }
-    for (s, e, msg) in hits {
+    for (s, e, msg, sev) in hits {
         cx.report_span(
             &META,
-            Severity::Warning,
+            sev,
             targets.clone(),
             s,
             e,
@@ -470,6 +488,70 @@ fn check_host_branch(cx: &mut Cx) {
             "test the device pass of both compilers: `#if !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)`",
         );
     }
+}
+
+/// The first host-only use in branch `bi` (its tokens start after byte `from`): a host I/O or
+/// process call, a CUDA/HIP runtime API call, `throw`, or a write to a variable the function
+/// does not declare (a host global or static member).
+fn host_only_use<'a>(
+    src: &crate::lex::Src<'a>,
+    bi: u32,
+    from: usize,
+    f: Option<&crate::lex::Func>,
+) -> Option<&'a str> {
+    let n = src.toks.len();
+    let first = src.toks.partition_point(|t| (t.start as usize) < from);
+    let mut k = first;
+    let (fs, fe) = f.map_or((0, 0), |f| (f.marker as usize, f.close as usize));
+    // names the function declares (its parameters and locals), once
+    let declared: std::collections::HashSet<&str> = (fs.max(1)..fe.min(n))
+        .filter(|&j| {
+            src.kind(j - 1) == Some(crate::lex::Tk::Ident)
+                && src.kind(j) == Some(crate::lex::Tk::Ident)
+                && matches!(src.s(j + 1), "=" | ";" | "," | ")" | "[")
+        })
+        .map(|j| src.s(j))
+        .collect();
+    while k < n && within(src, src.toks[k].branch, bi) {
+        let w = src.s(k);
+        if src.kind(k) == Some(crate::lex::Tk::Ident) {
+            let call = src.is(k + 1, "(");
+            let io = matches!(
+                w,
+                "fprintf"
+                    | "fputs"
+                    | "fopen"
+                    | "fwrite"
+                    | "fflush"
+                    | "puts"
+                    | "perror"
+                    | "abort"
+                    | "exit"
+                    | "getenv"
+                    | "cout"
+                    | "cerr"
+                    | "clog"
+                    | "throw"
+            );
+            let runtime = call
+                && (w.starts_with("cuda") || w.starts_with("hip"))
+                && w.chars().nth(4).is_some_and(|c| c.is_ascii_uppercase())
+                && !w.starts_with("hipLaunch");
+            if io || runtime {
+                return Some(w);
+            }
+            // `name = ...` where `name` is not declared in the function
+            if src.is(k + 1, "=")
+                && !(k > 0 && matches!(src.s(k - 1), "." | "->" | "::"))
+                && fe > fs
+                && !declared.contains(w)
+            {
+                return Some(w);
+            }
+        }
+        k += 1;
+    }
+    None
 }
 
 /// Whether branch `b` is `anc` or lies inside it.

@@ -18,9 +18,10 @@ WARPS)`, `if (tid < n)`).",
     why: "A block barrier must be reached by every thread of the block the same number of times: the CUDA C++ \
 Programming Guide allows `__syncthreads()` in conditional code only when the condition evaluates identically \
 across the entire thread block, \"otherwise the code execution is likely to hang or produce unintended side \
-effects\". NVIDIA GPUs since Volta often get through such code, so it passes its tests there; AMD's \
-`s_barrier` counts wavefronts, and a wavefront that leaves the loop early meets the next barrier of the kernel \
-instead: the block hangs, or two phases of the kernel overlap and read each other's shared memory.",
+effects\"; HIP's barrier has the same rule. The code is undefined on both vendors, and a wave or warp that leaves \
+the loop early meets the next barrier of the kernel instead: the block hangs, or two phases of the kernel \
+overlap and read each other's shared memory. On AMD the unit is the 64-lane wavefront on CDNA, so a condition \
+that is uniform per 32-lane warp (`warp_id < k` with `warp_id = tid / 32`) is not uniform per wavefront.",
     example: "for (int j = warp_id; j < n; j += num_warps) {\n    partial[warp_id] = work(j);\n    __syncthreads();\n    combine(partial);\n}",
     use_instead: "int trips = (n + num_warps - 1) / num_warps;  // the same for every thread\nfor (int t = 0; t < trips; ++t) {\n    int j = warp_id + t * num_warps;\n    partial[warp_id] = j < n ? work(j) : 0.f;\n    __syncthreads();\n    combine(partial);\n}",
     severity: Severity::Warning,
@@ -41,7 +42,23 @@ fn barrier(s: &str) -> bool {
 }
 
 fn thread_word(s: &str) -> bool {
-    is_thread_ident(s) || is_lane_ident(s) || is_warp_id_ident(s)
+    let l = s.to_ascii_lowercase();
+    // counts and sizes named after lanes or warps (`lanes_per_row`, `num_warps`) are uniform
+    let count = l.contains("per")
+        || l.starts_with("num")
+        || l.starts_with("n_")
+        || l.starts_with("lanes")
+        || l.ends_with("count")
+        || l.ends_with("size");
+    !count && (is_thread_ident(s) || is_lane_ident(s) || is_warp_id_ident(s))
+}
+
+/// A barrier that reduces a per-thread value to one the whole block shares.
+fn block_vote(s: &str) -> bool {
+    matches!(
+        s,
+        "__syncthreads_or" | "__syncthreads_and" | "__syncthreads_count"
+    )
 }
 
 pub fn check(cx: &mut Cx) {
@@ -78,12 +95,23 @@ pub fn check(cx: &mut Cx) {
     let mut variant: HashSet<(u32, &str)> = HashSet::new();
     let mut ranges: Vec<(usize, usize, usize, usize)> = Vec::new();
     let dep_in = |variant: &HashSet<(u32, &str)>, f: u32, a: usize, b: usize, skip: &str| {
-        (a..b).find(|&j| {
-            src.kind(j) == Some(Tk::Ident)
+        let mut j = a;
+        while j < b {
+            // `__syncthreads_or(active)` is the same for the whole block
+            if block_vote(src.s(j)) && src.is(j + 1, "(") {
+                j = src.mate(j + 1).map_or(j + 1, |c| c + 1);
+                continue;
+            }
+            if src.kind(j) == Some(Tk::Ident)
                 && !src.is(j - 1, ".")
                 && src.s(j) != skip
                 && (thread_word(src.s(j)) || variant.contains(&(f, src.s(j))))
-        })
+            {
+                return Some(j);
+            }
+            j += 1;
+        }
+        None
     };
     for k in 1..n {
         if !src.in_device(k) {
@@ -184,7 +212,7 @@ pub fn check(cx: &mut Cx) {
         let kind = src.s(head);
         let close = src.mate(head + 1).unwrap_or(head);
         let msg = format!(
-            "this `{kind}` depends on the thread (`{}`) and holds a block barrier (`{}`, line {line}): threads reach the barrier a different number of times, and AMD's barrier then pairs unrelated phases or hangs",
+            "this `{kind}` depends on the thread (`{}`) and holds a block barrier (`{}`, line {line}): threads may reach the barrier a different number of times, which is undefined, and the barrier then pairs unrelated phases or hangs",
             src.s(w),
             src.s(k)
         );

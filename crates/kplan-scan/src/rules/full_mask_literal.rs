@@ -135,6 +135,9 @@ pub fn check(cx: &mut Cx) {
             if a == b && is_mask32(src, a) {
                 let msg = format!("`{w}` gets the 32-bit full mask `{}`", src.s(a));
                 cx.report(&META, a, a, msg, help);
+            } else if a == b && src.int(a) == Some(0xffff_ffff) && !s_is_u32(src.s(a)) {
+                let msg = format!("`{w}` gets `{}`, a 64-bit value whose set bits name only lanes 0-31 of a 64-lane wavefront", src.s(a));
+                cx.report(&META, a, a, msg, help);
             } else if let Some(how) = narrow_mask_expr(src, a, b) {
                 let text = src
                     .text
@@ -215,9 +218,14 @@ fn type32(w: &str) -> bool {
 /// `-1` (an `int`), or `4294967295`. Returns how it is 32 bits.
 fn narrow_mask_expr(src: &crate::lex::Src, a: usize, b: usize) -> Option<&'static str> {
     let s = |i: usize| src.s(i);
-    // `4294967295` / `4294967295u`
+    // `4294967295u` is an `unsigned int`; a plain or `l`-suffixed `4294967295` is a `long`,
+    // which HIP accepts but which names only lanes 0-31 (left to the message below)
     if a == b && src.int(a) == Some(0xffff_ffff) {
-        return Some("the 32-bit full mask");
+        let t = s(a).to_ascii_lowercase();
+        if t.contains('u') && !t.contains('l') {
+            return Some("the 32-bit full mask");
+        }
+        return None;
     }
     // `~0`, `~0u`, `~0U`: an `int` or `unsigned int` all-ones
     if b == a + 1 && s(a) == "~" && src.int(b) == Some(0) {
@@ -226,9 +234,16 @@ fn narrow_mask_expr(src: &crate::lex::Src, a: usize, b: usize) -> Option<&'stati
             return Some("a 32-bit all-ones value");
         }
     }
-    // `-1`: an `int`
+    // `-1`: an `int` (`-1u` an `unsigned int`; `-1l`, `-1ll`, `-1ull` are 64-bit and fine)
     if b == a + 1 && s(a) == "-" && src.int(b) == Some(1) {
-        return Some("an `int`");
+        let t = s(b).to_ascii_lowercase();
+        if !t.contains('l') {
+            return Some(if t.contains('u') {
+                "a 32-bit all-ones value"
+            } else {
+                "an `int`"
+            });
+        }
     }
     // `uint32_t(...)`, `unsigned(...)`, `std::uint32_t(...)`
     let mut k = a;
@@ -267,4 +282,10 @@ fn narrow_mask_expr(src: &crate::lex::Src, a: usize, b: usize) -> Option<&'stati
 /// `unsigned` / `int` preceded by `long` is a 64-bit type.
 fn long_before(src: &crate::lex::Src, k: usize) -> bool {
     k > 0 && src.s(k - 1) == "long"
+}
+
+/// `4294967295u` (an `unsigned int`), not a plain or `l`-suffixed decimal (a `long`).
+fn s_is_u32(t: &str) -> bool {
+    let t = t.to_ascii_lowercase();
+    t.contains('u') && !t.contains('l')
 }

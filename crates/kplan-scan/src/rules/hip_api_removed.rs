@@ -44,7 +44,28 @@ pub fn check(cx: &mut Cx) {
     if !(cx.has("gcnArch") || cx.has("hipDeviceAttribute")) {
         return;
     }
+    // only code that uses HIP's runtime API
+    if !(cx.has("hipDeviceProp")
+        || cx.has("hipGetDevice")
+        || cx.has("hip_runtime")
+        || cx.has("hipDeviceAttribute"))
+    {
+        return;
+    }
     let src = cx.src;
+    // names declared as the legacy `hipDeviceProp_tR0000`, which keeps `gcnArch`
+    let legacy: Vec<&str> = (0..src.toks.len().saturating_sub(1))
+        .filter(|&i| src.s(i) == "hipDeviceProp_tR0000")
+        .filter_map(|i| {
+            let mut k = i + 1;
+            while matches!(src.s(k), "*" | "&" | "const") {
+                k += 1;
+            }
+            (src.kind(k) == Some(Tk::Ident)).then(|| src.s(k))
+        })
+        .collect();
+    // a `.gcnArch` read is HIP's only where the file uses HIP's properties struct
+    let has_props = cx.has("hipDeviceProp_t") || cx.has("cudaDeviceProp");
     // a struct of the project's own with a `gcnArch` field (`int gcnArch;`) is not HIP's
     let own_field = (1..src.toks.len().saturating_sub(1)).any(|i| {
         src.s(i) == "gcnArch"
@@ -57,7 +78,16 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         let w = src.s(i);
-        if w == "gcnArch" && matches!(src.s(i - 1), "." | "->") && !own_field {
+        // code for older ROCm only (`#if HIP_VERSION_MAJOR < 6`) is the migration idiom
+        if version_branch(src, i) {
+            continue;
+        }
+        if w == "gcnArch"
+            && matches!(src.s(i - 1), "." | "->")
+            && has_props
+            && !own_field
+            && !(i >= 2 && legacy.contains(&src.s(i - 2)))
+        {
             let obj = if i >= 2 { src.s(i - 2) } else { "" };
             hits.push((
                 i,
@@ -75,4 +105,41 @@ pub fn check(cx: &mut Cx) {
     for (i, msg, help) in hits {
         cx.report(&META, i, i, msg, help);
     }
+}
+
+/// Whether token `i` sits under a preprocessor condition on the HIP or ROCm version.
+fn version_branch(src: &crate::lex::Src, i: usize) -> bool {
+    let Some(t) = src.toks.get(i) else {
+        return false;
+    };
+    let mut b = t.branch;
+    let mut guard = 0;
+    while b != 0 && guard < 1000 {
+        let Some(br) = src.branches.get(b as usize) else {
+            break;
+        };
+        // the group's first condition decides what its `#else` means
+        let first = src
+            .branches
+            .iter()
+            .take(b as usize + 1)
+            .rev()
+            .find(|x| x.group == br.group && !x.is_alternative)
+            .unwrap_or(br);
+        for x in [br, first] {
+            let cond = src
+                .text
+                .get(x.cond.0 as usize..x.cond.1 as usize)
+                .unwrap_or("");
+            if cond.contains("HIP_VERSION")
+                || cond.contains("ROCM_VERSION")
+                || cond.contains("HIP_RUNTIME_VERSION")
+            {
+                return true;
+            }
+        }
+        b = br.parent;
+        guard += 1;
+    }
+    false
 }

@@ -298,17 +298,32 @@ fn report_amd_taken_ptx(cx: &mut Cx, asm: &[usize]) {
         return;
     }
     let src = cx.src;
+    // a file that defines `__CUDA_ARCH__` itself (a HIP shim) decides its own value
+    if src
+        .defines
+        .iter()
+        .any(|d| src.text.get(d.name_start as usize..d.name_end as usize) == Some("__CUDA_ARCH__"))
+    {
+        return;
+    }
     let passes = crate::rules::target_cond::amd_passes(cx);
+    // branch -> AMD targets compiling it, asked once per branch
+    let mut taken_by: std::collections::HashMap<u32, Vec<String>> = Default::default();
     // group -> (first asm token, asm lines, AMD targets compiling it)
     let mut groups: Vec<(u32, usize, Vec<u32>, Vec<String>)> = Vec::new();
     for &i in asm {
         let Some(t) = src.toks.get(i) else { continue };
         let b = t.branch;
-        let taken: Vec<String> = passes
-            .iter()
-            .filter(|p| crate::rules::target_cond::branch_taken(cx, b, p) == Some(true))
-            .map(|p| p.arch.clone())
-            .collect();
+        let taken = taken_by
+            .entry(b)
+            .or_insert_with(|| {
+                passes
+                    .iter()
+                    .filter(|p| crate::rules::target_cond::branch_taken(cx, b, p) == Some(true))
+                    .map(|p| p.arch.clone())
+                    .collect()
+            })
+            .clone();
         if taken.is_empty() {
             continue;
         }
@@ -352,13 +367,15 @@ fn report_amd_taken_ptx(cx: &mut Cx, asm: &[usize]) {
         };
         let at = match lines.as_slice() {
             [one] => format!("line {one}"),
-            many => format!(
-                "lines {}",
-                many.iter()
-                    .map(|l| l.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            many => {
+                let shown: Vec<String> = many.iter().take(5).map(|l| l.to_string()).collect();
+                let more = if many.len() > 5 {
+                    format!(" and {} more", many.len() - 5)
+                } else {
+                    String::new()
+                };
+                format!("lines {}{more}", shown.join(", "))
+            }
         };
         let msg = format!(
             "`{cond}` is no guard against AMD: HIP does not define `__CUDA_ARCH__`, so the AMD device pass compiles {which}, which holds inline PTX assembly ({at})"

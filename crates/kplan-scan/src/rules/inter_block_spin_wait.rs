@@ -1,11 +1,12 @@
 //! `inter-block-spin-wait`: a kernel spins on a flag another block sets, with blocks ordered by
 //! `blockIdx`: nothing makes the other block run first (or at all, until this one ends), and
-//! AMD GPUs do not dispatch workgroups in `blockIdx` order.
+//! no vendor guarantees that blocks start in `blockIdx` order.
 
 use crate::cuda::Cx;
 use crate::diag::Severity;
 use crate::lex::Tk;
 use crate::rule::{Lang, RuleMeta, Scope};
+use std::collections::HashSet;
 
 pub static META: RuleMeta = RuleMeta {
     id: "inter-block-spin-wait",
@@ -15,12 +16,12 @@ pub static META: RuleMeta = RuleMeta {
 nothing but wait (empty, or a sleep or fence), in a function that numbers blocks by `blockIdx` (or is given a block number: `block_id`, `tile_idx`), when the file \
 takes no atomic ticket (`id = atomicAdd(&counter, 1)`) to order the blocks by when they started.",
     why: "CUDA and HIP require thread blocks to be executable in any order, in parallel or in series (the CUDA \
-C++ Programming Guide, \"Thread Hierarchy\"). A block that waits for a flag set by another block deadlocks when \
-the other block has not been dispatched: it may be waiting for a free compute unit that the spinning blocks \
-hold. NVIDIA GPUs dispatch blocks roughly in `blockIdx` order, so a decoupled look-back keyed on `blockIdx.x - 1`, \
-or a last block that waits for all the others, usually works there; AMD GPUs dispatch workgroups across \
-shader engines and XCDs in another order, and the same kernel hangs. An atomic ticket taken when the block \
-starts gives an order that only waits for blocks already running.",
+C++ Programming Guide, \"Thread Hierarchy\"): neither vendor guarantees that blocks start in `blockIdx` order \
+or that a block waited for is resident. A block that spins on a flag set by another block can deadlock when that \
+block has not been dispatched and waits for a compute unit the spinning blocks hold; the pattern is outside the \
+programming model on both vendors and works only as far as the hardware happens to dispatch in index order. \
+AMD's own scan library orders its look-back by an atomic ticket taken when each block starts (rocPRIM's \
+ordered block id) rather than by `blockIdx`, which waits only for blocks already running.",
     example: "__global__ void scan(unsigned* flags, int* partial) {\n    int b = blockIdx.x;\n    if (b > 0 && threadIdx.x == 0) {\n        while (atomicAdd(&flags[b - 1], 0) == 0);\n    }\n    /* ... */\n}",
     use_instead: "__global__ void scan(unsigned* flags, int* partial, unsigned* ticket) {\n    __shared__ int b;\n    if (threadIdx.x == 0) b = atomicAdd(ticket, 1);  // order by start, not blockIdx\n    __syncthreads();\n    if (b > 0 && threadIdx.x == 0) {\n        while (atomicAdd(&flags[b - 1], 0) == 0);\n    }\n    /* ... */\n}",
     severity: Severity::Warning,
@@ -73,20 +74,40 @@ fn block_number_name(s: &str) -> bool {
 }
 
 pub fn check(cx: &mut Cx) {
-    if !cx.has("while") || !(cx.has("atomic") || cx.has("volatile")) || !cx.has("blockIdx") {
+    if !cx.has("while") || !(cx.has("atomic") || cx.has("volatile")) {
         return;
     }
     let src = cx.src;
     let n = src.toks.len();
-    // an atomic ticket: `= atomicAdd(`, `= atomicInc(` with the result kept
+    // an atomic ticket: `b = atomicAdd(&counter, 1)` / `atomicInc(...)` with the result kept
+    // (a read, `atomicAdd(p, 0)`, is no ticket)
     let ticket = (1..n).any(|k| {
         src.is(k - 1, "=")
             && matches!(src.s(k), "atomicAdd" | "atomicInc" | "atomicAdd_system")
             && src.is(k + 1, "(")
+            && {
+                let args = cx.call_args(k + 1);
+                src.s(k) == "atomicInc"
+                    || args
+                        .get(1)
+                        .is_some_and(|&(a, b)| a == b && src.int(a) == Some(1))
+            }
     });
     if ticket {
         return;
     }
+    // names declared `volatile` (a flag array passed as `volatile unsigned* flags`)
+    let volatiles: HashSet<&str> = (0..n)
+        .filter(|&k| src.is(k, "volatile"))
+        .filter_map(|k| {
+            (k + 1..n.min(k + 8))
+                .find(|&j| {
+                    src.kind(j) == Some(Tk::Ident)
+                        && matches!(src.s(j + 1), "," | ")" | "=" | ";" | "[")
+                })
+                .map(|j| src.s(j))
+        })
+        .collect();
     // functions that number blocks by `blockIdx`
     let mut by_block: Vec<bool> = vec![false; src.funcs.len() + 1];
     for k in 0..n {
@@ -116,7 +137,17 @@ pub fn check(cx: &mut Cx) {
         let Some(close) = src.mate(k + 1) else {
             continue;
         };
-        let reads = (k + 2..close).any(|j| src.kind(j) == Some(Tk::Ident) && atomic_read(src.s(j)));
+        let reads = (k + 2..close).any(|j| {
+            src.kind(j) == Some(Tk::Ident)
+                && (atomic_read(src.s(j)) || volatiles.contains(src.s(j)))
+        });
+        // waiting on the block's own flag (`flags[bid]`, set by another warp of the block) is
+        // an intra-block wait, not this rule's
+        let own_slot = (k + 2..close)
+            .any(|j| src.is(j, "[") && block_number_name(src.s(j + 1)) && src.is(j + 2, "]"));
+        if own_slot {
+            continue;
+        }
         if !reads {
             continue;
         }
@@ -135,7 +166,7 @@ pub fn check(cx: &mut Cx) {
         }
     }
     for (k, close) in hits {
-        let msg = "spin-waits for a flag another block sets, with blocks numbered by `blockIdx` or a block number: AMD does not dispatch workgroups in `blockIdx` order, and a block waiting for one not yet running deadlocks".to_string();
+        let msg = "spin-waits for a flag another block sets, with blocks numbered by `blockIdx` or a block number: no vendor guarantees that blocks start in index order or stay resident, so a block waiting for one not yet running can deadlock".to_string();
         cx.report(&META, k, close, msg, "order the blocks by an atomic ticket taken when each starts (`b = atomicAdd(&counter, 1)`), or use a cooperative launch and a grid-wide sync");
     }
 }

@@ -12,8 +12,8 @@ pub static META: RuleMeta = RuleMeta {
     summary: "literal 32, 31 or `>> 5` used as the warp width in lane or warp arithmetic",
     what: "Finds lane and warp arithmetic that hard-codes a 32-lane warp: `threadIdx.x % 32`, `tid & 31`, \
 `tid / 32`, `tid >> 5`, `warp_id * 32`, `blockDim.x / 32`, and `threadIdx.x < 32` used to pick the first warp; \
-in host code too, a thread count made from a number of warps (`num_warps * 32`, `32 * warps_per_block`; a warning, \
-since the block itself is valid on both widths).",
+in host code too, a thread count made from a number of warps (`num_warps * 32`, `32 * warps_per_block`; a warning \
+in host code, since the block itself is valid on both widths).",
     why: "AMD CDNA GPUs (gfx90a, gfx942, gfx950) run 64-lane wavefronts. On them `threadIdx.x % 32` is not the \
 lane, `tid / 32` is not the wavefront, and `blockDim.x / 32` counts twice as many warps as exist: reductions \
 silently combine the wrong lanes and results are wrong without any error. A block of `num_warps * 32` threads \
@@ -139,11 +139,17 @@ pub fn check(cx: &mut Cx) {
     }
 }
 
-/// A thread count made from a number of warps (`num_warps * 32`): a warning, not an error. The
+/// A thread count made from a number of warps (`num_warps * 32`) in host code: a warning, not an error. The
 /// block is valid on both widths and a width-agnostic kernel runs it correctly; only a kernel
 /// that expects `num_warps` warps in it gets half as many wavefronts on wave64 (as Triton's
 /// `num_warps` rule grades the same idiom).
 fn report_thread_count(cx: &mut Cx, a: usize, b: usize, msg: String) {
+    // in device code the product is a stride or an index (`i += num_warps * 32`): on wave64 it
+    // visits elements twice, a wrong result, so the error stands
+    if cx.src.in_device(a) {
+        cx.report(&META, a, b, msg, "use `warpSize` (or the kplan header's `KPLAN_WARP_SIZE`): wave64 targets have 64 lanes");
+        return;
+    }
     let Some((sev, targets)) = cx.ctx.scope_severity(&META) else {
         return;
     };

@@ -108,6 +108,9 @@ pub fn check(cx: &mut Cx) {
         if !low_precision(ov) || low_precision(src.s(this)) && ov == src.s(this) {
             continue;
         }
+        if capability_guarded(src, k) {
+            continue;
+        }
         let untested: Vec<String> = amd
             .iter()
             .filter(|t| t.as_str() != arch)
@@ -118,11 +121,61 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         let (first, last) = (a0, b);
+        let narrower = [
+            "fp4", "fp6", "mxfp", "nvfp", "float4", "e2m1", "e3m2", "e2m3",
+        ]
+        .iter()
+        .any(|p| ov.to_ascii_lowercase().contains(p));
+        let lacks = if narrower {
+            "have no 8-bit float matrix support, let alone a narrower format"
+        } else {
+            "have no 8-bit float matrix support"
+        };
         let msg = format!(
-            "`{}` gives `{ov}` to every AMD architecture except {arch}: {} in scope take it and have no 8-bit float matrix support",
+            "`{}` gives `{ov}` to every AMD architecture except {arch}: {} in scope take it and {lacks}",
             cx.code(first, last),
             untested.join(", ")
         );
         cx.report_with(&META, META.severity, untested, first, last, msg, "list the architectures that have the format and give the others a fallback (bf16, fp16)");
     }
+}
+
+/// Whether the line of token `k` sits in a block whose `if`/`elif` already limits the
+/// architectures (`if arch in FP8_ARCHS:`, `if supports_fp8(arch):`, `if arch.startswith(...)`).
+fn capability_guarded(src: &crate::python::lex::PySrc, k: usize) -> bool {
+    let li = src
+        .lines
+        .partition_point(|l| l.first <= k)
+        .saturating_sub(1);
+    let Some(line) = src.lines.get(li) else {
+        return false;
+    };
+    let mut indent = line.indent;
+    for l in src.lines[..li].iter().rev() {
+        if l.indent >= indent {
+            continue;
+        }
+        indent = l.indent;
+        let head = src.s(l.first);
+        if matches!(head, "if" | "elif") {
+            let limits = (l.first..l.end).any(|j| {
+                let w = src.s(j);
+                let lw = w.to_ascii_lowercase();
+                src.is_name(j, "in")
+                    || w == "startswith"
+                    || lw.contains("support")
+                    || lw.contains("fp8")
+                    || lw.contains("fp4")
+                    || lw.starts_with("has_")
+                    || lw.starts_with("is_fp")
+            });
+            if limits {
+                return true;
+            }
+        }
+        if matches!(head, "def" | "class") || indent == 0 {
+            break;
+        }
+    }
+    false
 }
