@@ -59,9 +59,11 @@ pub fn check(cx: &mut Cx) {
     // groups with a condition that names HIP or AMD
     let mut hip_group = vec![false; src.groups.len()];
     for br in src.branches.iter().skip(1) {
+        // a HIP word counts only where it is tested positively (`!defined(__HIPCC__)` in
+        // `defined(__CUDACC__) && !defined(__HIPCC__)` keeps HIP out)
         if cond_idents(cond_of(br))
             .iter()
-            .any(|&(_, w, _)| names_hip(w))
+            .any(|&(_, w, neg)| names_hip(w) && !neg)
         {
             if let Some(h) = hip_group.get_mut(br.group as usize) {
                 *h = true;
@@ -128,8 +130,22 @@ pub fn check(cx: &mut Cx) {
             .find(|&&(_, w, _)| cuda_compiler_macro(w))
             .map(|&(_, w, _)| w)
             .unwrap_or("__CUDACC__");
+        // a file that defines the CUDA macro itself for HIP (a shim) decides its own value
+        if src.defines_macro(test) {
+            continue;
+        }
+        // with no other definition of the name the macro is simply undefined under HIP
+        let defined_otherwise = src
+            .defines
+            .iter()
+            .any(|e| e.branch != d.branch && name_of(e) == name);
+        let what = if defined_otherwise {
+            format!("under HIP the functions declared with `{name}` are host-only, and device code calling them does not compile for AMD")
+        } else {
+            format!("under HIP `{name}` is not defined at all, so every declaration that uses it fails to compile for AMD")
+        };
         let msg = format!(
-            "`{name}` gets its `{}` qualifiers only when `{test}` is defined, which the HIP compiler never defines: under HIP the functions declared with `{name}` are host-only, and device code calling them does not compile for AMD",
+            "`{name}` gets its `{}` qualifiers only when `{test}` is defined, which the HIP compiler never defines: {what}",
             body_of(d).split_whitespace().collect::<Vec<_>>().join(" ")
         );
         cx.report_span(

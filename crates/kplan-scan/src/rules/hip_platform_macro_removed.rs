@@ -69,9 +69,16 @@ pub fn check(cx: &mut Cx) {
     // groups whose chain tests a macro current HIP defines
     let mut modern = vec![false; src.groups.len()];
     for br in src.branches.iter().skip(1) {
-        if cond_idents(src.cond_text(br))
+        // a current macro gives current ROCm a path only where it is tested positively and not
+        // only together with the removed one (`defined(__HIP_PLATFORM_HCC__) &&
+        // !defined(__HIP_PLATFORM_NVIDIA__)` is still false on every current AMD build)
+        let text = src.cond_text(br);
+        let ids = cond_idents(text);
+        let with_removed = ids.iter().any(|&(_, w, _)| replacement(w).is_some());
+        let joined_by_or = text.contains("||");
+        if ids
             .iter()
-            .any(|&(_, w, _)| current(w))
+            .any(|&(_, w, neg)| current(w) && !neg && (!with_removed || joined_by_or))
         {
             if let Some(m) = modern.get_mut(br.group as usize) {
                 *m = true;
