@@ -113,6 +113,11 @@ pub fn check(cx: &mut Cx) {
         {
             continue;
         }
+        // a selection that names both encodings in the same block (a `switch` over the formats,
+        // `if (fnuz) ... else ...` on a runtime flag) chooses at run time
+        if block_names_ocp(src, i) {
+            continue;
+        }
         if reported_lines.contains(&ls) {
             continue;
         }
@@ -155,4 +160,29 @@ pub fn check(cx: &mut Cx) {
             "select FNUZ by architecture (`__gfx940__`/`__gfx941__`/`__gfx942__`, or `gcnArchName` on the host) and OCP for gfx950, gfx12 and NVIDIA",
         );
     }
+}
+
+/// Whether the innermost `{ ... }` block around token `i` (none at file scope) also names an
+/// OCP fp8 type or format in the same preprocessor branch.
+fn block_names_ocp(src: &crate::lex::Src, i: usize) -> bool {
+    let Some(t) = src.toks.get(i) else {
+        return false;
+    };
+    if t.depth == 0 {
+        return false;
+    }
+    let want = t.depth - 1;
+    let lo = i.saturating_sub(20_000);
+    let Some(open) = (lo..i)
+        .rev()
+        .find(|&k| src.is(k, "{") && src.toks[k].depth == want)
+    else {
+        return false;
+    };
+    let close = src.mate(open).unwrap_or(i).min(open + 20_000);
+    // in the same preprocessor branch: an OCP name in an `#else` is another pass's code
+    let b = t.branch;
+    (open..close).any(|k| {
+        src.toks[k].branch == b && src.kind(k) == Some(crate::lex::Tk::Ident) && ocp(src.s(k))
+    })
 }
