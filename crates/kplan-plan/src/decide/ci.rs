@@ -67,7 +67,7 @@ pub fn plan(cx: &super::Context, strategy: &Decided, features: &[String]) -> Ci 
 
     // A library or framework call is tested where it runs; there is no kernel to compile.
     if strategy.gpu_all_library() {
-        return library_plan(kb, targets, strategy, features);
+        return library_plan(cx, strategy, features);
     }
     let stem = file_stem(&cx.spec.name);
 
@@ -591,8 +591,38 @@ pub fn file_stem(kernel: &str) -> String {
 
 /// Legs for a library or framework verdict: the call's tests on each GPU kind in scope and the
 /// CPU fallback on the CI host; no compile legs (no kernel is written) and no coverage legs.
-fn library_plan(kb: &Kb, targets: &[Target], strategy: &Decided, features: &[String]) -> Ci {
+fn library_plan(cx: &super::Context, strategy: &Decided, features: &[String]) -> Ci {
+    let (kb, targets) = (cx.kb, &cx.targets[..]);
     let mut legs: Vec<CiLeg> = Vec::new();
+    // A library call's leg needs the library's own minimum version (the knowledge base's, where
+    // a source gives one), not the architecture's toolkit floor.
+    let library_build = |t: &Target, i: usize| -> Option<String> {
+        if strategy.abstraction(i) == Abstraction::Framework || !t.is_gpu() {
+            return None;
+        }
+        let libs = super::verdict::covering_libraries(cx.spec, kb, targets, t.vendor().as_str());
+        if libs.is_empty() {
+            return None;
+        }
+        let each: Vec<String> = libs
+            .iter()
+            .map(|l| match &l.min_version {
+                Some(v) => format!("{}: {}", l.name, super::scoped(v, targets)),
+                None => format!("{}: minimum version unknown (no source in the knowledge base)", l.name),
+            })
+            .collect();
+        // A feature the spec needs (fp8 MMA) can raise the toolkit above the architecture's own
+        // floor: the library build needs that toolkit too.
+        let toolkit = match super::backend::min_toolchain(kb, t.arch, features) {
+            (Some(min), Some(_)) => format!("; toolkit {min} or newer for the features the spec needs"),
+            _ => String::new(),
+        };
+        Some(format!(
+            "the library build for {} ({}{toolkit})",
+            t.arch.id,
+            each.join("; ")
+        ))
+    };
     let imp_of = |t: &Target| {
         strategy
             .per_target
@@ -610,12 +640,15 @@ fn library_plan(kb: &Kb, targets: &[Target], strategy: &Decided, features: &[Str
             kind: "run".into(),
             target: t.name.clone(),
             arch: t.arch.id.clone(),
-            toolchain: match super::backend::min_toolchain(kb, t.arch, features).0 {
+            toolchain: match library_build(t, t.index) {
+                Some(b) => b,
+                None => match super::backend::min_toolchain(kb, t.arch, features).0 {
                 Some(min) => format!(
                     "the library/framework build for {} ({min} or newer)",
                     t.arch.id
                 ),
                 None => format!("the library/framework build for {}", t.arch.id),
+                },
             },
             runner: if on_host {
                 "CI host".into()

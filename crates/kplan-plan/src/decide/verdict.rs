@@ -238,7 +238,14 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
         };
     }
     if allowed(Abstraction::VendorBlas) || any_library_allowed(spec, kb) {
-        if let Some(v) = library_first(spec, kb, &gpu, targets, &mut inputs) {
+        // Stretch targets are planned, but a library that covers every required GPU target is
+        // not given up for them.
+        let required: Vec<&Target> = gpu
+            .iter()
+            .copied()
+            .filter(|t| !spec.stretch.contains(&t.name))
+            .collect();
+        if let Some(v) = library_first(spec, kb, &required, targets, &mut inputs) {
             return v;
         }
     }
@@ -354,6 +361,16 @@ fn reuse_libraries<'kb>(
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The allowed `reuse` libraries of `vendor` whose one call covers this spec.
+pub fn covering_libraries<'kb>(
+    spec: &Spec,
+    kb: &'kb Kb,
+    targets: &[Target],
+    vendor: &str,
+) -> Vec<&'kb kplan_kb::OpLibrary> {
+    reuse_libraries(spec, kb, targets, vendor, true)
 }
 
 /// A library's name with its minimum version where known.
