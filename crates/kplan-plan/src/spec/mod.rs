@@ -6,6 +6,7 @@
 //! fixed lists or the knowledge base, with a "did you mean" when a known name is close.
 
 mod coerce;
+mod names;
 mod recognise;
 
 use crate::error::SpecError;
@@ -1964,7 +1965,8 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                     && Abstraction::ALIASES.iter().all(|a| a.0 != n)
                 {
                     if let Some(same) = library_named(&n, kb) {
-                        for l in std::iter::once(n.as_str()).chain(same.iter().copied()) {
+                        for l in std::iter::once(n.as_str()).chain(same.iter().map(String::as_str))
+                        {
                             if !named_libraries.iter().any(|x| x == l) {
                                 named_libraries.push(l.to_string());
                             }
@@ -2138,46 +2140,11 @@ fn gradient_of(direction: &str) -> Option<&'static str> {
     }
 }
 
-/// Vendor and open-source library names a team writes in `allowed`, with the names of the
-/// same library family the op knowledge base may use instead (hipBLAS dispatches to rocBLAS and
-/// hipBLASLt; Thrust sorts with CUB).
-const LIBRARY_NAMES: &[(&str, &[&str])] = &[
-    ("cublas", &["cublaslt"]),
-    ("cublaslt", &["cublas"]),
-    ("cudnn", &[]),
-    ("cusparse", &[]),
-    ("cusparselt", &[]),
-    ("cufft", &[]),
-    ("curand", &[]),
-    ("cutensor", &[]),
-    ("nccl", &[]),
-    ("nvshmem", &[]),
-    ("thrust", &["cub"]),
-    ("hipblas", &["rocblas", "hipblaslt"]),
-    ("hipblaslt", &["hipblas"]),
-    ("rocblas", &["hipblas"]),
-    ("miopen", &[]),
-    ("hipsparse", &["rocsparse"]),
-    ("rocsparse", &["hipsparse"]),
-    ("hipsparselt", &[]),
-    ("rocfft", &["hipfft"]),
-    ("hipfft", &["rocfft"]),
-    ("rocrand", &[]),
-    ("hiptensor", &[]),
-    ("rccl", &[]),
-    ("rocthrust", &["rocprim", "hipcub"]),
-    ("onednn", &[]),
-    ("mkl", &["onemkl"]),
-    ("onemkl", &["mkl"]),
-    ("openblas", &[]),
-    ("aocl", &[]),
-];
-
 /// Whether `n` (normalised) names a library: a known vendor library, or the first word of a
 /// library the op knowledge base lists (`flashinfer`, `aiter`, `fbgemm`). Returns the other
 /// names of the same library family.
-fn library_named(n: &str, kb: &Kb) -> Option<&'static [&'static str]> {
-    if let Some((_, same)) = LIBRARY_NAMES.iter().find(|(l, _)| *l == n) {
+fn library_named(n: &str, kb: &Kb) -> Option<&'static [String]> {
+    if let Some(same) = names::library_family(n) {
         return Some(same);
     }
     let compact = n.replace('-', "");
@@ -2479,109 +2446,6 @@ fn op_label(op: Op, custom: Option<&str>) -> String {
     }
 }
 
-/// Names users write for the problem keys the ops document, each with the documented keys it
-/// stands for, in order of preference: `problem_key_alias` picks the first one the op reads.
-const PROBLEM_KEY_ALIASES: &[(&str, &[&str])] = &[
-    ("hidden", &["cols", "dim", "k"]),
-    ("intermediate", &["n"]),
-    ("intermediate_size", &["n"]),
-    ("moe_intermediate_size", &["n"]),
-    ("ffn_dim", &["n"]),
-    ("experts", &["groups"]),
-    ("q_heads", &["heads"]),
-    ("num_q_heads", &["heads"]),
-    ("n_q_heads", &["heads"]),
-    ("qk_dim", &["head_dim"]),
-    ("qk_head_dim", &["head_dim"]),
-    ("v_dim", &["head_dim_v"]),
-    ("v_head_dim", &["head_dim_v"]),
-    ("segment_count", &["segments"]),
-    ("hidden_size", &["hidden", "cols", "dim"]),
-    ("hidden_dim", &["hidden", "cols", "dim"]),
-    ("d_model", &["hidden", "cols", "dim"]),
-    ("model_dim", &["hidden", "cols", "dim"]),
-    ("embed_dim", &["dim", "hidden", "cols"]),
-    ("embedding_dim", &["dim", "hidden", "cols"]),
-    ("dim", &["cols"]),
-    ("features", &["cols"]),
-    ("num_features", &["cols"]),
-    ("seq_len", &["seqlen", "seq"]),
-    ("seqlen", &["seq"]),
-    ("seq_length", &["seqlen", "seq"]),
-    ("sequence_length", &["seqlen", "seq"]),
-    ("seq", &["seqlen"]),
-    ("q_len", &["seq_q"]),
-    ("query_len", &["seq_q"]),
-    ("kv_len", &["seq_kv"]),
-    ("context_len", &["seq_kv"]),
-    ("num_heads", &["heads"]),
-    ("n_heads", &["heads"]),
-    ("n_head", &["heads"]),
-    ("nheads", &["heads"]),
-    ("num_attention_heads", &["heads"]),
-    ("num_kv_heads", &["kv_heads"]),
-    ("n_kv_heads", &["kv_heads"]),
-    ("num_key_value_heads", &["kv_heads"]),
-    ("head_size", &["head_dim"]),
-    ("headdim", &["head_dim"]),
-    ("d_head", &["head_dim"]),
-    ("dim_head", &["head_dim"]),
-    ("d_k", &["d_state", "head_dim"]),
-    ("d_v", &["head_dim_v", "head_dim"]),
-    ("state_dim", &["d_state"]),
-    ("dstate", &["d_state"]),
-    ("n_state", &["d_state"]),
-    ("chunk_size", &["chunk", "block"]),
-    ("block_size", &["block", "page_size"]),
-    ("page_block_size", &["page_size"]),
-    ("batch_size", &["batch"]),
-    ("bs", &["batch"]),
-    ("num_seqs", &["batch"]),
-    ("num_sequences", &["batch"]),
-    ("tokens", &["rows"]),
-    ("num_tokens", &["tokens", "rows", "n"]),
-    ("n_tokens", &["tokens", "rows", "n"]),
-    ("vocab", &["cols"]),
-    ("vocab_size", &["vocab", "cols"]),
-    ("num_classes", &["vocab", "cols"]),
-    ("num_experts", &["experts", "groups"]),
-    ("n_experts", &["experts", "groups"]),
-    ("n_routed_experts", &["experts", "groups"]),
-    ("topk", &["top_k", "k"]),
-    ("top_k", &["k"]),
-    ("num_experts_per_tok", &["top_k"]),
-    ("num_groups", &["groups", "n_group"]),
-    ("n_groups", &["groups", "n_group"]),
-    ("ngroups", &["groups", "n_group"]),
-    ("num_rows", &["rows"]),
-    ("n_rows", &["rows"]),
-    ("nrows", &["rows"]),
-    ("num_cols", &["cols"]),
-    ("n_cols", &["cols"]),
-    ("ncols", &["cols"]),
-    ("in_features", &["k"]),
-    ("out_features", &["n"]),
-    ("nnz", &["nnz_a"]),
-    ("num_nonzeros", &["nnz", "nnz_a"]),
-    ("nonzeros", &["nnz", "nnz_a"]),
-    ("size", &["n"]),
-    ("numel", &["n"]),
-    ("num_elements", &["n"]),
-    ("elements", &["n"]),
-    ("length", &["n", "seq"]),
-    ("len", &["n", "seq"]),
-    ("count", &["n"]),
-    ("num_bins", &["bins"]),
-    ("nbins", &["bins"]),
-    ("num_segments", &["segments"]),
-    ("segment_length", &["segment_len"]),
-    ("kernel_size", &["kernel"]),
-    ("in_ch", &["in_channels"]),
-    ("out_ch", &["out_channels"]),
-    ("c_in", &["in_channels"]),
-    ("c_out", &["out_channels"]),
-];
-
 /// The documented problem key of the op that `key` (a name users guess, any case, dashes or
 /// underscores) stands for, when the op reads it.
 fn problem_key_alias(key: &str, allowed: &[&'static str]) -> Option<&'static str> {
@@ -2589,10 +2453,9 @@ fn problem_key_alias(key: &str, allowed: &[&'static str]) -> Option<&'static str
     if let Some(&c) = allowed.iter().find(|a| **a == k && k != key) {
         return Some(c);
     }
-    PROBLEM_KEY_ALIASES
+    names::problem_key_candidates(&k)?
         .iter()
-        .find(|(a, _)| *a == k)
-        .and_then(|(_, cs)| cs.iter().find_map(|c| allowed.iter().find(|a| *a == c)))
+        .find_map(|c| allowed.iter().find(|a| **a == c.as_str()))
         .copied()
 }
 
