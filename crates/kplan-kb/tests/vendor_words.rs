@@ -68,25 +68,49 @@ fn vendor_words_in_op_knowledge_are_scoped() {
     let mut bad: Vec<String> = Vec::new();
     for op in &kb.ops {
         let mut texts: Vec<(String, &str, Option<&str>)> = vec![
-            (format!("{}.latency_bound", op.id), op.latency_bound.as_str(), None),
+            (
+                format!("{}.latency_bound", op.id),
+                op.latency_bound.as_str(),
+                None,
+            ),
             (format!("{}.tile_hint", op.id), op.tile_hint.as_str(), None),
         ];
         if let Some(c) = &op.cpu_reference {
             texts.push((format!("{}.cpu_reference", op.id), c, None));
         }
         for a in &op.algorithm {
-            texts.push((format!("{} algorithm `{}`", op.id, a.name), a.name.as_str(), None));
-            texts.push((format!("{} algorithm `{}` when", op.id, a.name), a.when.as_str(), None));
+            texts.push((
+                format!("{} algorithm `{}`", op.id, a.name),
+                a.name.as_str(),
+                None,
+            ));
+            texts.push((
+                format!("{} algorithm `{}` when", op.id, a.name),
+                a.when.as_str(),
+                None,
+            ));
         }
         for r in &op.risk {
-            for (f, t) in [("title", &r.title), ("why", &r.why), ("mitigation", &r.mitigation)] {
+            for (f, t) in [
+                ("title", &r.title),
+                ("why", &r.why),
+                ("mitigation", &r.mitigation),
+            ] {
                 texts.push((format!("risk {}.{f}", r.id), t.as_str(), r.when.as_deref()));
             }
         }
         for l in op.library.iter().filter(|l| l.vendor == "any") {
-            texts.push((format!("{} library `{}` covers", op.id, l.name), l.covers.as_str(), None));
+            texts.push((
+                format!("{} library `{}` covers", op.id, l.name),
+                l.covers.as_str(),
+                None,
+            ));
             if let Some(t) = &l.limit {
-                texts.push((format!("{} library `{}` limit", op.id, l.name), t.as_str(), None));
+                texts.push((
+                    format!("{} library `{}` limit", op.id, l.name),
+                    t.as_str(),
+                    None,
+                ));
             }
         }
         for (place, text, when) in texts {
@@ -107,7 +131,10 @@ fn vendor_words_in_op_knowledge_are_scoped() {
 
 #[test]
 fn the_lint_sees_a_vendor_word_and_skips_a_grouped_one() {
-    assert!(has_word(&outside_groups("peer access over NVLink"), "NVLink"));
+    assert!(has_word(
+        &outside_groups("peer access over NVLink"),
+        "NVLink"
+    ));
     assert!(!has_word(
         &outside_groups("peer access over {nvidia: NVLink | amd: xGMI}"),
         "NVLink"

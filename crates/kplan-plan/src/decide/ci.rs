@@ -604,17 +604,36 @@ fn library_plan(cx: &super::Context, strategy: &Decided, features: &[String]) ->
         if libs.is_empty() {
             return None;
         }
+        // The toolkit the target needs (a feature the spec needs, such as fp8 MMA, can raise it
+        // above the architecture's own floor).
+        let (floor, raised) = super::backend::min_toolchain(kb, t.arch, features);
         let each: Vec<String> = libs
             .iter()
-            .map(|l| match &l.min_version {
-                Some(v) => format!("{}: {}", l.name, super::scoped(v, targets)),
-                None => format!("{}: minimum version unknown (no source in the knowledge base)", l.name),
+            .map(|l| match (&l.min_version, l.kind, &floor) {
+                (Some(v), _, _) => format!("{}: {}", l.name, super::scoped(v, targets)),
+                // A library shipped with the vendor's toolkit comes with the toolkit.
+                (None, kplan_kb::LibraryKind::Vendor, Some(f)) => {
+                    format!("{}: the one shipped with {f} or newer", l.name)
+                }
+                _ => format!(
+                    "{}: minimum version unknown (no source in the knowledge base)",
+                    l.name
+                ),
             })
             .collect();
-        // A feature the spec needs (fp8 MMA) can raise the toolkit above the architecture's own
-        // floor: the library build needs that toolkit too.
-        let toolkit = match super::backend::min_toolchain(kb, t.arch, features) {
-            (Some(min), Some(_)) => format!("; toolkit {min} or newer for the features the spec needs"),
+        // The library's own minimum does not lower the architecture's (a library release older
+        // than the architecture's first toolkit does not run on it): both are said.
+        let shipped = libs
+            .iter()
+            .all(|l| l.min_version.is_none() && l.kind == kplan_kb::LibraryKind::Vendor);
+        let toolkit = match (&floor, raised) {
+            (Some(min), Some(_)) => {
+                format!(
+                    "; {} needs {min} or newer for the features the spec needs",
+                    t.arch.id
+                )
+            }
+            (Some(min), None) if !shipped => format!("; {} itself needs {min} or newer", t.arch.id),
             _ => String::new(),
         };
         Some(format!(

@@ -121,7 +121,12 @@ struct RawBackends {
     devices: Option<Spanned<Vec<Spanned<String>>>>,
     /// Targets the team would like covered if they come cheap (`stretch`, `optional`): planned
     /// like the others where the knowledge base has facts for them, a note where it has none.
-    #[serde(default, alias = "optional", alias = "stretch_targets", alias = "nice_to_have")]
+    #[serde(
+        default,
+        alias = "optional",
+        alias = "stretch_targets",
+        alias = "nice_to_have"
+    )]
     stretch: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
@@ -1231,7 +1236,11 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     let m_exclusive = coerce::flag(k.exclusive.take(), "exclusive", &mut notes)?;
     // `values = "fp64"`: a sort with values, named by their dtype (a key-value sort).
     let m_values = match k.values.take() {
-        Some(v) if v.get_ref().as_str().is_some_and(|n| parse_dtype(n).is_some()) => {
+        Some(v)
+            if v.get_ref()
+                .as_str()
+                .is_some_and(|n| parse_dtype(n).is_some()) =>
+        {
             notes.push(SpecNote::at(
                 v.span(),
                 format!(
@@ -1350,9 +1359,9 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                     });
                     // A variant of an op class (`mla` of attention): that class's work model,
                     // the entry's libraries, algorithms and risks.
-                    if let Some((o, base)) = known.and_then(|o| {
-                        o.base.as_deref().and_then(Op::parse).map(|b| (o, b))
-                    }) {
+                    if let Some((o, base)) =
+                        known.and_then(|o| o.base.as_deref().and_then(Op::parse).map(|b| (o, b)))
+                    {
                         notes.push(SpecNote::at(
                             span_of(&k.op),
                             format!(
@@ -1366,7 +1375,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                         custom_knowledge = Some(o.id.clone());
                         (base, None)
                     } else {
-                    notes.push(SpecNote::at(
+                        notes.push(SpecNote::at(
                     span_of(&k.op),
                     match known {
                         Some(o) => format!(
@@ -1381,9 +1390,9 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                         ),
                     },
                 ));
-                    custom_knowledge = known.map(|o| o.id.clone());
-                    custom_op = Some(k.op.get_ref().trim().to_string());
-                    (Op::Custom, None)
+                        custom_knowledge = known.map(|o| o.id.clone());
+                        custom_op = Some(k.op.get_ref().trim().to_string());
+                        (Op::Custom, None)
                     }
                 }
             }
@@ -2098,7 +2107,10 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
 /// The direction an op name states with its words, where it states one: `backward-data`,
 /// `dgrad`, `wgrad`, `backward-weight`, `bwd`, `backward`, `fwd-bwd`.
 fn direction_in_name(op_name: &str) -> Option<&'static str> {
-    let words: Vec<&str> = op_name.split(['-', '_']).filter(|w| !w.is_empty()).collect();
+    let words: Vec<&str> = op_name
+        .split(['-', '_'])
+        .filter(|w| !w.is_empty())
+        .collect();
     let has = |w: &[&str]| words.iter().any(|x| w.contains(x));
     let bwd = has(&["backward", "bwd", "dgrad", "wgrad"]);
     let fwd = has(&["forward", "fwd"]);
@@ -2286,7 +2298,11 @@ fn targets_of(
     };
     let mut targets = Vec::new();
     let mut unknown_devices: Vec<&Spanned<String>> = Vec::new();
-    let stretch = backends.stretch.as_ref().map(|l| l.get_ref().as_slice()).unwrap_or(&[]);
+    let stretch = backends
+        .stretch
+        .as_ref()
+        .map(|l| l.get_ref().as_slice())
+        .unwrap_or(&[]);
     let mut stretch_planned: Vec<String> = Vec::new();
     for t in lists.iter().flat_map(|l| l.get_ref().iter()).chain(stretch) {
         let is_stretch = stretch.iter().any(|s| std::ptr::eq(s, t));
