@@ -148,6 +148,19 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
             .with_targets(targets);
         self.out.push(f);
     }
+    /// Reports each `(start, end, message)` of `hits` with the same severity, targets and help.
+    pub fn report_spans(
+        &mut self,
+        meta: &'static RuleMeta,
+        sev: Severity,
+        targets: &[String],
+        hits: Vec<(usize, usize, String)>,
+        help: &str,
+    ) {
+        for (s, e, message) in hits {
+            self.report_span(meta, sev, targets.to_vec(), s, e, message, help);
+        }
+    }
     pub fn record_use(&mut self, feature: &'static str, rule: &'static str, tok: usize) {
         if !self.collect_uses {
             return;

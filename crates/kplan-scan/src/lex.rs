@@ -239,34 +239,67 @@ impl<'a> Src<'a> {
             None => Platform::Any,
         }
     }
-    pub fn branch_platform(&self, mut b: u32) -> Platform {
-        let mut guard = 0;
-        while b != 0 && guard < 100_000 {
-            let br = match self.branches.get(b as usize) {
-                Some(br) => br,
-                None => break,
-            };
-            if br.platform != Platform::Any {
-                return br.platform;
+    pub fn branch_platform(&self, b: u32) -> Platform {
+        branch_platform_in(&self.branches, b)
+    }
+    /// Branch `b` and the branches it is nested in, innermost first, each with its index (the
+    /// file's root, branch 0, is not one of them).
+    pub fn ancestors(&self, b: u32) -> impl Iterator<Item = (u32, &Branch)> + '_ {
+        branch_chain(&self.branches, b)
+    }
+    /// Whether branch `b` is `anc` or lies inside it.
+    pub fn within(&self, b: u32, anc: u32) -> bool {
+        self.ancestors(b).any(|(k, _)| k == anc)
+    }
+    /// The text of branch `br`'s directive (`#if ...`, comments included).
+    pub fn cond_text(&self, br: &Branch) -> &'a str {
+        self.text
+            .get(br.cond.0 as usize..br.cond.1 as usize)
+            .unwrap_or("")
+    }
+    /// The code of branch `br`'s directive: its text before any comment, trimmed.
+    pub fn cond_code(&self, br: &Branch) -> &'a str {
+        let c = self.cond_text(br);
+        let c = c.split("//").next().unwrap_or("");
+        c.split("/*").next().unwrap_or("").trim()
+    }
+    /// Whether the file `#define`s `name` itself.
+    pub fn defines_macro(&self, name: &str) -> bool {
+        self.defines
+            .iter()
+            .any(|d| self.text.get(d.name_start as usize..d.name_end as usize) == Some(name))
+    }
+    /// Every identifier in the conditions of the file's `#if`-family directives, in file
+    /// order, except the names the file `#define`s itself (its own switches, whatever they
+    /// are called).
+    pub fn cond_macros(&self) -> Vec<CondMacro<'a>> {
+        let defined: std::collections::HashSet<&str> = self
+            .defines
+            .iter()
+            .filter_map(|d| self.text.get(d.name_start as usize..d.name_end as usize))
+            .collect();
+        let mut out = Vec::new();
+        for (bi, br) in self.branches.iter().enumerate().skip(1) {
+            let s = br.cond.0 as usize;
+            for (off, name, negated) in cond_idents(self.cond_text(br)) {
+                if !defined.contains(name) {
+                    out.push(CondMacro {
+                        branch: bi,
+                        start: s + off,
+                        name,
+                        negated,
+                    });
+                }
             }
-            b = br.parent;
-            guard += 1;
         }
-        Platform::Any
+        out
     }
     /// Innermost platform-guarded branch around token `i`, with its group.
     pub fn platform_branch(&self, i: usize) -> Option<(&Branch, &Group)> {
-        let mut b = self.toks.get(i)?.branch;
-        let mut guard = 0;
-        while b != 0 && guard < 100_000 {
-            let br = self.branches.get(b as usize)?;
-            if br.platform != Platform::Any {
-                return Some((br, self.groups.get(br.group as usize)?));
-            }
-            b = br.parent;
-            guard += 1;
-        }
-        None
+        let (_, br) = self
+            .ancestors(self.toks.get(i)?.branch)
+            .find(|(_, br)| br.platform != Platform::Any)?;
+        Some((br, self.groups.get(br.group as usize)?))
     }
     /// Whether token `i` sits inside a conditional branch other than an include guard.
     /// `with_fallback`: only count groups that have an `#elif`/`#else`.
@@ -274,21 +307,11 @@ impl<'a> Src<'a> {
         let Some(t) = self.toks.get(i) else {
             return false;
         };
-        let mut b = t.branch;
-        let mut guard = 0;
-        while b != 0 && guard < 100_000 {
-            let Some(br) = self.branches.get(b as usize) else {
-                break;
-            };
-            if let Some(g) = self.groups.get(br.group as usize) {
-                if !g.include_guard && (!with_fallback || g.has_alternative) {
-                    return true;
-                }
-            }
-            b = br.parent;
-            guard += 1;
-        }
-        false
+        self.ancestors(t.branch).any(|(_, br)| {
+            self.groups
+                .get(br.group as usize)
+                .is_some_and(|g| !g.include_guard && (!with_fallback || g.has_alternative))
+        })
     }
     /// 0-based line of token `i`.
     pub fn line(&self, i: usize) -> u32 {
@@ -318,6 +341,85 @@ impl<'a> Src<'a> {
         }
         s
     }
+}
+
+/// An identifier in a conditional directive's condition.
+#[derive(Debug, Clone, Copy)]
+pub struct CondMacro<'a> {
+    /// The branch whose directive it is in.
+    pub branch: usize,
+    /// Byte offset in the file.
+    pub start: usize,
+    pub name: &'a str,
+    /// A `!` precedes it (directly or as `!defined(...)`).
+    pub negated: bool,
+}
+
+/// Branch `b` of `branches` and the branches it is nested in, innermost first, each with its
+/// index; ends at the file's root (branch 0), an index out of range, or after 100,000 steps.
+pub fn branch_chain(branches: &[Branch], mut b: u32) -> impl Iterator<Item = (u32, &Branch)> {
+    let mut guard = 0;
+    std::iter::from_fn(move || {
+        if b == 0 || guard >= 100_000 {
+            return None;
+        }
+        let br = branches.get(b as usize)?;
+        let at = b;
+        b = br.parent;
+        guard += 1;
+        Some((at, br))
+    })
+}
+
+/// The platform of the innermost platform-guarded branch of `b`'s chain.
+fn branch_platform_in(branches: &[Branch], b: u32) -> Platform {
+    branch_chain(branches, b)
+        .map(|(_, br)| br.platform)
+        .find(|p| *p != Platform::Any)
+        .unwrap_or(Platform::Any)
+}
+
+/// Identifiers of a directive's text with their byte offset and whether a `!` precedes them
+/// (directly or as `!defined(...)`).
+pub fn cond_idents(text: &str) -> Vec<(usize, &str, bool)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut bang = false;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            break;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            i += 2;
+            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                i += 1;
+            }
+            i += 2;
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let s = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            let w = &text[s..i];
+            if w == "defined" {
+                continue;
+            }
+            out.push((s, w, bang));
+            bang = false;
+            continue;
+        }
+        if c == b'!' && b.get(i + 1) != Some(&b'=') {
+            bang = true;
+        } else if !matches!(c, b'(' | b' ' | b'\t' | b'\\' | b'\n' | b'\r') {
+            bang = false;
+        }
+        i += 1;
+    }
+    out
 }
 
 /// Parses a C integer literal: decimal, hex, octal, binary; `'` separators; u/l suffixes.
@@ -1561,18 +1663,7 @@ fn lex_ignoring<'t>(text: &'t str, ignore: &[u32], env: Option<&LexEnv>) -> Src<
                         }
                         {
                             // feature macros defined under a platform test (`#define MMA_AVAILABLE`)
-                            let mut bb = branch;
-                            let mut p = Platform::Any;
-                            let mut guard = 0;
-                            while bb != 0 && guard < 100_000 {
-                                let br = &branches[bb as usize];
-                                if br.platform != Platform::Any {
-                                    p = br.platform;
-                                    break;
-                                }
-                                bb = br.parent;
-                                guard += 1;
-                            }
+                            let p = branch_platform_in(&branches, branch);
                             if let Some(ex) = local_macros.list.iter_mut().find(|(n, _)| n == mname)
                             {
                                 // defined under more than one platform: not a platform test
@@ -1610,21 +1701,11 @@ fn lex_ignoring<'t>(text: &'t str, ignore: &[u32], env: Option<&LexEnv>) -> Src<
                 }
                 "include" if !dead => {
                     // unconditional includes (outside any branch but the include guard)
-                    let mut bb = branch;
-                    let mut unconditional = true;
-                    let mut guard = 0;
-                    while bb != 0 && guard < 100_000 {
-                        let br = &branches[bb as usize];
-                        if !groups
+                    let unconditional = branch_chain(&branches, branch).all(|(_, br)| {
+                        groups
                             .get(br.group as usize)
                             .is_some_and(|g| g.include_guard)
-                        {
-                            unconditional = false;
-                            break;
-                        }
-                        bb = br.parent;
-                        guard += 1;
-                    }
+                    });
                     if unconditional {
                         let inc = rest.trim().trim_start_matches(['<', '"']);
                         if inc.starts_with("hip/") || inc.starts_with("hipcub/") {
@@ -1636,21 +1717,8 @@ fn lex_ignoring<'t>(text: &'t str, ignore: &[u32], env: Option<&LexEnv>) -> Src<
                 }
                 _ => {}
             }
-            dead = branches.get(branch as usize).is_some_and(|br| br.dead) || {
-                let mut bb = branch;
-                let mut d = false;
-                let mut guard = 0;
-                while bb != 0 && guard < 100_000 {
-                    let br = &branches[bb as usize];
-                    if br.dead {
-                        d = true;
-                        break;
-                    }
-                    bb = br.parent;
-                    guard += 1;
-                }
-                d
-            };
+            dead = branches.get(branch as usize).is_some_and(|br| br.dead)
+                || branch_chain(&branches, branch).any(|(_, br)| br.dead);
             count_newlines!(dstart, e);
             i = e;
             continue;

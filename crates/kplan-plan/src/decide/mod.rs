@@ -20,14 +20,28 @@ use kplan_kb::{Arch, Device, Kb, OpInfo, ResolvedVia, Vendor};
 
 /// What one target's code is written in (section 3), as the strategy decided it. The printed
 /// names are the plan's `strategy.per_target[].abstraction` strings.
+///
+/// Every spec level ([`crate::spec::Abstraction`], what a team allows) is one of these by the
+/// same name (the spec's `vendor-blas` is `vendor-library`); [`Abstraction::of_level`] converts
+/// by that name. The plan's outcomes add the library kinds, the CPU fallback and `none`, which
+/// a spec cannot allow, so the two are separate types.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, strum::AsRefStr, strum::IntoStaticStr, strum::Display,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    strum::AsRefStr,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumString,
 )]
 #[strum(serialize_all = "kebab-case")]
 pub enum Abstraction {
     /// The framework's built-in op (PyTorch, JAX, ...).
     Framework,
     /// Libraries shipped with the vendor's toolkit (cuBLAS, rocBLAS, CUB, ...).
+    #[strum(to_string = "vendor-library", serialize = "vendor-blas")]
     VendorLibrary,
     /// Open-source kernel libraries (FlashAttention, CK, ...).
     KernelLibrary,
@@ -74,19 +88,9 @@ impl Abstraction {
     /// The per-target strategy of a spec abstraction level (the library level is labelled by
     /// the libraries themselves, see [`verdict::library_label`]).
     pub fn of_level(a: crate::spec::Abstraction) -> Self {
-        use crate::spec::Abstraction as L;
-        match a {
-            L::Framework => Self::Framework,
-            L::VendorBlas => Self::VendorLibrary,
-            L::Triton => Self::Triton,
-            L::HipSingleSource => Self::HipSingleSource,
-            L::Cutlass => Self::Cutlass,
-            L::ComposableKernel => Self::ComposableKernel,
-            L::PerBackend => Self::PerBackend,
-            L::Sycl => Self::Sycl,
-            L::Opencl => Self::Opencl,
-            L::Metal => Self::Metal,
-        }
+        // Every level parses (`every_spec_level_is_a_strategy` below): `None` is never the
+        // answer for a real level.
+        a.as_str().parse().unwrap_or(Self::None)
     }
 }
 
@@ -232,5 +236,32 @@ pub(crate) fn kib(b: u64) -> String {
         format!("{} KiB", b / 1024)
     } else {
         format!("{b} B")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Abstraction;
+    use crate::spec::Abstraction as Level;
+
+    #[test]
+    fn every_spec_level_is_a_strategy() {
+        for l in Level::ALL {
+            let a = Abstraction::of_level(l);
+            assert_ne!(
+                a,
+                Abstraction::None,
+                "level `{}` has no strategy",
+                l.as_str()
+            );
+            let expected = match l {
+                Level::VendorBlas => "vendor-library",
+                _ => l.as_str(),
+            };
+            assert_eq!(a.as_ref(), expected, "level `{}`", l.as_str());
+        }
+        // the plan's outcomes print as before
+        assert_eq!(Abstraction::VendorLibrary.to_string(), "vendor-library");
+        assert_eq!(Abstraction::CpuFallback.as_ref(), "cpu-fallback");
     }
 }

@@ -639,14 +639,7 @@ pub fn decide(cx: &Context, verdict: &Verdict) -> Decided {
             Abstraction::ComposableKernel,
             Abstraction::PerBackend,
         ],
-        Decision::CustomKernel => vec![
-            Abstraction::Framework,
-            Abstraction::VendorBlas,
-            Abstraction::Triton,
-            Abstraction::HipSingleSource,
-            Abstraction::Cutlass,
-            Abstraction::PerBackend,
-        ],
+        Decision::CustomKernel => Abstraction::STANDARD.to_vec(),
     };
     let mut chosen = None;
     let mut ramp_up = None;

@@ -739,31 +739,7 @@ fn gemv_tile(
     tile: &mut BTreeMap<String, u64>,
 ) -> TileChoice {
     let g = gemv_geometry(spec, t, n, k);
-    let (
-        warp,
-        max_threads,
-        wbytes,
-        row_bytes,
-        pass_bytes,
-        warps,
-        block,
-        blocks,
-        cus,
-        max_split,
-        split,
-    ) = (
-        g.warp,
-        g.max_threads,
-        g.wbytes,
-        g.row_bytes,
-        g.pass_bytes,
-        g.warps,
-        g.block,
-        g.blocks,
-        g.cus,
-        g.max_split,
-        g.split,
-    );
+    let (warps, block, blocks, split) = (g.warps, g.block, g.blocks, g.split);
     tile.insert("m".into(), m);
     tile.insert("n".into(), warps);
     tile.insert("k".into(), k.div_ceil(split));
@@ -771,10 +747,10 @@ fn gemv_tile(
     tile.insert("vector_bytes".into(), 16);
     let why = format!(
         "GEMV (m = {m} <= {GEMV_MAX_M}): each weight is read once, so there is no shared/LDS B tile and no matrix instruction; one warp per output column, {warps} columns per {block}-thread block, each lane issuing 16-B loads of {} B/weight weights ({} B per warp pass over a {} B row), dequantised in registers, the {m} activation row(s) held in registers; {blocks} block(s){}",
-        crate::analysis::tidy(wbytes),
-        pass_bytes,
-        row_bytes,
-        match (cus, split) {
+        crate::analysis::tidy(g.wbytes),
+        g.pass_bytes,
+        g.row_bytes,
+        match (g.cus, split) {
             (Some(c), s) if s > 1 => format!(" for {c} SMs/CUs: split-K {s} (partial sums reduced by a second pass or fp32 atomics) gives {} blocks, two per SM/CU", blocks * s),
             (Some(c), _) => format!(" fill {c} SMs/CUs without split-K"),
             (None, _) => " (SM/CU count unknown: autotune SPLIT_K)".to_string(),
@@ -782,11 +758,11 @@ fn gemv_tile(
     );
     let mut cands = Vec::new();
     for w in [2u64, 4, 8] {
-        let b = w * warp;
-        if b > max_threads {
+        let b = w * g.warp;
+        if b > g.max_threads {
             continue;
         }
-        for s in [1u64, split, (split * 2).min(max_split)] {
+        for s in [1u64, split, (split * 2).min(g.max_split)] {
             cands.push(Cand {
                 params: vec![("COLS_PER_BLOCK", w), ("SPLIT_K", s)],
                 block: b,

@@ -503,8 +503,9 @@ pub enum Abstraction {
 
 impl Abstraction {
     pub const ALL: [Abstraction; 10] = kplan_kb::all_variants();
-    /// What a spec without `[abstraction] allowed` allows: the six standard levels.
-    pub const DEFAULT_ALLOWED: [Abstraction; 6] = [
+    /// The six standard levels, highest first: what a spec without `[abstraction] allowed`
+    /// allows, and the order the strategy tries them in for a custom kernel.
+    pub const STANDARD: [Abstraction; 6] = [
         Abstraction::Framework,
         Abstraction::VendorBlas,
         Abstraction::Triton,
@@ -512,6 +513,8 @@ impl Abstraction {
         Abstraction::Cutlass,
         Abstraction::PerBackend,
     ];
+    /// What a spec without `[abstraction] allowed` allows: the standard levels.
+    pub const DEFAULT_ALLOWED: [Abstraction; 6] = Self::STANDARD;
     /// Other names a spec may use, with the level they mean. Library names (`cub`, `hipcub`,
     /// `rocprim`) mean the vendor-library level; `rocwmma` is a header library used inside
     /// per-backend HIP code.

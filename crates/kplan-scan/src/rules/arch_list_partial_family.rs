@@ -25,48 +25,8 @@ slower path, a host-only emulation, a missing builtin, or a different wavefront 
     features: &[],
 };
 
-/// Identifiers of a directive's text with their byte offset and whether a `!` precedes them
-/// (directly or as `!defined(...)`).
-pub fn cond_idents(text: &str) -> Vec<(usize, &str, bool)> {
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    let mut bang = false;
-    while i < b.len() {
-        let c = b[i];
-        if c == b'/' && b.get(i + 1) == Some(&b'/') {
-            break;
-        }
-        if c == b'/' && b.get(i + 1) == Some(&b'*') {
-            i += 2;
-            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                i += 1;
-            }
-            i += 2;
-            continue;
-        }
-        if c.is_ascii_alphabetic() || c == b'_' {
-            let s = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            let w = &text[s..i];
-            if w == "defined" {
-                continue;
-            }
-            out.push((s, w, bang));
-            bang = false;
-            continue;
-        }
-        if c == b'!' && b.get(i + 1) != Some(&b'=') {
-            bang = true;
-        } else if !matches!(c, b'(' | b' ' | b'\t' | b'\\' | b'\n' | b'\r') {
-            bang = false;
-        }
-        i += 1;
-    }
-    out
-}
+/// The lexer's reading of a condition's identifiers, where the rules import it from.
+pub use crate::lex::cond_idents;
 
 /// `__gfx942__` -> `gfx942`.
 pub fn arch_of_macro(w: &str) -> Option<&str> {

@@ -4,7 +4,6 @@
 use crate::cuda::Cx;
 use crate::diag::Severity;
 use crate::rule::{Lang, RuleMeta, Scope};
-use crate::rules::arch_list_partial_family::cond_idents;
 
 pub static META: RuleMeta = RuleMeta {
     id: "arch-macro-misspelled",
@@ -65,38 +64,24 @@ pub fn check(cx: &mut Cx) {
     if !(cx.has("__gfx") || cx.has("__GFX") || cx.has("__HIP") || cx.has("__CUDA")) {
         return;
     }
-    let src = cx.src;
-    let defined: Vec<&str> = src
-        .defines
-        .iter()
-        .filter_map(|d| src.text.get(d.name_start as usize..d.name_end as usize))
-        .collect();
-    for br in src.branches.iter().skip(1) {
-        let (s, e) = (br.cond.0 as usize, br.cond.1 as usize);
-        let Some(text) = src.text.get(s..e) else {
+    for m in cx.src.cond_macros() {
+        let w = m.name;
+        let Some(right) = correct(w) else {
             continue;
         };
-        for (off, w, _) in cond_idents(text) {
-            let Some(right) = correct(w) else {
-                continue;
-            };
-            if defined.contains(&w) {
-                continue;
-            }
-            let msg = format!(
+        let msg = format!(
                 "`{w}` is never defined (the macro is `{right}`): the test has the same value on every target, so the branch is taken (or skipped) everywhere instead of on the target it names"
             );
-            if let Some((sev, targets)) = cx.ctx.scope_severity(&META) {
-                cx.report_span(
-                    &META,
-                    sev,
-                    targets,
-                    s + off,
-                    s + off + w.len(),
-                    msg,
-                    &format!("spell it `{right}`"),
-                );
-            }
+        if let Some((sev, targets)) = cx.ctx.scope_severity(&META) {
+            cx.report_span(
+                &META,
+                sev,
+                targets,
+                m.start,
+                m.start + w.len(),
+                msg,
+                &format!("spell it `{right}`"),
+            );
         }
     }
 }

@@ -48,14 +48,8 @@ pub fn check(cx: &mut Cx) {
     }
     let src = cx.src;
     let amd_alt = amd_alternatives(src);
-    for (bi, br) in src.branches.iter().enumerate().skip(1) {
-        if br.is_alternative || br.platform != Platform::Nvidia || br.dead {
-            continue;
-        }
-        let Some(g) = src.groups.get(br.group as usize) else {
-            continue;
-        };
-        if g.func == 0 || g.include_guard {
+    for (bi, br, g) in nvidia_gates(src) {
+        if g.func == 0 {
             continue;
         }
         // `#elif defined(__HIP_PLATFORM_AMD__)` (or `__HIP__`, `__HIPCC__`, an AMD
@@ -63,17 +57,8 @@ pub fn check(cx: &mut Cx) {
         if amd_alt.get(br.group as usize).copied().unwrap_or(false) {
             continue;
         }
-        let cond = src
-            .text
-            .get(br.cond.0 as usize..br.cond.1 as usize)
-            .unwrap_or("");
-        let cond = cond.split("//").next().unwrap_or("");
-        let cond = cond.split("/*").next().unwrap_or("").trim();
+        let cond = src.cond_code(br);
         if !cond.contains("__CUDA_ARCH__") || cond.contains("HIP") || cond.contains("AMD") {
-            continue;
-        }
-        // the group sits in an NVIDIA-only region already: AMD never sees it
-        if src.branch_platform(br.parent) == Platform::Nvidia {
             continue;
         }
         let plain = {
@@ -131,18 +116,7 @@ pub fn check(cx: &mut Cx) {
         }
         // tokens of the body inside this branch
         let inside = (open + 1..close)
-            .filter(|&i| {
-                let mut b = src.toks[i].branch;
-                let mut guard = 0;
-                while b != 0 && guard < 1000 {
-                    if b as usize == bi {
-                        return true;
-                    }
-                    b = src.branches.get(b as usize).map(|x| x.parent).unwrap_or(0);
-                    guard += 1;
-                }
-                false
-            })
+            .filter(|&i| src.within(src.toks[i].branch, bi as u32))
             .count();
         if inside * 2 < body && !(g.has_alternative && plain) {
             continue;
@@ -168,6 +142,26 @@ pub fn check(cx: &mut Cx) {
     }
 }
 
+/// The first branches of the `#if` groups whose condition is an NVIDIA test (`__CUDA_ARCH__`,
+/// ...), live, outside include guards and outside regions only NVIDIA compiles (AMD never
+/// sees a group there), each with its index and group.
+fn nvidia_gates<'s>(
+    src: &'s crate::lex::Src<'_>,
+) -> impl Iterator<Item = (usize, &'s crate::lex::Branch, &'s crate::lex::Group)> + 's {
+    src.branches
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter_map(move |(bi, br)| {
+            if br.is_alternative || br.platform != Platform::Nvidia || br.dead {
+                return None;
+            }
+            let g = src.groups.get(br.group as usize)?;
+            (!g.include_guard && src.branch_platform(br.parent) != Platform::Nvidia)
+                .then_some((bi, br, g))
+        })
+}
+
 /// Per `#if` group: whether an `#elif` of it names the AMD compilation (a condition on
 /// `__HIP_PLATFORM_AMD__`, `__HIP__`, `__HIPCC__`, `__HIP_DEVICE_COMPILE__`, an AMD
 /// architecture). One pass over the branches.
@@ -177,10 +171,7 @@ fn amd_alternatives(src: &crate::lex::Src) -> Vec<bool> {
         if !br.is_alternative || br.dead {
             continue;
         }
-        let cond = src
-            .text
-            .get(br.cond.0 as usize..br.cond.1 as usize)
-            .unwrap_or("");
+        let cond = src.cond_text(br);
         // (an `#else` is not an explicit AMD path: it is what HIP's host pass compiles too)
         let names_amd = crate::lex::cond_tokens_pub(cond).iter().any(|w| {
             w.contains("HIP")
@@ -210,12 +201,7 @@ fn amd_taken(cx: &Cx, first: usize) -> String {
         if sib.group != br.group || !sib.is_alternative {
             continue;
         }
-        let text = src
-            .text
-            .get(sib.cond.0 as usize..sib.cond.1 as usize)
-            .unwrap_or("");
-        let text = text.split("//").next().unwrap_or("");
-        let text = text.split("/*").next().unwrap_or("").trim();
+        let text = src.cond_code(sib);
         let holds: Vec<Option<bool>> = passes
             .iter()
             .map(|p| crate::rules::target_cond::directive_holds(cx, text, p))
@@ -243,23 +229,11 @@ fn check_file_scope(cx: &mut Cx) {
         return;
     }
     let mut hits: Vec<(usize, usize, String)> = Vec::new();
-    for (bi, br) in src.branches.iter().enumerate().skip(1) {
-        if br.is_alternative || br.platform != Platform::Nvidia || br.dead {
+    for (bi, br, g) in nvidia_gates(src) {
+        if g.func != 0 || !g.has_alternative {
             continue;
         }
-        let Some(g) = src.groups.get(br.group as usize) else {
-            continue;
-        };
-        if g.func != 0 || g.include_guard || !g.has_alternative {
-            continue;
-        }
-        if src.branch_platform(br.parent) == Platform::Nvidia {
-            continue;
-        }
-        let cond = src
-            .text
-            .get(br.cond.0 as usize..br.cond.1 as usize)
-            .unwrap_or("");
+        let cond = src.cond_text(br);
         let words = crate::lex::cond_tokens_pub(cond);
         let plain = matches!(
             words.as_slice(),
@@ -312,17 +286,13 @@ fn check_file_scope(cx: &mut Cx) {
             .join(", ");
         hits.push((br.cond.0 as usize, br.cond.1 as usize, format!("`#ifdef __CUDA_ARCH__` chooses the device definition of {names}, but HIP's device pass does not define `__CUDA_ARCH__`: AMD kernels get the host definition")));
     }
-    for (s, e, msg) in hits {
-        cx.report_span(
-            &META,
-            Severity::Warning,
-            targets.clone(),
-            s,
-            e,
-            msg,
-            "test the device pass of both compilers: `#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)`",
-        );
-    }
+    cx.report_spans(
+        &META,
+        Severity::Warning,
+        &targets,
+        hits,
+        "test the device pass of both compilers: `#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)`",
+    );
 }
 
 /// The `__CUDA_ARCH__ < N` / `<= N` comparison in a directive's words, when there is one.
@@ -357,10 +327,7 @@ fn check_less_than(cx: &mut Cx) {
         if g.include_guard {
             continue;
         }
-        let cond = src
-            .text
-            .get(br.cond.0 as usize..br.cond.1 as usize)
-            .unwrap_or("");
+        let cond = src.cond_text(br);
         if !cond.contains("__CUDA_ARCH__") {
             continue;
         }
@@ -389,30 +356,13 @@ fn check_less_than(cx: &mut Cx) {
         };
         hits.push((br.cond.0 as usize, br.cond.1 as usize, msg));
     }
-    for (s, e, msg) in hits {
-        cx.report_span(
-            &META,
-            Severity::Warning,
-            targets.clone(),
-            s,
-            e,
-            msg,
-            "add `defined(__CUDA_ARCH__) &&` to the test and give AMD (and host code) the path it needs, or choose by a runtime or AMD-architecture test",
-        );
-    }
-}
-
-/// Whether branch `b` is `anc` or lies inside it.
-fn within(src: &crate::lex::Src, mut b: u32, anc: u32) -> bool {
-    let mut guard = 0;
-    while b != 0 && guard < 1000 {
-        if b == anc {
-            return true;
-        }
-        b = src.branches.get(b as usize).map_or(0, |x| x.parent);
-        guard += 1;
-    }
-    false
+    cx.report_spans(
+        &META,
+        Severity::Warning,
+        &targets,
+        hits,
+        "add `defined(__CUDA_ARCH__) &&` to the test and give AMD (and host code) the path it needs, or choose by a runtime or AMD-architecture test",
+    );
 }
 
 /// `#ifdef __CUDA_ARCH__` at file scope around `__device__` function definitions, when the
@@ -427,20 +377,11 @@ fn check_device_defs(cx: &mut Cx) {
     }
     // (branch, names of the device functions defined in it)
     let mut gates: Vec<(u32, Vec<&str>)> = Vec::new();
-    for (bi, br) in src.branches.iter().enumerate().skip(1) {
-        if br.is_alternative || br.dead || br.platform != Platform::Nvidia {
+    for (bi, br, g) in nvidia_gates(src) {
+        if g.func != 0 {
             continue;
         }
-        let Some(g) = src.groups.get(br.group as usize) else {
-            continue;
-        };
-        if g.func != 0 || g.include_guard || src.branch_platform(br.parent) == Platform::Nvidia {
-            continue;
-        }
-        let cond = src
-            .text
-            .get(br.cond.0 as usize..br.cond.1 as usize)
-            .unwrap_or("");
+        let cond = src.cond_text(br);
         let words = crate::lex::cond_tokens_pub(cond);
         if !words.contains(&"__CUDA_ARCH__")
             || less_than_arch(&words).is_some()
@@ -456,7 +397,7 @@ fn check_device_defs(cx: &mut Cx) {
             .filter(|f| {
                 src.toks
                     .get(f.marker as usize)
-                    .is_some_and(|t| within(src, t.branch, bi as u32))
+                    .is_some_and(|t| src.within(t.branch, bi as u32))
             })
             .filter_map(|f| f.name.map(|n| src.s(n as usize)))
             .filter(|n| !n.is_empty())
@@ -476,7 +417,7 @@ fn check_device_defs(cx: &mut Cx) {
         .iter()
         .filter(|f| {
             src.toks.get(f.marker as usize).is_some_and(|t| {
-                !gated.iter().any(|&b| within(src, t.branch, b))
+                !gated.iter().any(|&b| src.within(t.branch, b))
                     && src.branch_platform(t.branch) != Platform::Nvidia
             })
         })
@@ -504,7 +445,7 @@ fn check_device_defs(cx: &mut Cx) {
         for &gi in gis {
             let b = gates[gi].0;
             if used[gi].is_none()
-                && !within(src, src.toks[i].branch, b)
+                && !src.within(src.toks[i].branch, b)
                 && src.platform(i) != Platform::Nvidia
                 && src.in_device(i)
             {
@@ -519,12 +460,7 @@ fn check_device_defs(cx: &mut Cx) {
         let Some(br) = src.branches.get(*b as usize) else {
             continue;
         };
-        let cond = src
-            .text
-            .get(br.cond.0 as usize..br.cond.1 as usize)
-            .unwrap_or("");
-        let cond = cond.split("//").next().unwrap_or("");
-        let cond = cond.split("/*").next().unwrap_or("").trim();
+        let cond = src.cond_code(br);
         let msg = format!("`{name}` is defined only under `{cond}`, which HIP's device pass never defines, but device code AMD compiles calls it: on AMD the definition is missing");
         cx.report_span(
             &META,

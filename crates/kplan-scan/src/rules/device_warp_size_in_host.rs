@@ -31,6 +31,12 @@ other wavefront size (RDNA runs 32 lanes, CDNA 64).",
     features: &[],
 };
 
+/// The tokens before `i`, nearest first, as far back as a statement's start is looked for
+/// (64 tokens).
+fn statement_back(i: usize) -> impl Iterator<Item = usize> {
+    (i.saturating_sub(64)..i).rev()
+}
+
 /// Whether token `i` is an argument of a launch configuration `<<<...>>>` or of `dim3(...)`
 /// outside device code.
 fn in_launch_config(cx: &Cx, i: usize) -> bool {
@@ -38,11 +44,7 @@ fn in_launch_config(cx: &Cx, i: usize) -> bool {
     if src.in_device(i) {
         return false;
     }
-    let mut k = i;
-    let mut steps = 0;
-    while k > 0 && steps < 64 {
-        k -= 1;
-        steps += 1;
+    for k in statement_back(i) {
         match src.s(k) {
             "<<<" => return true,
             ">>>" | ";" | "{" | "}" => return false,
@@ -85,11 +87,7 @@ fn host_evaluated(cx: &Cx, i: usize) -> bool {
     if src.in_device(i) {
         return false;
     }
-    let mut k = i;
-    let mut steps = 0;
-    while k > 0 && steps < 64 {
-        k -= 1;
-        steps += 1;
+    for k in statement_back(i) {
         match src.s(k) {
             "static_assert" | "constexpr" => return true,
             ";" | "{" | "}" => return false,
@@ -123,10 +121,7 @@ fn check_host_fallback(cx: &mut Cx) {
             continue;
         };
         // the fallback: an `#else`, or an `#elif` that names no architecture itself
-        let own = src
-            .text
-            .get(br.cond.0 as usize..br.cond.1 as usize)
-            .unwrap_or("");
+        let own = src.cond_text(br);
         let own_arch = crate::lex::cond_tokens_pub(own).iter().any(|w| {
             crate::lex::arch_macro_wave(w) != 0 || w.starts_with("__AMDGCN_WAVEFRONT_SIZE")
         });
@@ -141,31 +136,15 @@ fn check_host_fallback(cx: &mut Cx) {
         else {
             continue;
         };
-        let cond = src
-            .text
-            .get(first.cond.0 as usize..first.cond.1 as usize)
-            .unwrap_or("");
+        let cond = src.cond_text(first);
         let arch = crate::lex::cond_tokens_pub(cond).iter().any(|w| {
             crate::lex::arch_macro_wave(w) != 0 || w.starts_with("__AMDGCN_WAVEFRONT_SIZE")
         });
         // under a device-pass test further out, the fallback never reaches a host pass
-        let mut outer = br.parent;
-        let mut device_outer = false;
-        let mut guard = 0;
-        while outer != 0 && guard < 1000 {
-            let Some(ob) = src.branches.get(outer as usize) else {
-                break;
-            };
-            let oc = src
-                .text
-                .get(ob.cond.0 as usize..ob.cond.1 as usize)
-                .unwrap_or("");
-            if oc.contains("__HIP_DEVICE_COMPILE__") || oc.contains("__CUDA_ARCH__") {
-                device_outer = true;
-            }
-            outer = ob.parent;
-            guard += 1;
-        }
+        let device_outer = src.ancestors(br.parent).any(|(_, ob)| {
+            let oc = src.cond_text(ob);
+            oc.contains("__HIP_DEVICE_COMPILE__") || oc.contains("__CUDA_ARCH__")
+        });
         if !arch || cond.contains("__HIP_DEVICE_COMPILE__") || device_outer {
             continue;
         }
@@ -178,16 +157,20 @@ fn check_host_fallback(cx: &mut Cx) {
         if !matches!(v, Some(32) | Some(64)) {
             continue;
         }
-        hits.push((d.name_start as usize, d.name_end as usize, name.to_string()));
+        let msg = format!("`{name}` falls back to this value wherever the architecture macros are undefined, which includes every host pass (also for wave64 CDNA): host code using it sees the wrong width");
+        hits.push((d.name_start as usize, d.name_end as usize, msg));
     }
     let targets = cx.ctx.vendor_targets(kplan_kb::Vendor::Amd);
     if targets.is_empty() {
         return;
     }
-    for (s, e, name) in hits {
-        let msg = format!("`{name}` falls back to this value wherever the architecture macros are undefined, which includes every host pass (also for wave64 CDNA): host code using it sees the wrong width");
-        cx.report_span(&META, Severity::Warning, targets.clone(), s, e, msg, "choose the host-side width from the device properties; test `__HIP_DEVICE_COMPILE__` before the architecture macros");
-    }
+    cx.report_spans(
+        &META,
+        Severity::Warning,
+        &targets,
+        hits,
+        "choose the host-side width from the device properties; test `__HIP_DEVICE_COMPILE__` before the architecture macros",
+    );
 }
 
 /// Whether the name at token `i` is declared earlier in its enclosing function: a parameter

@@ -94,27 +94,11 @@ pub fn check(cx: &mut Cx) {
         }
         // chosen by the platform, or by an architecture test
         let platform = src.branch_platform(b) == Platform::Amd;
-        let arch_chain = {
-            let mut k = b;
-            let mut hit = false;
-            let mut guard = 0;
-            while k != 0 && guard < 1000 {
-                let Some(br) = src.branches.get(k as usize) else {
-                    break;
-                };
-                if src
-                    .groups
-                    .get(br.group as usize)
-                    .is_some_and(|g| g.names_amd_arch)
-                {
-                    hit = true;
-                    break;
-                }
-                k = br.parent;
-                guard += 1;
-            }
-            hit
-        };
+        let arch_chain = src.ancestors(b).any(|(_, br)| {
+            src.groups
+                .get(br.group as usize)
+                .is_some_and(|g| g.names_amd_arch)
+        });
         if !platform && !arch_chain {
             continue;
         }

@@ -66,20 +66,13 @@ pub fn check(cx: &mut Cx) {
         return;
     }
     let src = cx.src;
-    let defined: Vec<&str> = src
-        .defines
-        .iter()
-        .filter_map(|d| src.text.get(d.name_start as usize..d.name_end as usize))
-        .collect();
-    let cond_of = |b: &crate::lex::Branch| -> &str {
-        src.text
-            .get(b.cond.0 as usize..b.cond.1 as usize)
-            .unwrap_or("")
-    };
     // groups whose chain tests a macro current HIP defines
     let mut modern = vec![false; src.groups.len()];
     for br in src.branches.iter().skip(1) {
-        if cond_idents(cond_of(br)).iter().any(|&(_, w, _)| current(w)) {
+        if cond_idents(src.cond_text(br))
+            .iter()
+            .any(|&(_, w, _)| current(w))
+        {
             if let Some(m) = modern.get_mut(br.group as usize) {
                 *m = true;
             }
@@ -114,12 +107,12 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         let s = br.cond.0 as usize;
-        let cond = cond_of(br);
+        let cond = src.cond_text(br);
         for (off, w, negated) in cond_idents(cond) {
             let Some(right) = replacement(w) else {
                 continue;
             };
-            if defined.contains(&w) {
+            if src.defines_macro(w) {
                 continue;
             }
             // the code current ROCm compiles: this branch under `!defined(X)` / `#ifndef X`,
