@@ -609,11 +609,21 @@ fn library_first(
     Some(Verdict {
         decision: Decision::UseVendorLibrary,
         reason: format!(
-            "a library already implements `{}` on every GPU target in scope: {}{}; left to write: {}; what the library costs: a pinned library version per backend, its shape heuristics to check (and tune) at the spec's sizes, and its own build dependency",
+            "a library already implements `{}` on every {}GPU target in scope: {}{}; left to write: {}{}; what the library costs: a pinned library version per backend, its shape heuristics to check (and tune) at the spec's sizes, and its own build dependency",
             spec.op_name(),
+            if spec.stretch.is_empty() { "" } else { "required " },
             names.join("; "),
             if bands.is_empty() { String::new() } else { format!(" (vendor libraries reach {})", bands.join(", ")) },
-            left.join(", ")
+            left.join(", "),
+            if spec.stretch.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", and the path for the stretch target{} {} (section 3)",
+                    if spec.stretch.len() > 1 { "s" } else { "" },
+                    spec.stretch.join(", ")
+                )
+            }
         ),
         inputs: std::mem::take(inputs),
         sources: Vec::new(),
