@@ -90,12 +90,16 @@ fn the_direction_in_the_op_name_is_the_direction() {
         ("conv2d-dgrad", Some("data")),
         ("conv-wgrad", Some("weight")),
         ("conv-bwd", None),
+        ("conv-weight-gradient", Some("weight")),
     ] {
         let s = conv(op, "");
         assert_eq!(s.direction, Direction::Backward, "{op}");
         assert_eq!(s.modifiers.gradient.as_deref(), gradient, "{op}");
         assert!(noted(&s, "read from the op name"), "{op}: {:?}", s.notes);
     }
+    // A lone `grad` names no direction.
+    let s = parse("[kernel]\nname = 'k'\nop = 'grad-norm'\ndtypes = ['fp32']\nproblem = { rows = 8, cols = 64 }\n[backends]\ntargets = ['h100']\n");
+    assert_eq!(s.direction, Direction::Forward);
     // The `direction` key wins over the name.
     let s = conv("conv-backward-data", "direction = 'forward'\n");
     assert_eq!(s.direction, Direction::Forward);

@@ -2115,6 +2115,17 @@ fn direction_in_name(op_name: &str) -> Option<&'static str> {
         .filter(|w| !w.is_empty())
         .collect();
     let has = |w: &[&str]| words.iter().any(|x| w.contains(x));
+    // `weight-gradient`, `input-grad`: one gradient named by its operand (a lone `grad` or
+    // `gradient` names no direction: `grad-norm` is a norm of gradients).
+    for pair in words.windows(2) {
+        if matches!(pair[1], "grad" | "gradient" | "gradients") {
+            match pair[0] {
+                "weight" | "weights" | "filter" | "kernel" => return Some("backward-weight"),
+                "data" | "input" | "activation" | "activations" => return Some("backward-data"),
+                _ => {}
+            }
+        }
+    }
     let bwd = has(&["backward", "bwd", "dgrad", "wgrad"]);
     let fwd = has(&["forward", "fwd"]);
     if !bwd {
