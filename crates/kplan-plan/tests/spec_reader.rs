@@ -117,6 +117,10 @@ fn a_fused_name_lists_the_other_op_words() {
     let s = parse("[kernel]\nname = 'k'\nop = 'softmax-then-topk-over-gemm-output'\ndtypes = ['fp32']\nproblem = { rows = 64, cols = 4096 }\n[backends]\ntargets = ['h100']\n");
     assert_eq!(s.op, Op::Softmax);
     assert!(noted(&s, "also names `topk`, `gemm`"), "{:?}", s.notes);
+    // A knowledge entry read from the first words says the others too.
+    let s = parse("[kernel]\nname = 'k'\nop = 'fused allreduce rmsnorm'\ndtypes = ['bf16']\nproblem = { tokens = 16, hidden = 4096 }\n[backends]\ntargets = ['h100']\n");
+    assert_eq!(s.kb_op(), "collective");
+    assert!(noted(&s, "also names `rmsnorm`"), "{:?}", s.notes);
 }
 
 #[test]

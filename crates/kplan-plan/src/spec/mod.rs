@@ -1382,7 +1382,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                     span_of(&k.op),
                     match known {
                         Some(o) => format!(
-                            "op `{}` has no work model in kplan{hint}: planned as a custom op (the roofline uses `flops` and `bytes` where `problem` gives them); its op knowledge base entry `{}` (`kplan ops show {}`) gives the libraries, algorithms and risks",
+                            "op `{}` has no work model in kplan{hint}: planned as a custom op (the roofline uses `flops` and `bytes` where `problem` gives them); its op knowledge base entry `{}` (`kplan ops show {}`) gives the libraries, algorithms and risks{others_said}",
                             k.op.get_ref(),
                             o.id,
                             o.id
