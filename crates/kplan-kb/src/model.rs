@@ -362,6 +362,11 @@ pub struct OpInfo {
     /// a custom op with this entry's knowledge.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub knowledge_only: bool,
+    /// For a `knowledge_only` entry that is a variant of an op class (`mla` of `attention`,
+    /// `structured-sparse-gemm` of `gemm`): that class, whose work model (FLOPs, bytes, problem
+    /// keys, tiles) the plan keeps while the libraries, algorithms and risks come from this entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
     /// Other names of the operation (`top-p-sampling` for `sampling`): a spec naming one is
     /// planned as this op class (or, for a `knowledge_only` entry, as a custom op with it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

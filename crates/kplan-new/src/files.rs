@@ -5,7 +5,7 @@ use crate::family::{self, Family};
 use crate::template::{self, render};
 use crate::tiles::Tiles;
 use crate::{NewError, Options, Project, ProjectFile};
-use kplan_kb::Kb;
+use kplan_kb::{Arch, Kb, Vendor};
 use kplan_plan::model::Decision;
 use kplan_plan::Plan;
 use std::fmt::Write;
@@ -115,13 +115,6 @@ impl Storage {
     }
 }
 
-/// An architecture of the project: a spec target's or a CI coverage leg's.
-#[derive(Debug, Clone)]
-pub struct Target {
-    pub arch: String,
-    pub vendor: String,
-}
-
 /// The names and parts every file uses.
 pub struct Ctx<'a> {
     pub plan: &'a Plan,
@@ -134,9 +127,9 @@ pub struct Ctx<'a> {
     pub prefix: String,
     pub storage: Storage,
     pub tiles: Tiles,
-    /// Architectures kplan builds for: the spec's NVIDIA, AMD and CPU targets, then the CI
-    /// matrix's coverage architectures.
-    pub targets: Vec<Target>,
+    /// Architectures kplan builds for (the knowledge base's): the spec's NVIDIA, AMD and CPU
+    /// targets, then the CI matrix's coverage architectures.
+    pub targets: Vec<&'a Arch>,
     pub header: String,
     pub workflow: String,
     pub notes: Vec<String>,
@@ -160,24 +153,33 @@ fn c_ident(file: &str) -> String {
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(plan: &'a Plan, kb: &Kb, opts: &Options, f: &Family) -> Result<Ctx<'a>, NewError> {
+    pub fn new(
+        plan: &'a Plan,
+        kb: &'a Kb,
+        opts: &Options,
+        f: &Family,
+    ) -> Result<Ctx<'a>, NewError> {
         let storage = Storage::of(plan)?;
         let file = kplan_plan::decide::ci::file_stem(&plan.kernel.name);
         let stem = c_ident(&file);
         let prefix = stem.to_ascii_uppercase();
         let mut notes = Vec::new();
-        let mut targets: Vec<Target> = Vec::new();
-        let mut push = |arch: &str, vendor: &str| {
-            if !targets.iter().any(|t| t.arch == arch) {
-                targets.push(Target {
-                    arch: arch.into(),
-                    vendor: vendor.into(),
-                });
+        let mut targets: Vec<&'a Arch> = Vec::new();
+        let mut push = |arch: &'a Arch| {
+            if !targets.iter().any(|t| t.id == arch.id) {
+                targets.push(arch);
             }
         };
         for b in &plan.backend_matrix {
             match b.vendor.as_str() {
-                "nvidia" | "amd" | "cpu" => push(&b.arch, &b.vendor),
+                "nvidia" | "amd" | "cpu" => match kb.arch(&b.arch) {
+                    Some(a) => push(a),
+                    // only a plan read back from JSON can name one (`--plan`)
+                    None => notes.push(format!(
+                        "{} ({}): not an architecture of the knowledge base, so this target gets no code",
+                        b.target, b.arch
+                    )),
+                },
                 _ => notes.push(format!(
                     "{} ({}, {}): kplan new writes CUDA/HIP and C++ only; this target gets no code (plan section 3: {})",
                     b.target,
@@ -194,21 +196,16 @@ impl<'a> Ctx<'a> {
         }
         for l in &plan.ci.legs {
             if let Some(a) = kb.arch(&l.arch) {
-                let v = match a.vendor {
-                    kplan_kb::Vendor::Nvidia => "nvidia",
-                    kplan_kb::Vendor::Amd => "amd",
-                    kplan_kb::Vendor::Cpu => "cpu",
-                    _ => continue,
-                };
-                push(&a.id, v);
+                if matches!(a.vendor, Vendor::Nvidia | Vendor::Amd | Vendor::Cpu) {
+                    push(a);
+                }
             }
         }
         // the CI host runs the CPU fallback
         if let Ok(r) = kb.resolve("cpu-x86_64-avx2") {
-            push(&r.arch.id, "cpu");
+            push(r.arch);
         }
-        let archs: Vec<&kplan_kb::Arch> = targets.iter().filter_map(|t| kb.arch(&t.arch)).collect();
-        let header = kplan_gen::render_header(&kplan_gen::HeaderConfig::from_archs(&archs));
+        let header = kplan_gen::render_header(&kplan_gen::HeaderConfig::from_archs(&targets));
         let unused = kplan_plan::render::workflow::unused_runner_keys(plan, &opts.runners);
         if !unused.is_empty() {
             return Err(NewError::Unsupported(format!(
@@ -292,8 +289,11 @@ impl<'a> Ctx<'a> {
         render(tpl, &self.as_refs(&vars))
     }
 
-    pub fn gpu_targets(&self) -> impl Iterator<Item = &Target> {
-        self.targets.iter().filter(|t| t.vendor != "cpu")
+    pub fn gpu_targets(&self) -> impl Iterator<Item = &'a Arch> + '_ {
+        self.targets
+            .iter()
+            .copied()
+            .filter(|t| t.vendor != Vendor::Cpu)
     }
 }
 
@@ -368,7 +368,7 @@ fn kplan_toml(ctx: &Ctx) -> String {
     let t: Vec<String> = ctx
         .targets
         .iter()
-        .map(|t| format!("\"{}\"", t.arch))
+        .map(|t| format!("\"{}\"", t.id))
         .collect();
     let _ = writeln!(o, "targets = [{}]", t.join(", "));
     o.push_str("header = \"include/kplan_portability.h\"\n");
@@ -388,18 +388,18 @@ fn cmake(ctx: &Ctx) -> String {
 /// A build file template with the NVIDIA architectures (spelled by `nv_arch`) and the AMD ones,
 /// each list joined by `sep`.
 fn build_file(ctx: &Ctx, tpl: &str, sep: &str, nv_arch: impl Fn(&str) -> String) -> String {
-    let archs = |vendor: &str| -> Vec<String> {
+    let archs = |vendor: Vendor| -> Vec<String> {
         ctx.gpu_targets()
             .filter(|t| t.vendor == vendor)
-            .map(|t| t.arch.clone())
+            .map(|t| t.id.clone())
             .collect()
     };
-    let nvs = archs("nvidia")
+    let nvs = archs(Vendor::Nvidia)
         .iter()
         .map(|a| nv_arch(a))
         .collect::<Vec<_>>()
         .join(sep);
-    let amds = archs("amd").join(sep);
+    let amds = archs(Vendor::Amd).join(sep);
     let vars = ctx.vars();
     let mut r = ctx.as_refs(&vars);
     r.push(("NV_ARCHS", &nvs));

@@ -182,6 +182,7 @@ pub fn plan_from_json(text: &str, path: &str) -> Result<Plan, NewError> {
         kind: r.os(op, "kind"),
         knowledge,
         custom_op: r.os(op, "custom_op"),
+        knowledge_entry: r.os(op, "knowledge_entry"),
         work_unknown: r.os(op, "work_unknown"),
     };
     let st = v

@@ -62,6 +62,8 @@ pub fn build_plan(spec: &Spec, kb: &Kb, inputs: &PlanInputs) -> Plan {
     let operation = Operation {
         class: spec.op.as_str().into(),
         custom_op: spec.custom_op.clone(),
+        knowledge_entry: (spec.kb_op() != spec.op.as_str() && kb.op_info(spec.kb_op()).is_some())
+            .then(|| spec.kb_op().to_string()),
         work_unknown: w.unknown.clone(),
         problem: serde_json::to_value(&spec.problem).unwrap_or(serde_json::Value::Null),
         flops: w.flops,

@@ -105,7 +105,18 @@ const SECTIONS: [(&str, &[(&str, Kind)]); 6] = [
             ("sparsity", Str),
         ],
     ),
-    ("backends", &[("targets", Array), ("devices", Array)]),
+    (
+        "backends",
+        &[
+            ("targets", Array),
+            ("devices", Array),
+            ("gpus", Array),
+            ("stretch", Array),
+            ("optional", Array),
+            ("stretch_targets", Array),
+            ("nice_to_have", Array),
+        ],
+    ),
     (
         "requirements",
         &[

@@ -132,6 +132,10 @@ pub struct Operation {
     /// The op as the spec named it, where kplan has no op class for it (planned as `custom`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub custom_op: Option<String>,
+    /// The op knowledge base entry the libraries, algorithms and risks come from, where it is
+    /// not the op class's own (a variant such as `mla` of `attention`, or a custom op's entry).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub knowledge_entry: Option<String>,
     /// Why FLOPs and bytes are unknown (then both are 0 and section 8 has no roofline).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub work_unknown: Option<String>,

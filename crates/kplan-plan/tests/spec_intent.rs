@@ -173,6 +173,16 @@ fn op_names_are_read_from_their_words() {
     let s = spec(&format!("op = 'block-sparse-attention'\n{attn}"), "'h100'").unwrap();
     assert_eq!(s.op, Op::Attention);
     assert_eq!(s.custom_op, None);
+    // a knowledge entry with a base class: the class's work model, the entry's knowledge
+    assert_eq!(s.kb_op(), "block-sparse-attention");
+    assert!(
+        noted(&s, "a variant of op class `attention`"),
+        "{:?}",
+        s.notes
+    );
+    // without the entry's own words, the attention alias inside the name decides
+    let s = spec(&format!("op = 'local-sparse-attention'\n{attn}"), "'h100'").unwrap();
+    assert_eq!(s.op, Op::Attention);
     assert!(noted(&s, "read as op class `attention`"), "{:?}", s.notes);
     // `gemv` is a GEMM, not a misspelt `gemm`.
     let s = spec(

@@ -20,7 +20,9 @@ pub const HEADER_NAMES: &[&str] = &[
     "kplan-portability.h",
 ];
 
-/// A target named in `kplan.toml`, with its 1-based line and column.
+/// A target named in `kplan.toml`, with its 1-based line and column: the entry as written,
+/// before the knowledge base resolves it (an unknown name is reported at this position), so
+/// not a target in scope ([`crate::ScanCtx`] holds those, as `kplan_kb::Resolved`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigTarget {
     pub name: String,

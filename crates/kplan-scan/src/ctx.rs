@@ -4,7 +4,7 @@ use crate::config::Config;
 use crate::diag::Severity;
 use crate::error::ScanError;
 use crate::rule::{RuleMeta, Scope};
-use kplan_kb::{Availability, Kb, Vendor};
+use kplan_kb::{Arch, Availability, Kb, Resolved, Vendor};
 use std::path::Path;
 
 /// Default targets when neither `--targets` nor `kplan.toml` names any: one NVIDIA
@@ -12,42 +12,60 @@ use std::path::Path;
 /// KB does not know are left out of the default scope.
 pub const DEFAULT_TARGETS: &[&str] = &["sm_90a", "gfx942", "gfx1100"];
 
-/// One target in scope, with the facts the rules need.
+/// One target in scope: the KB's resolution of the name (architecture, device), with the
+/// wavefront width this scan compiles it for. Every other fact is the KB's, read through it.
 #[derive(Debug, Clone)]
-pub struct Target {
-    /// The name as given (`gfx942`, `h100`).
-    pub name: String,
-    /// KB architecture id.
-    pub arch: String,
-    pub vendor: Vendor,
-    /// Default warp / wavefront width the compiler uses.
+pub struct Target<'kb> {
+    pub resolved: Resolved<'kb>,
+    /// Warp / wavefront width the compiler uses: the architecture's default, or 64 for an AMD
+    /// part that can run it when the project builds with `-mwavefrontsize64` (`hip-flags`).
     pub warp_size: Option<u32>,
-    /// Every width the hardware can run.
-    pub warp_sizes: Vec<u32>,
-    /// Largest shared memory / LDS per block after opt-in.
-    pub shared_max: Option<u64>,
-    /// Shared memory a block gets without opt-in (static `__shared__` is bounded by it).
-    pub shared_default: Option<u64>,
 }
 
-impl Target {
+impl<'kb> Target<'kb> {
+    /// The name as given (`gfx942`, `h100`).
+    pub fn name(&self) -> &str {
+        &self.resolved.name
+    }
     /// Display name: the KB architecture id.
-    pub fn id(&self) -> &str {
-        &self.arch
+    pub fn id(&self) -> &'kb str {
+        &self.resolved.arch.id
+    }
+    pub fn arch(&self) -> &'kb Arch {
+        self.resolved.arch
+    }
+    pub fn vendor(&self) -> Vendor {
+        self.resolved.arch.vendor
+    }
+    /// Every width the hardware can run.
+    pub fn warp_sizes(&self) -> &'kb [u32] {
+        &self.resolved.arch.warp_sizes
+    }
+    /// Largest shared memory / LDS per block after opt-in.
+    pub fn shared_max(&self) -> Option<u64> {
+        self.resolved.arch.shared_per_block_bytes.get()
+    }
+    /// Shared memory a block gets without opt-in (static `__shared__` is bounded by it).
+    pub fn shared_default(&self) -> Option<u64> {
+        self.resolved
+            .arch
+            .shared_per_block_default_bytes
+            .as_ref()
+            .and_then(|f| f.get())
     }
     pub fn is_wave64(&self) -> bool {
         self.warp_size.is_some_and(|w| w > 32)
     }
     /// Limit for static (non-opt-in) shared memory per block.
     pub fn static_shared_limit(&self) -> Option<u64> {
-        self.shared_default.or(self.shared_max)
+        self.shared_default().or(self.shared_max())
     }
 }
 
 /// What every rule sees: the KB, the targets in scope and the configuration.
 pub struct ScanCtx<'kb> {
     pub kb: &'kb Kb,
-    pub targets: Vec<Target>,
+    pub targets: Vec<Target<'kb>>,
     pub config: Config,
     /// What the whole scan's files define ([`crate::index`]); `None` when each file is
     /// scanned alone (then each file's own definitions are known).
@@ -69,7 +87,7 @@ impl<'kb> ScanCtx<'kb> {
                 false,
             )
         };
-        let mut targets: Vec<Target> = Vec::new();
+        let mut targets: Vec<Target<'kb>> = Vec::new();
         for raw in &list {
             for name in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                 let r = match kb.resolve(name) {
@@ -95,24 +113,17 @@ impl<'kb> ScanCtx<'kb> {
                         })
                     }
                 };
-                if targets.iter().any(|t| t.arch == r.arch.id) {
+                if targets.iter().any(|t| t.id() == r.arch.id) {
                     continue;
                 }
                 let a = r.arch;
                 // `-mwavefrontsize64`: RDNA parts that can run 64 lanes are built for it
                 let wave64 =
                     config.forces_wave64() && a.vendor == Vendor::Amd && a.warp_sizes.contains(&64);
+                let warp_size = if wave64 { Some(64) } else { a.warp_size.get() };
                 targets.push(Target {
-                    name: name.to_string(),
-                    arch: a.id.clone(),
-                    vendor: a.vendor,
-                    warp_size: if wave64 { Some(64) } else { a.warp_size.get() },
-                    warp_sizes: a.warp_sizes.clone(),
-                    shared_max: a.shared_per_block_bytes.get(),
-                    shared_default: a
-                        .shared_per_block_default_bytes
-                        .as_ref()
-                        .and_then(|f| f.get()),
+                    resolved: r,
+                    warp_size,
                 });
             }
         }
@@ -157,13 +168,13 @@ impl<'kb> ScanCtx<'kb> {
     }
 
     pub fn target_ids(&self) -> Vec<String> {
-        self.targets.iter().map(|t| t.arch.clone()).collect()
+        self.targets.iter().map(|t| t.id().to_string()).collect()
     }
     pub fn wave64_targets(&self) -> Vec<String> {
         self.targets
             .iter()
             .filter(|t| t.is_wave64())
-            .map(|t| t.arch.clone())
+            .map(|t| t.id().to_string())
             .collect()
     }
     pub fn has_wave64(&self) -> bool {
@@ -180,20 +191,20 @@ impl<'kb> ScanCtx<'kb> {
     pub fn vendor_targets(&self, v: Vendor) -> Vec<String> {
         self.targets
             .iter()
-            .filter(|t| t.vendor == v)
-            .map(|t| t.arch.clone())
+            .filter(|t| t.vendor() == v)
+            .map(|t| t.id().to_string())
             .collect()
     }
     /// The AMD targets in scope that run 32-lane wavefronts (RDNA, unless built for wave64).
     pub fn wave32_amd_targets(&self) -> Vec<String> {
         self.targets
             .iter()
-            .filter(|t| t.vendor == Vendor::Amd && !t.is_wave64())
-            .map(|t| t.arch.clone())
+            .filter(|t| t.vendor() == Vendor::Amd && !t.is_wave64())
+            .map(|t| t.id().to_string())
             .collect()
     }
     pub fn has_vendor(&self, v: Vendor) -> bool {
-        self.targets.iter().any(|t| t.vendor == v)
+        self.targets.iter().any(|t| t.vendor() == v)
     }
     /// GPU vendors in scope (CPU fallbacks do not run CUDA/HIP code).
     pub fn gpu_vendor_count(&self) -> usize {
@@ -217,8 +228,8 @@ impl<'kb> ScanCtx<'kb> {
                 if self.gpu_vendor_count() > 1 {
                     self.targets
                         .iter()
-                        .filter(|t| t.vendor != Vendor::Cpu)
-                        .map(|t| t.arch.clone())
+                        .filter(|t| t.vendor() != Vendor::Cpu)
+                        .map(|t| t.id().to_string())
                         .collect()
                 } else {
                     Vec::new()
@@ -238,9 +249,9 @@ impl<'kb> ScanCtx<'kb> {
     pub fn lacking(&self, feature: &str) -> Vec<(String, Availability)> {
         self.targets
             .iter()
-            .filter(|t| t.vendor != Vendor::Cpu)
-            .filter_map(|t| match self.kb.availability(feature, &t.arch) {
-                a @ (Availability::No | Availability::Partial) => Some((t.arch.clone(), a)),
+            .filter(|t| t.vendor() != Vendor::Cpu)
+            .filter_map(|t| match self.kb.availability(feature, t.id()) {
+                a @ (Availability::No | Availability::Partial) => Some((t.id().to_string(), a)),
                 _ => None,
             })
             .collect()
@@ -250,16 +261,16 @@ impl<'kb> ScanCtx<'kb> {
     pub fn min_static_shared(&self) -> Option<(u64, String)> {
         self.targets
             .iter()
-            .filter(|t| t.vendor != Vendor::Cpu)
-            .filter_map(|t| t.static_shared_limit().map(|b| (b, t.arch.clone())))
+            .filter(|t| t.vendor() != Vendor::Cpu)
+            .filter_map(|t| t.static_shared_limit().map(|b| (b, t.id().to_string())))
             .min()
     }
     /// Smallest opt-in shared-memory limit over the GPU targets in scope, with its target.
     pub fn min_max_shared(&self) -> Option<(u64, String)> {
         self.targets
             .iter()
-            .filter(|t| t.vendor != Vendor::Cpu)
-            .filter_map(|t| t.shared_max.map(|b| (b, t.arch.clone())))
+            .filter(|t| t.vendor() != Vendor::Cpu)
+            .filter_map(|t| t.shared_max().map(|b| (b, t.id().to_string())))
             .min()
     }
 

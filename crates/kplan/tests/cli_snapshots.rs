@@ -1,5 +1,6 @@
 //! Snapshots of every verb's `--help` and of one representative run per verb that needs no
-//! toolchain (`tests/snapshots/`). `UPDATE_GOLDEN=1` (or `INSTA_UPDATE=always`) rewrites them;
+//! toolchain (`doctor`'s, which reports the toolchains, by its structure only)
+//! (`tests/snapshots/`). `UPDATE_GOLDEN=1` (or `INSTA_UPDATE=always`) rewrites them;
 //! `cargo insta review` shows the differences.
 
 use std::path::PathBuf;
@@ -151,6 +152,67 @@ fn run_ops() {
 #[test]
 fn run_ops_show() {
     insta::assert_snapshot!("run-ops-show", kplan(&["ops", "show", "softmax"]));
+}
+
+/// `doctor` reports what this machine has, so only its structure is snapshotted: every
+/// backend and component, in order, with whether it can build, where it was found, its version
+/// and the problem redacted. What is absent is said, never passed over: each backend that
+/// cannot build here is a visible `SKIP` line (a failure under `KPLAN_REQUIRE_TOOLCHAINS=1`).
+#[test]
+fn run_doctor() {
+    let run = kplan(&["doctor"]);
+    let filters = vec![
+        (r": (?:can build|cannot build)\n", ": [CAN BUILD OR NOT]\n"),
+        (
+            r"(?m)^  (?:found {4}|missing {2})([^:\n]+): .*$",
+            "  [FOUND OR MISSING] $1: [WHERE, VERSION OR PROBLEM]",
+        ),
+        (r"(?m)^ {11}install: .*\n", ""),
+    ];
+    insta::with_settings!({filters => filters}, {
+        insta::assert_snapshot!("run-doctor", run);
+    });
+    let json = kplan(&["doctor", "--format", "json"]);
+    let body = json
+        .split("--- stdout\n")
+        .nth(1)
+        .and_then(|r| r.split("--- stderr\n").next())
+        .unwrap_or("");
+    let v: serde_json::Value = serde_json::from_str(body).expect("doctor --format json");
+    let backends = v["backends"].as_array().expect("backends");
+    assert!(!backends.is_empty(), "{json}");
+    for b in backends {
+        let name = b["backend"].as_str().unwrap_or("?");
+        // the human report says the same as the JSON one
+        let title = b["title"].as_str().unwrap_or("?");
+        let state = if b["can_build"] == true {
+            "can build"
+        } else {
+            "cannot build"
+        };
+        assert!(
+            run.contains(&format!("{title} [{name}]: {state}\n")),
+            "{name}: {state} in the JSON, not in\n{run}"
+        );
+        if b["can_build"] != true {
+            let missing: Vec<String> = b["components"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| {
+                    Some(format!(
+                        "{} ({})",
+                        c["name"].as_str()?,
+                        c["problem"].as_str()?
+                    ))
+                })
+                .collect();
+            kplan_test_support::toolchain::skip(format!(
+                "doctor: backend `{name}` cannot build on this machine: {}",
+                missing.join("; ")
+            ));
+        }
+    }
 }
 
 /// `new` writes a project into a fresh directory: what it says (the directory redacted) and

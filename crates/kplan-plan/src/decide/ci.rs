@@ -67,7 +67,7 @@ pub fn plan(cx: &super::Context, strategy: &Decided, features: &[String]) -> Ci 
 
     // A library or framework call is tested where it runs; there is no kernel to compile.
     if strategy.gpu_all_library() {
-        return library_plan(kb, targets, strategy, features);
+        return library_plan(cx, strategy, features);
     }
     let stem = file_stem(&cx.spec.name);
 
@@ -591,8 +591,57 @@ pub fn file_stem(kernel: &str) -> String {
 
 /// Legs for a library or framework verdict: the call's tests on each GPU kind in scope and the
 /// CPU fallback on the CI host; no compile legs (no kernel is written) and no coverage legs.
-fn library_plan(kb: &Kb, targets: &[Target], strategy: &Decided, features: &[String]) -> Ci {
+fn library_plan(cx: &super::Context, strategy: &Decided, features: &[String]) -> Ci {
+    let (kb, targets) = (cx.kb, &cx.targets[..]);
     let mut legs: Vec<CiLeg> = Vec::new();
+    // A library call's leg needs the library's own minimum version (the knowledge base's, where
+    // a source gives one), not the architecture's toolkit floor.
+    let library_build = |t: &Target, i: usize| -> Option<String> {
+        if strategy.abstraction(i) == Abstraction::Framework || !t.is_gpu() {
+            return None;
+        }
+        let libs = super::verdict::covering_libraries(cx.spec, kb, targets, t.vendor().as_str());
+        if libs.is_empty() {
+            return None;
+        }
+        // The toolkit the target needs (a feature the spec needs, such as fp8 MMA, can raise it
+        // above the architecture's own floor).
+        let (floor, raised) = super::backend::min_toolchain(kb, t.arch, features);
+        let each: Vec<String> = libs
+            .iter()
+            .map(|l| match (&l.min_version, l.kind, &floor) {
+                (Some(v), _, _) => format!("{}: {}", l.name, super::scoped(v, targets)),
+                // A library shipped with the vendor's toolkit comes with the toolkit.
+                (None, kplan_kb::LibraryKind::Vendor, Some(f)) => {
+                    format!("{}: the one shipped with {f} or newer", l.name)
+                }
+                _ => format!(
+                    "{}: minimum version unknown (no source in the knowledge base)",
+                    l.name
+                ),
+            })
+            .collect();
+        // The library's own minimum does not lower the architecture's (a library release older
+        // than the architecture's first toolkit does not run on it): both are said.
+        let shipped = libs
+            .iter()
+            .all(|l| l.min_version.is_none() && l.kind == kplan_kb::LibraryKind::Vendor);
+        let toolkit = match (&floor, raised) {
+            (Some(min), Some(_)) => {
+                format!(
+                    "; {} needs {min} or newer for the features the spec needs",
+                    t.arch.id
+                )
+            }
+            (Some(min), None) if !shipped => format!("; {} itself needs {min} or newer", t.arch.id),
+            _ => String::new(),
+        };
+        Some(format!(
+            "the library build for {} ({}{toolkit})",
+            t.arch.id,
+            each.join("; ")
+        ))
+    };
     let imp_of = |t: &Target| {
         strategy
             .per_target
@@ -610,12 +659,15 @@ fn library_plan(kb: &Kb, targets: &[Target], strategy: &Decided, features: &[Str
             kind: "run".into(),
             target: t.name.clone(),
             arch: t.arch.id.clone(),
-            toolchain: match super::backend::min_toolchain(kb, t.arch, features).0 {
+            toolchain: match library_build(t, t.index) {
+                Some(b) => b,
+                None => match super::backend::min_toolchain(kb, t.arch, features).0 {
                 Some(min) => format!(
                     "the library/framework build for {} ({min} or newer)",
                     t.arch.id
                 ),
                 None => format!("the library/framework build for {}", t.arch.id),
+                },
             },
             runner: if on_host {
                 "CI host".into()

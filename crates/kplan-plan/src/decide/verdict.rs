@@ -238,7 +238,14 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
         };
     }
     if allowed(Abstraction::VendorBlas) || any_library_allowed(spec, kb) {
-        if let Some(v) = library_first(spec, kb, &gpu, targets, &mut inputs) {
+        // Stretch targets are planned, but a library that covers every required GPU target is
+        // not given up for them.
+        let required: Vec<&Target> = gpu
+            .iter()
+            .copied()
+            .filter(|t| !spec.stretch.contains(&t.name))
+            .collect();
+        if let Some(v) = library_first(spec, kb, &required, targets, &mut inputs) {
             return v;
         }
     }
@@ -354,6 +361,16 @@ fn reuse_libraries<'kb>(
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The allowed `reuse` libraries of `vendor` whose one call covers this spec.
+pub fn covering_libraries<'kb>(
+    spec: &Spec,
+    kb: &'kb Kb,
+    targets: &[Target],
+    vendor: &str,
+) -> Vec<&'kb kplan_kb::OpLibrary> {
+    reuse_libraries(spec, kb, targets, vendor, true)
 }
 
 /// A library's name with its minimum version where known.
@@ -592,11 +609,21 @@ fn library_first(
     Some(Verdict {
         decision: Decision::UseVendorLibrary,
         reason: format!(
-            "a library already implements `{}` on every GPU target in scope: {}{}; left to write: {}; what the library costs: a pinned library version per backend, its shape heuristics to check (and tune) at the spec's sizes, and its own build dependency",
+            "a library already implements `{}` on every {}GPU target in scope: {}{}; left to write: {}{}; what the library costs: a pinned library version per backend, its shape heuristics to check (and tune) at the spec's sizes, and its own build dependency",
             spec.op_name(),
+            if spec.stretch.is_empty() { "" } else { "required " },
             names.join("; "),
             if bands.is_empty() { String::new() } else { format!(" (vendor libraries reach {})", bands.join(", ")) },
-            left.join(", ")
+            left.join(", "),
+            if spec.stretch.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", and the path for the stretch target{} {} (section 3)",
+                    if spec.stretch.len() > 1 { "s" } else { "" },
+                    spec.stretch.join(", ")
+                )
+            }
         ),
         inputs: std::mem::take(inputs),
         sources: Vec::new(),

@@ -107,8 +107,9 @@ pub fn markdown_with_chart(plan: &Plan, chart: Option<&str>) -> String {
     );
     let _ = writeln!(
         o,
-        "Spec: op `{}`, dtypes {} (storage {}, compute {}), features {}, performance `{}`, framework-expressible {}, team {}, allowed {}.\n",
+        "Spec: op `{}`, direction `{}`, dtypes {} (storage {}, compute {}), features {}, performance `{}`, framework-expressible {}, team {}, allowed {}.\n",
         k.op,
+        plan.operation.direction,
         k.dtypes.iter().map(|d| format!("`{d}`")).collect::<Vec<_>>().join(", "),
         k.storage_dtype,
         k.compute_dtype,
@@ -202,11 +203,27 @@ pub fn markdown_with_chart(plan: &Plan, chart: Option<&str>) -> String {
         "- problem: `{}`",
         serde_json::to_string(&op.problem).unwrap_or_default()
     );
-    if let Some(c) = &op.custom_op {
-        let _ = writeln!(
-            o,
-            "- operation `{c}`: kplan has no op class, work model or library knowledge for it; planned as a custom op (the risks below come from its dtypes, features, targets and strategy)"
-        );
+    match (&op.custom_op, &op.knowledge_entry) {
+        (Some(c), Some(e)) => {
+            let _ = writeln!(
+                o,
+                "- operation `{c}`: kplan has no op class or work model for it; planned as a custom op with the op knowledge base entry `{e}` (its libraries, algorithms and risks below)"
+            );
+        }
+        (Some(c), None) => {
+            let _ = writeln!(
+                o,
+                "- operation `{c}`: kplan has no op class, work model or library knowledge for it; planned as a custom op (the risks below come from its dtypes, features, targets and strategy)"
+            );
+        }
+        (None, Some(e)) => {
+            let _ = writeln!(
+                o,
+                "- operation: op class `{}` (its work model), read as the op knowledge base entry `{e}` (its libraries, algorithms and risks)",
+                op.class
+            );
+        }
+        (None, None) => {}
     }
     if let Some(why) = &op.work_unknown {
         let _ = writeln!(o, "- FLOPs and bytes: unknown: {why}");

@@ -116,9 +116,18 @@ struct RawKernel {
 struct RawBackends {
     #[serde(default)]
     targets: Option<Spanned<Vec<Spanned<String>>>>,
-    /// More targets, named by device; merged after `targets`.
-    #[serde(default)]
+    /// More targets, named by device; merged after `targets` (`gpus` is another name).
+    #[serde(default, alias = "gpus")]
     devices: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Targets the team would like covered if they come cheap (`stretch`, `optional`): planned
+    /// like the others where the knowledge base has facts for them, a note where it has none.
+    #[serde(
+        default,
+        alias = "optional",
+        alias = "stretch_targets",
+        alias = "nice_to_have"
+    )]
+    stretch: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -268,7 +277,11 @@ impl Op {
                 ("min_p", "min-p: the model counts one read of the logits whatever is kept"),
                 ("temperature", "a scale of the logits: no traffic"),
             ],
-            Op::CrossEntropy => &[("chunk", "the token chunk of a fused kernel: the model counts the minimum traffic")],
+            Op::CrossEntropy => &[
+                ("chunk", "the token chunk of a fused kernel: the model counts the minimum traffic"),
+                ("tp", "the tensor-parallel ranks the vocabulary is sharded over (risks): the model counts the traffic of `vocab` columns, the whole vocabulary unless `vocab_per_rank` gives one rank's"),
+                ("vocab_per_rank", "one rank's vocabulary shard (risks): the model counts the `vocab` columns given"),
+            ],
             Op::Sort => &[
                 ("begin_bit", "the first key bit sorted: the model counts the traffic of one sort pass over the keys, not the passes per bit"),
                 ("end_bit", "the end of the sorted key bits: the model counts the traffic of one sort pass over the keys, not the passes per bit"),
@@ -388,7 +401,7 @@ impl Op {
                 "`batch` and `vocab` (or `rows` and `cols`)",
             ),
             Op::CrossEntropy => (
-                &["tokens", "rows", "vocab", "cols", "hidden", "chunk"],
+                &["tokens", "rows", "vocab", "cols", "hidden", "chunk", "tp", "vocab_per_rank"],
                 "`tokens` and `vocab` (or `rows` and `cols`), and `hidden` when the LM-head matmul is fused",
             ),
             Op::Spgemm => (
@@ -857,6 +870,9 @@ pub struct Spec {
     pub features: Vec<String>,
     /// Target names as the spec wrote them.
     pub targets: Vec<String>,
+    /// The targets of `targets` that came from `[backends] stretch`: planned, but no reason to
+    /// give up a library that covers the required ones.
+    pub stretch: Vec<String>,
     pub performance: PerfReq,
     pub framework_expressible: bool,
     /// `[requirements] latency_us`: the per-call budget, microseconds.
@@ -1221,7 +1237,25 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     let m_ragged = coerce::flag(k.ragged.take(), "ragged", &mut notes)?;
     let m_stable = coerce::flag(k.stable.take(), "stable", &mut notes)?;
     let m_exclusive = coerce::flag(k.exclusive.take(), "exclusive", &mut notes)?;
-    let m_values = coerce::flag(k.values.take(), "values", &mut notes)?;
+    // `values = "fp64"`: a sort with values, named by their dtype (a key-value sort).
+    let m_values = match k.values.take() {
+        Some(v)
+            if v.get_ref()
+                .as_str()
+                .is_some_and(|n| parse_dtype(n).is_some()) =>
+        {
+            notes.push(SpecNote::at(
+                v.span(),
+                format!(
+                    "`values = \"{}\"` read as `values = true` (a key-value sort whose values are `{}`): the bytes count each value at the kernel's storage dtype",
+                    v.get_ref().as_str().unwrap_or_default(),
+                    v.get_ref().as_str().unwrap_or_default()
+                ),
+            ));
+            Some(Spanned::new(v.span(), true))
+        }
+        v => coerce::flag(v, "values", &mut notes)?,
+    };
     let mut req_deterministic = false;
     for (key, v) in [
         ("deterministic", raw.requirements.deterministic.clone()),
@@ -1289,11 +1323,23 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                 // A name made of words, one of which names an op class or a knowledge base
                 // entry (`sparse-attention`, `segment-reduce`, `kmeans-assign`): that op.
                 let recognised = recognise::recognise(&op_name, kb);
+                let others = recognised
+                    .as_ref()
+                    .map(|(_, w)| recognise::other_ops(&op_name, w, kb))
+                    .unwrap_or_default();
+                let others_said = if others.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; the name also names {} (the first op word decides: plan each op of a fused kernel apart, or name the one that bounds it)",
+                        others.iter().map(|w| format!("`{w}`")).collect::<Vec<_>>().join(", ")
+                    )
+                };
                 if let Some((recognise::Recognised::Class(o, kind), word)) = &recognised {
                     notes.push(SpecNote::at(
                         span_of(&k.op),
                         format!(
-                            "op `{}` read as op class `{}` (from `{word}` in its name): planned with that class's work model, libraries and risks; write `op = \"{}\"` to say so, or `op = \"custom\"` with `flops` and `bytes` if it is another operation",
+                            "op `{}` read as op class `{}` (from `{word}` in its name): planned with that class's work model, libraries and risks; write `op = \"{}\"` to say so, or `op = \"custom\"` with `flops` and `bytes` if it is another operation{others_said}",
                             k.op.get_ref(),
                             o.as_str(),
                             o.as_str()
@@ -1314,11 +1360,29 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                                 || o.aliases.contains(&op_name)
                                 || by_word == Some(o.id.as_str()))
                     });
-                    notes.push(SpecNote::at(
+                    // A variant of an op class (`mla` of attention): that class's work model,
+                    // the entry's libraries, algorithms and risks.
+                    if let Some((o, base)) =
+                        known.and_then(|o| o.base.as_deref().and_then(Op::parse).map(|b| (o, b)))
+                    {
+                        notes.push(SpecNote::at(
+                            span_of(&k.op),
+                            format!(
+                                "op `{}` read as the knowledge base entry `{}` (`kplan ops show {}`), a variant of op class `{}`: planned with that class's work model and the entry's libraries, algorithms and risks{others_said}",
+                                k.op.get_ref(),
+                                o.id,
+                                o.id,
+                                base.as_str()
+                            ),
+                        ));
+                        custom_knowledge = Some(o.id.clone());
+                        (base, None)
+                    } else {
+                        notes.push(SpecNote::at(
                     span_of(&k.op),
                     match known {
                         Some(o) => format!(
-                            "op `{}` has no work model in kplan{hint}: planned as a custom op (the roofline uses `flops` and `bytes` where `problem` gives them); its op knowledge base entry `{}` (`kplan ops show {}`) gives the libraries, algorithms and risks",
+                            "op `{}` has no work model in kplan{hint}: planned as a custom op (the roofline uses `flops` and `bytes` where `problem` gives them); its op knowledge base entry `{}` (`kplan ops show {}`) gives the libraries, algorithms and risks{others_said}",
                             k.op.get_ref(),
                             o.id,
                             o.id
@@ -1329,9 +1393,10 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                         ),
                     },
                 ));
-                    custom_knowledge = known.map(|o| o.id.clone());
-                    custom_op = Some(k.op.get_ref().trim().to_string());
-                    (Op::Custom, None)
+                        custom_knowledge = known.map(|o| o.id.clone());
+                        custom_op = Some(k.op.get_ref().trim().to_string());
+                        (Op::Custom, None)
+                    }
                 }
             }
         },
@@ -1350,14 +1415,23 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
             notes.push(SpecNote::at(
                 sp.span(),
                 format!(
-                    "`sparsity = \"{}\"` is structured sparsity: op `{}` planned as a structured-sparse GEMM (a custom op with the knowledge base entry `structured-sparse-gemm`; give `flops` and `bytes` for a roofline)",
+                    "`sparsity = \"{}\"` is structured sparsity: op `{}` planned as a structured-sparse GEMM (the knowledge base entry `structured-sparse-gemm` gives the libraries, algorithms and risks)",
                     sp.get_ref().as_str().unwrap_or_default(),
                     k.op.get_ref()
                 ),
             ));
             custom_knowledge = Some("structured-sparse-gemm".to_string());
-            custom_op = Some(k.op.get_ref().trim().to_string());
-            (Op::Custom, None)
+            match kb
+                .op_info("structured-sparse-gemm")
+                .and_then(|o| o.base.as_deref())
+                .and_then(Op::parse)
+            {
+                Some(base) => (base, None),
+                None => {
+                    custom_op = Some(k.op.get_ref().trim().to_string());
+                    (Op::Custom, None)
+                }
+            }
         }
         _ => (op, alias_kind),
     };
@@ -1537,7 +1611,35 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
             }
         };
     let gradient = std::cell::RefCell::new(None::<String>);
-    let direction = match &k.direction {
+    // No `direction` key: a direction word in the op name (`conv-backward-data`, `layernorm-bwd`,
+    // `conv-wgrad`) is the direction, said in a note.
+    let named_direction = match &k.direction {
+        Some(_) => None,
+        None if !op.has_backward() => {
+            if let Some(d) = direction_in_name(&op_name) {
+                late_notes.borrow_mut().push(SpecNote::at(
+                    span_of(&k.op),
+                    format!(
+                        "the op name `{}` says `{d}`, but kplan has no backward work model for op class `{}`: the FLOPs and bytes are the forward pass's; give `flops` and `bytes` with `op = \"custom\"` for the gradient kernel's own",
+                        k.op.get_ref(),
+                        op.as_str()
+                    ),
+                ));
+            }
+            None
+        }
+        None => direction_in_name(&op_name).map(|d| {
+            late_notes.borrow_mut().push(SpecNote::at(
+                span_of(&k.op),
+                format!(
+                    "direction `{d}` read from the op name `{}`; write `direction = \"{d}\"` to say so",
+                    k.op.get_ref()
+                ),
+            ));
+            Spanned::new(span_of(&k.op), d.to_string())
+        }),
+    };
+    let direction = match k.direction.as_ref().or(named_direction.as_ref()) {
         None => Direction::Forward,
         Some(d) => match norm_name(d.get_ref()).as_str() {
             "forward" | "fwd" | "inference" => Direction::Forward,
@@ -1650,6 +1752,11 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     }
     let reduce = match (&m_reduce, op) {
         (Some(s), Op::Scatter | Op::Embedding | Op::Histogram) => Some(norm_name(s.get_ref())),
+        // The combine op in the op name (`scatter-add`, `index-add`, `scatter-max`).
+        (None, Op::Scatter) => op_name
+            .split('-')
+            .find(|w| matches!(*w, "add" | "sum" | "max" | "min" | "mean"))
+            .map(str::to_string),
         _ => None,
     };
     use Op::*;
@@ -1773,7 +1880,8 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         }
     }
 
-    let targets = targets_of(&raw.backends, kb, &mut notes)?;
+    let mut stretch = Vec::new();
+    let targets = targets_of(&raw.backends, kb, &mut notes, &mut stretch)?;
 
     let performance = match &raw.requirements.performance {
         None => PerfReq::Reasonable,
@@ -1982,6 +2090,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         modifiers,
         features,
         targets,
+        stretch,
         performance,
         framework_expressible: raw.requirements.framework_expressible,
         latency_us,
@@ -1996,6 +2105,40 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         },
         ci_runners: raw.ci.runners,
     })
+}
+
+/// The direction an op name states with its words, where it states one: `backward-data`,
+/// `dgrad`, `wgrad`, `backward-weight`, `bwd`, `backward`, `fwd-bwd`.
+fn direction_in_name(op_name: &str) -> Option<&'static str> {
+    let words: Vec<&str> = op_name
+        .split(['-', '_'])
+        .filter(|w| !w.is_empty())
+        .collect();
+    let has = |w: &[&str]| words.iter().any(|x| w.contains(x));
+    // `weight-gradient`, `input-grad`: one gradient named by its operand (a lone `grad` or
+    // `gradient` names no direction: `grad-norm` is a norm of gradients).
+    for pair in words.windows(2) {
+        if matches!(pair[1], "grad" | "gradient" | "gradients") {
+            match pair[0] {
+                "weight" | "weights" | "filter" | "kernel" => return Some("backward-weight"),
+                "data" | "input" | "activation" | "activations" => return Some("backward-data"),
+                _ => {}
+            }
+        }
+    }
+    let bwd = has(&["backward", "bwd", "dgrad", "wgrad"]);
+    let fwd = has(&["forward", "fwd"]);
+    if !bwd {
+        return None;
+    }
+    if fwd {
+        return Some("forward-backward");
+    }
+    match gradient_of(op_name) {
+        Some("data") => Some("backward-data"),
+        Some("weight") => Some("backward-weight"),
+        _ => Some("backward"),
+    }
 }
 
 /// The gradient a direction names when it names one (`backward-data`, `dgrad`,
@@ -2143,6 +2286,7 @@ fn targets_of(
     backends: &RawBackends,
     kb: &Kb,
     notes: &mut Vec<SpecNote>,
+    stretch_out: &mut Vec<String>,
 ) -> Result<Vec<String>, SpecError> {
     let lists: Vec<&Spanned<Vec<Spanned<String>>>> =
         [backends.targets.as_ref(), backends.devices.as_ref()]
@@ -2168,7 +2312,34 @@ fn targets_of(
     };
     let mut targets = Vec::new();
     let mut unknown_devices: Vec<&Spanned<String>> = Vec::new();
-    for t in lists.iter().flat_map(|l| l.get_ref().iter()) {
+    let stretch = backends
+        .stretch
+        .as_ref()
+        .map(|l| l.get_ref().as_slice())
+        .unwrap_or(&[]);
+    let mut stretch_planned: Vec<String> = Vec::new();
+    for t in lists.iter().flat_map(|l| l.get_ref().iter()).chain(stretch) {
+        let is_stretch = stretch.iter().any(|s| std::ptr::eq(s, t));
+        if is_stretch {
+            // A stretch target is never a reason to reject the spec: one the knowledge base has
+            // facts for is planned, any other is said in a note.
+            if kb.resolve(t.get_ref()).is_ok() && !targets.contains(t.get_ref()) {
+                targets.push(t.get_ref().clone());
+                stretch_planned.push(t.get_ref().clone());
+            } else if kb.resolve(t.get_ref()).is_err() {
+                notes.push(SpecNote::at(
+                    span_of(t),
+                    format!(
+                        "stretch target `{}` not planned: the knowledge base has no sourced facts for it{}; the plan covers the targets it knows (`kplan targets` lists them; `--kb` adds one)",
+                        t.get_ref(),
+                        target_suggestion(t.get_ref(), kb)
+                            .map(|c| format!(" (if `{c}` was meant, write `{c}`)"))
+                            .unwrap_or_default()
+                    ),
+                ));
+            }
+            continue;
+        }
         if kb.resolve(t.get_ref()).is_err() {
             // An architecture name that spells a known one (same number, another form) would
             // plan the wrong code if guessed: an error. Another architecture is one the
@@ -2197,6 +2368,22 @@ fn targets_of(
     if targets.is_empty() {
         if let Some(t) = unknown_devices.first() {
             return Err(unknown(t));
+        }
+    }
+    stretch_out.extend(stretch_planned.iter().cloned());
+    if !stretch_planned.is_empty() {
+        if let Some(l) = backends.stretch.as_ref() {
+            notes.push(SpecNote::at(
+                span_of(l),
+                format!(
+                    "stretch target{} {} planned like the others (the knowledge base has facts for {}): the plan's risks and CI legs cover {}, but a library that covers the required targets is not given up for {}",
+                    if stretch_planned.len() > 1 { "s" } else { "" },
+                    stretch_planned.iter().map(|x| format!("`{x}`")).collect::<Vec<_>>().join(", "),
+                    if stretch_planned.len() > 1 { "them" } else { "it" },
+                    if stretch_planned.len() > 1 { "them" } else { "it" },
+                    if stretch_planned.len() > 1 { "them" } else { "it" },
+                ),
+            ));
         }
     }
     for t in unknown_devices {
@@ -2255,7 +2442,7 @@ pub fn parse_spec_targets(text: &str, kb: &Kb) -> Result<Vec<String>, SpecError>
     if raw.kernel.is_some() {
         return parse_spec(text, kb).map(|s| s.targets);
     }
-    targets_of(&raw.backends, kb, &mut Vec::new())
+    targets_of(&raw.backends, kb, &mut Vec::new(), &mut Vec::new())
 }
 
 /// The KB feature the generic `atomics` means for this kernel: integer atomics when the

@@ -74,5 +74,35 @@ pub(crate) fn recognise(op_name: &str, kb: &Kb) -> Option<(Recognised, String)> 
     None
 }
 
+/// The other op words of a name made of several ops (`softmax-then-topk-over-gemm-output`):
+/// every longest compound after the one [`recognise`] read that names an op class, an alias or
+/// a knowledge base entry, in order, each once.
+pub(crate) fn other_ops(op_name: &str, read: &str, kb: &Kb) -> Vec<String> {
+    let words: Vec<&str> = op_name
+        .split(['-', ':'])
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut skipped_read = false;
+    let mut i = 0;
+    while i < words.len() {
+        let mut step = 1;
+        for len in (1..=MAX_COMPOUND.min(words.len() - i)).rev() {
+            let compound = words[i..i + len].join("-");
+            if named(&compound, kb).is_some() {
+                if compound == read && !skipped_read {
+                    skipped_read = true;
+                } else if compound != read && !out.contains(&compound) {
+                    out.push(compound);
+                }
+                step = len;
+                break;
+            }
+        }
+        i += step;
+    }
+    out
+}
+
 /// The most words a compound op name of the knowledge base has (`semi-structured-sparse-gemm`).
 const MAX_COMPOUND: usize = 4;

@@ -61,8 +61,8 @@ fn lane32_scope(cx: &Cx) -> Option<(Severity, Vec<String>)> {
         .ctx
         .targets
         .iter()
-        .filter(|t| matches!(t.vendor, Vendor::Amd | Vendor::Nvidia) && !t.is_wave64())
-        .map(|t| t.arch.clone())
+        .filter(|t| matches!(t.vendor(), Vendor::Amd | Vendor::Nvidia) && !t.is_wave64())
+        .map(|t| t.id().to_string())
         .collect();
     if !t32.is_empty() {
         return Some((META.severity, t32));

@@ -55,8 +55,8 @@ pub fn check(cx: &mut Cx) {
         .ctx
         .targets
         .iter()
-        .filter(|t| t.vendor == Vendor::Amd)
-        .filter_map(|t| family(&t.arch).map(|f| (t.arch.clone(), f)))
+        .filter(|t| t.vendor() == Vendor::Amd)
+        .filter_map(|t| family(t.id()).map(|f| (t.id().to_string(), f)))
         .collect();
     if in_scope.is_empty() {
         return;

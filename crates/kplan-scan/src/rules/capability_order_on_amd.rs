@@ -82,8 +82,8 @@ fn amd_passes_text(cx: &Cx, v: Option<u64>) -> String {
         .ctx
         .targets
         .iter()
-        .filter(|t| t.vendor == kplan_kb::Vendor::Amd)
-        .filter_map(|t| amd_capability(&t.arch).map(|(a, b)| (t.arch.clone(), a, b)))
+        .filter(|t| t.vendor() == kplan_kb::Vendor::Amd)
+        .filter_map(|t| amd_capability(t.id()).map(|(a, b)| (t.id().to_string(), a, b)))
         .collect();
     let scale = match v {
         Some(v) if v >= 300 => Some((100, 10)),

@@ -78,8 +78,8 @@ pub fn check(cx: &mut Cx) {
         .ctx
         .targets
         .iter()
-        .filter(|t| t.vendor != Vendor::Cpu)
-        .map(|t| t.arch.clone())
+        .filter(|t| t.vendor() != Vendor::Cpu)
+        .map(|t| t.id().to_string())
         .collect();
     if gpu.is_empty() {
         return;

@@ -287,16 +287,16 @@ pub fn check(cx: &mut Cx, report: bool) {
         let mut missing: Vec<String> = Vec::new();
         let mut partial: Vec<String> = Vec::new();
         for t in &cx.ctx.targets {
-            if t.vendor == Vendor::Cpu
-                || t.vendor == Vendor::Nvidia && cx.ctx.kb.support(det.feature, &t.arch).is_none()
+            if t.vendor() == Vendor::Cpu
+                || t.vendor() == Vendor::Nvidia && cx.ctx.kb.support(det.feature, t.id()).is_none()
             {
                 continue;
             }
-            match cx.ctx.kb.availability(det.feature, &t.arch) {
-                Availability::No => missing.push(t.arch.clone()),
-                Availability::Partial => partial.push(t.arch.clone()),
-                Availability::Unknown if det.nvidia_only && t.vendor != Vendor::Nvidia => {
-                    missing.push(t.arch.clone())
+            match cx.ctx.kb.availability(det.feature, t.id()) {
+                Availability::No => missing.push(t.id().to_string()),
+                Availability::Partial => partial.push(t.id().to_string()),
+                Availability::Unknown if det.nvidia_only && t.vendor() != Vendor::Nvidia => {
+                    missing.push(t.id().to_string())
                 }
                 _ => {}
             }

@@ -58,15 +58,15 @@ pub fn check(cx: &mut Cx) {
         .ctx
         .targets
         .iter()
-        .filter(|t| t.vendor == Vendor::Amd)
-        .filter_map(|t| t.shared_max.map(|b| (b, t.arch.clone())))
+        .filter(|t| t.vendor() == Vendor::Amd)
+        .filter_map(|t| t.shared_max().map(|b| (b, t.id().to_string())))
         .min();
     let lds_by_arch: Vec<(u64, String)> = cx
         .ctx
         .targets
         .iter()
-        .filter(|t| t.vendor == Vendor::Amd)
-        .filter_map(|t| t.shared_max.map(|b| (b, t.arch.clone())))
+        .filter(|t| t.vendor() == Vendor::Amd)
+        .filter_map(|t| t.shared_max().map(|b| (b, t.id().to_string())))
         .collect();
     let lds_all: Vec<u64> = lds_by_arch.iter().map(|(b, _)| *b).collect();
     for i in 0..src.toks.len() {

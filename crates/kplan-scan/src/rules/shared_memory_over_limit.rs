@@ -95,7 +95,7 @@ pub fn check(cx: &mut Cx) {
             .filter_map(|t| {
                 t.static_shared_limit()
                     .filter(|&l| l < bytes)
-                    .map(|l| (t.arch.clone(), l))
+                    .map(|l| (t.id().to_string(), l))
             })
             .collect();
         if over.is_empty() {
@@ -178,9 +178,9 @@ pub fn check(cx: &mut Cx) {
             .targets
             .iter()
             .filter_map(|t| {
-                t.shared_max
+                t.shared_max()
                     .filter(|&l| l < bytes)
-                    .map(|l| (t.arch.clone(), l))
+                    .map(|l| (t.id().to_string(), l))
             })
             .collect();
         if over.is_empty() {

@@ -87,9 +87,9 @@ pub fn amd_passes(cx: &Cx) -> Vec<AmdPass> {
     cx.ctx
         .targets
         .iter()
-        .filter(|t| t.vendor == kplan_kb::Vendor::Amd && t.arch.starts_with("gfx"))
+        .filter(|t| t.vendor() == kplan_kb::Vendor::Amd && t.id().starts_with("gfx"))
         .map(|t| AmdPass {
-            arch: t.arch.clone(),
+            arch: t.id().to_string(),
             wave: t.warp_size.unwrap_or(64),
         })
         .collect()

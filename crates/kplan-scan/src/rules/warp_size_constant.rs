@@ -212,8 +212,8 @@ fn report_64(cx: &mut Cx, s: usize, e: usize, name: &str, in_amd_branch: bool) {
         .iter()
         // the 64 was written for AMD: it bites the wave32 AMD targets in scope (an NVIDIA-only
         // scope keeps every warp-size rule silent)
-        .filter(|t| !t.is_wave64() && t.vendor == kplan_kb::Vendor::Amd)
-        .map(|t| t.arch.clone())
+        .filter(|t| !t.is_wave64() && t.vendor() == kplan_kb::Vendor::Amd)
+        .map(|t| t.id().to_string())
         .collect();
     if targets.is_empty() {
         return;

@@ -10,13 +10,20 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
     let (spec, kb, targets, gpu, coded) = (cx.spec, cx.kb, cx.targets, &cx.gpu, &cx.coded);
     let mut risks = Vec::new();
     // Multi-die devices: MI250X GCDs (one per launch) and MI300-class XCDs (one device, L2 per
-    // XCD): a hazard for kernel code written for them (a library call handles its own placement).
-    let multi: Vec<&Target> = coded.iter().copied().filter(|t| t.is_multi_die()).collect();
+    // XCD). XCD placement is a hazard for kernel code written for them (a library call handles
+    // its own); a GCD is a device of its own, so one library call sees one GCD too.
+    let multi: Vec<&Target> = gpu
+        .iter()
+        .copied()
+        .filter(|t| t.is_multi_die() && (t.has_gcds() || coded.iter().any(|c| c.name == t.name)))
+        .collect();
     if !multi.is_empty() {
         // Only the clauses of the kinds of device in scope: GCDs that are separate devices
-        // (MI250X) and XCDs inside one device (MI300-class).
+        // (MI250X) and XCDs inside one device (MI300-class), the latter for hand-written code.
         let gcd = multi.iter().any(|t| t.has_gcds());
-        let xcd = multi.iter().any(|t| t.has_xcds());
+        let xcd = multi
+            .iter()
+            .any(|t| t.has_xcds() && coded.iter().any(|c| c.name == t.name));
         let mut title = Vec::new();
         let mut mitigation = Vec::new();
         if gcd {
@@ -65,10 +72,17 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
 /// Specs that must raise this rule's risk and specs that must not.
 pub(super) const FIXTURES: Fixtures = Fixtures {
     probe: "multi-die",
-    fires: &[ELEMENTWISE.targets(&["mi250x"])],
-    silent: &[
+    fires: &[
+        ELEMENTWISE.targets(&["mi250x"]),
+        // a library call on an MI250X runs on one GCD as well
         GEMM.dtypes(&["bf16", "fp32"])
             .targets(&["mi250x"])
+            .allowed(&["vendor-library"]),
+    ],
+    silent: &[
+        // the library places its own workgroups over the XCDs of one device
+        GEMM.dtypes(&["bf16", "fp32"])
+            .targets(&["mi300x"])
             .allowed(&["vendor-library"]),
         ELEMENTWISE.targets(&["h100"]),
     ],

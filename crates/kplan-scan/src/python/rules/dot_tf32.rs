@@ -29,11 +29,11 @@ pub fn check(cx: &mut Cx) {
         .targets
         .iter()
         .filter(|t| {
-            t.vendor != Vendor::Cpu
-                && cx.ctx.kb.availability("tf32-matrix", &t.arch) == Availability::No
-                && t.vendor == Vendor::Amd
+            t.vendor() != Vendor::Cpu
+                && cx.ctx.kb.availability("tf32-matrix", t.id()) == Availability::No
+                && t.vendor() == Vendor::Amd
         })
-        .map(|t| t.arch.clone())
+        .map(|t| t.id().to_string())
         .collect();
     if lacking.is_empty() {
         return;

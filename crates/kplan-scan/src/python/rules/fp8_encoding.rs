@@ -48,10 +48,10 @@ pub fn only(cx: &Cx, ocp: bool) -> Vec<String> {
         .targets
         .iter()
         .filter(|t| {
-            cx.ctx.kb.availability(have, &t.arch) == Availability::Yes
-                && cx.ctx.kb.availability(lack, &t.arch) == Availability::No
+            cx.ctx.kb.availability(have, t.id()) == Availability::Yes
+                && cx.ctx.kb.availability(lack, t.id()) == Availability::No
         })
-        .map(|t| t.arch.clone())
+        .map(|t| t.id().to_string())
         .collect()
 }
 

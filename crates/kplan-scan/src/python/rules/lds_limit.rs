@@ -117,11 +117,11 @@ fn check_tile_configs(cx: &mut Cx) {
             .ctx
             .targets
             .iter()
-            .filter(|t| t.vendor == Vendor::Amd)
+            .filter(|t| t.vendor() == Vendor::Amd)
             .filter_map(|t| {
-                t.shared_max
+                t.shared_max()
                     .filter(|&c| need > c)
-                    .map(|c| (t.arch.clone(), c))
+                    .map(|c| (t.id().to_string(), c))
             })
             .collect();
         if over.is_empty() {
@@ -199,12 +199,12 @@ fn check_capacities(cx: &mut Cx) {
             .ctx
             .targets
             .iter()
-            .filter(|t| t.vendor != Vendor::Cpu && (!amd_only || t.vendor == Vendor::Amd))
-            .filter(|t| arch_words.is_empty() || named(&t.arch))
+            .filter(|t| t.vendor() != Vendor::Cpu && (!amd_only || t.vendor() == Vendor::Amd))
+            .filter(|t| arch_words.is_empty() || named(t.id()))
             .filter_map(|t| {
-                t.shared_max
+                t.shared_max()
                     .filter(|&m| m != value)
-                    .map(|m| (t.arch.clone(), m))
+                    .map(|m| (t.id().to_string(), m))
             })
             .collect();
         if differing.is_empty() {
