@@ -681,10 +681,18 @@ pub fn targets_markdown(kb: &Kb) -> String {
 
 /// `kplan ops`: every op class with its name and counts of libraries, algorithms and risks.
 pub fn ops_human(kb: &Kb) -> String {
-    let mut out = String::from("op class        libraries  algorithms  risks  name\n");
+    // the id column is as wide as the longest id
+    let w = kb
+        .ops
+        .iter()
+        .map(|o| o.id.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("op class".len());
+    let mut out = format!("{:<w$} libraries  algorithms  risks  name\n", "op class");
     for o in &kb.ops {
         out.push_str(&format!(
-            "{:<15} {:>9}  {:>10}  {:>5}  {}\n",
+            "{:<w$} {:>9}  {:>10}  {:>5}  {}\n",
             o.id,
             o.library.len(),
             o.algorithm.len(),
