@@ -438,8 +438,11 @@ pub struct OpLibrary {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LibraryKind {
+    /// Shipped with the vendor's toolkit (cuBLAS, CUB, rocBLAS, rocPRIM).
     #[default]
     Vendor,
+    /// The vendor's, but a separate download with its own versions (cuDNN, NCCL, cuSPARSELt).
+    Separate,
     KernelLibrary,
 }
 
@@ -447,6 +450,7 @@ impl LibraryKind {
     pub fn as_str(self) -> &'static str {
         match self {
             LibraryKind::Vendor => "vendor library",
+            LibraryKind::Separate => "vendor library, separate download",
             LibraryKind::KernelLibrary => "open-source kernel library",
         }
     }

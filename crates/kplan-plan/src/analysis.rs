@@ -495,6 +495,18 @@ fn op_work(spec: &Spec) -> Option<(f64, f64, String, String)> {
                     format!("2.5 x forward (five matmuls, S/P recomputed), forward = {ff}"),
                     format!("read Q, O, dO, K, V and the row log-sum-exp, write dQ, dK, dV (x {s} B)"),
                 )
+            } else if hk == 1.0 && d_v < d_qk {
+                // one latent cache row per token whose first head_dim_v columns are V (MLA):
+                // K and V are the same bytes, read once
+                (
+                    f,
+                    bb * h * sq * (d_qk + d_v) * s + bb * hk * sk * d_qk * kvs + pages,
+                    ff,
+                    format!(
+                        "(Q + O: batch x heads x seq_q x (head_dim + head_dim_v)) x {s} B + (shared K/V latent cache, V its first head_dim_v columns: batch x seq_kv x head_dim) x {kvs} B{}",
+                        if pages > 0.0 { " + page table batch x ceil(seq_kv / page_size) x 4 B" } else { "" }
+                    ),
+                )
             } else {
                 (
                     f,

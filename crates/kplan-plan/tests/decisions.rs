@@ -1061,7 +1061,10 @@ fn reused_libraries_are_labelled_by_what_they_are_never_blas() {
         i.contains("FlashAttention-2 / FlashAttention-3 (flash-attn 2 on PyTorch 2.2, sm_80+) (open-source kernel library)"),
         "{i}"
     );
-    assert!(i.contains("cuDNN SDPA (vendor library)"), "{i}");
+    assert!(
+        i.contains("cuDNN SDPA (vendor library, separate download)"),
+        "{i}"
+    );
     assert_eq!(abs(&p, "gfx942").0, "kernel-library");
     // A BLAS GEMM: the vendors' own libraries.
     let p = plan!(op: "gemm", problem: "m = 4096, n = 4096, k = 4096", targets: r#""sm_90a", "gfx942""#);

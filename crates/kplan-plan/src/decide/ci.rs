@@ -649,8 +649,14 @@ fn library_plan(cx: &super::Context, strategy: &Decided, features: &[String]) ->
             .map(|p| p.implementation.clone())
             .unwrap_or_default()
     };
+    let mut uncovered: Vec<String> = Vec::new();
     for t in targets {
         if legs.iter().any(|l| l.arch == t.arch.id) {
+            continue;
+        }
+        // nothing is planned for a target no allowed abstraction reaches: no leg to run
+        if strategy.abstraction(t.index) == Abstraction::None {
+            uncovered.push(t.name.clone());
             continue;
         }
         let on_host = t.arch.id == HOST_CPU_ARCH;
@@ -710,12 +716,19 @@ fn library_plan(cx: &super::Context, strategy: &Decided, features: &[String]) ->
         }
     }
     let sanitizers = sanitizer_note(kb, &legs);
+    let mut notes = vec![
+        "the verdict is a library or framework call: no kernel compile legs; each leg runs the project's tests of the call against the CPU reference (`kplan ci SPEC.toml` writes the workflow)".into(),
+        sanitizers,
+    ];
+    if !uncovered.is_empty() {
+        notes.push(format!(
+            "no leg for {}: no allowed abstraction reaches it (section 3), so there is nothing to test there",
+            uncovered.join(", ")
+        ));
+    }
     Ci {
         legs,
-        notes: vec![
-            "the verdict is a library or framework call: no kernel compile legs; each leg runs the project's tests of the call against the CPU reference (`kplan ci SPEC.toml` writes the workflow)".into(),
-            sanitizers,
-        ],
+        notes,
         host_shape: None,
     }
 }

@@ -203,6 +203,8 @@ pub fn facts(spec: &Spec, targets: &[Target], coded: &[&Target]) -> super::when:
         ("values", m.values),
         ("fp8", spec.uses_fp8()),
         ("fp8_output", spec.output == Dtype::Fp8),
+        // a dtype narrower than a byte (int4, int2, fp4): values packed several to a byte
+        ("sub_byte", spec.all_dtypes().iter().any(|d| d.size() < 1.0)),
         (
             "integer",
             spec.storage.is_integer() || spec.output.is_integer(),

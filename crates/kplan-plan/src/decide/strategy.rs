@@ -175,11 +175,16 @@ impl Decided {
             .map_or(super::Abstraction::None, |c| c.abstraction)
     }
     /// Every choice is a library or framework call, or the CPU fallback (no GPU kernel code).
+    /// A target nothing covers (a stretch target no allowed abstraction reaches) gets no code
+    /// either way and does not turn the plan's CI into kernel legs.
     pub fn gpu_all_library(&self) -> bool {
         let gpu: Vec<&Choice> = self
             .per_target
             .iter()
-            .filter(|p| p.abstraction != super::Abstraction::CpuFallback)
+            .filter(|p| {
+                p.abstraction != super::Abstraction::CpuFallback
+                    && p.abstraction != super::Abstraction::None
+            })
             .collect();
         !gpu.is_empty() && gpu.iter().all(|p| p.abstraction.is_library())
     }

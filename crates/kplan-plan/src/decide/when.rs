@@ -59,6 +59,7 @@ pub const FLAGS: &[&str] = &[
     "values",
     "fp8",
     "fp8_output",
+    "sub_byte",
     "integer",
     "block_scaled",
     "amd",

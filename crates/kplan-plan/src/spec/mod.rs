@@ -1301,9 +1301,19 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                             .flat_map(|o| o.aliases.iter().map(String::as_str)),
                     )
                     .collect();
+                // A knowledge-only entry named exactly (`mla`) is that entry, not a typo of an
+                // op class one letter away (`mha`)
+                let knowledge_exact = kb.ops.iter().filter(|o| o.knowledge_only).any(|o| {
+                    norm_name(&o.id) == op_name || o.aliases.iter().any(|a| norm_name(a) == op_name)
+                });
                 // A misspelt op class would be planned as the wrong thing: an error. Any other
                 // name is an operation kplan does not model: planned as a custom op.
-                if let Some(t) = strict_typo(&op_name, names.iter().copied()) {
+                let typo = if knowledge_exact {
+                    None
+                } else {
+                    strict_typo(&op_name, names.iter().copied())
+                };
+                if let Some(t) = typo {
                     return Err(SpecError::at(
                         span_of(&k.op),
                         format!(
@@ -2869,8 +2879,17 @@ fn parse_problem(
                     .iter()
                     .filter_map(|k| ints.get(k).copied())
                     .fold(1u64, mul);
+                // the spatial dimensions given (`seq` for 1-D, `height`/`width`, `depth`)
+                let nd = ["seq", "height", "width", "depth"]
+                    .iter()
+                    .filter(|k| ints.contains_key(*k))
+                    .count() as u32;
+                // a scalar `kernel = 3` is square (cubic in 3-D), as `kernel_size=3` is in
+                // the frameworks: 3x3 taps over height and width
                 let taps = if taps == 1 {
-                    ints.get("kernel").copied().unwrap_or(1)
+                    ints.get("kernel")
+                        .copied()
+                        .map_or(1, |k| k.saturating_pow(nd.max(1)))
                 } else {
                     taps
                 };
@@ -2882,10 +2901,6 @@ fn parse_problem(
                     ));
                 }
                 let stride = ints.get("stride").copied().unwrap_or(1);
-                let nd = ["seq", "height", "width", "depth"]
-                    .iter()
-                    .filter(|k| ints.contains_key(*k))
-                    .count() as u32;
                 // "Same" padding assumed: each spatial dimension shrinks by the stride only.
                 let out_spatial = spatial_in.div_ceil(stride.saturating_pow(nd).max(1)).max(1);
                 extra.insert("cin", cin);
@@ -3061,6 +3076,15 @@ fn parse_problem(
                         (None, Some(&r), Some(&c)) => Some((r as f64 * c as f64, "rows x cols")),
                         _ => None,
                     };
+                    // `batch` independent problems of that size (a batched FFT, a batch of
+                    // sequences): every one is read and written
+                    let elems = match (elems, loose.get("batch")) {
+                        (Some((e, "n")), Some(&b)) if b > 1 => Some((e * b as f64, "batch x n")),
+                        (Some((e, _)), Some(&b)) if b > 1 => {
+                            Some((e * b as f64, "batch x rows x cols"))
+                        }
+                        (e, _) => e,
+                    };
                     if let Some((e, what)) = elems {
                         bytes = Some(e * elem_bytes);
                         custom_assumption = Some(format!(
@@ -3122,13 +3146,13 @@ fn parse_problem(
     };
     let sized_by_assumption = custom_assumption.is_some();
     for (kname, span) in loose_unused {
-        if sized_by_assumption && matches!(kname, "n" | "rows" | "cols") {
+        if sized_by_assumption && matches!(kname, "n" | "rows" | "cols" | "batch") {
             continue;
         }
         notes.push(SpecNote::at(
             span,
             format!(
-                "problem key `{kname}` not used by kplan: op {} has no work model, so only `flops` and `bytes` (or `n`, `rows` x `cols` for a streaming estimate) size it; the plan does not depend on it",
+                "problem key `{kname}` not used by kplan: op {} has no work model, so only `flops` and `bytes` (or `n`, `rows` x `cols`, times `batch`, for a streaming estimate) size it; the plan does not depend on it",
                 op_label(op, custom)
             ),
         ));
