@@ -14,6 +14,11 @@ fn item(item: &str, status: Status, evidence: String) -> ChecklistItem {
     }
 }
 
+/// Every name in `names` is a stretch target of the spec (wanted if cheap, never a veto).
+fn only_stretch(spec: &Spec, names: &[&str]) -> bool {
+    !names.is_empty() && names.iter().all(|n| spec.stretch.iter().any(|s| s == n))
+}
+
 pub fn review(
     spec: &Spec,
     kb: &Kb,
@@ -53,6 +58,15 @@ pub fn review(
                 })
                 .collect::<Vec<_>>()
                 .join("; "),
+        )
+    } else if only_stretch(spec, &no_ver) {
+        item(
+            "backend matrix defined with versions",
+            Status::NeedsHuman,
+            format!(
+                "stretch target {}: no minimum toolchain in the KB (wanted if cheap, never a veto)",
+                join_names(&no_ver)
+            ),
         )
     } else {
         item(
@@ -118,6 +132,16 @@ pub fn review(
                     .iter()
                     .filter(|a| a.outcome != "not-applicable")
                     .count()
+            ),
+        )
+    } else if plan.strategy.chosen != "none" && only_stretch(spec, &uncovered) {
+        item(
+            "strategy decided with justification",
+            Status::NeedsHuman,
+            format!(
+                "{} for the required targets; stretch target {} not planned: no allowed abstraction covers it",
+                plan.strategy.chosen,
+                join_names(&uncovered)
             ),
         )
     } else {
@@ -312,6 +336,21 @@ pub fn review(
                 plan.ci.legs.iter().filter(|l| l.kind == "compile").count(),
                 plan.ci.legs.iter().filter(|l| l.kind == "run").count(),
                 run_vendors.join(", ")
+            ),
+        )
+    } else if !missing.is_empty()
+        && missing.iter().all(|m| {
+            spec.stretch
+                .iter()
+                .any(|st| m == st || m.starts_with(&format!("{st} ")))
+        })
+    {
+        item(
+            "CI covers every backend",
+            Status::NeedsHuman,
+            format!(
+                "every required backend has legs; not planned (stretch): {}",
+                join_names(&missing)
             ),
         )
     } else {

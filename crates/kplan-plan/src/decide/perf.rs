@@ -255,12 +255,17 @@ pub fn expectations(
                 p.expected_low = None;
                 p.expected_high = None;
                 p.latency_note = Some(format!(
-                    "latency-bound: the roofline time ({:.2} us) is below {LATENCY_BOUND_LAUNCHES:.0} launch floors ({} us each{}, [{}]); expected time per call is at least the floor, and no bandwidth range is given (the launch, not the memory system, sets the time){}; fuse with the producer or consumer, or capture in a CUDA/HIP graph",
+                    "latency-bound: the roofline time ({:.2} us) is below {LATENCY_BOUND_LAUNCHES:.0} launch floors ({} us each{}, [{}]); expected time per call is at least the floor, and no bandwidth range is given (the launch, not the memory system, sets the time){}; fuse with the producer or consumer, or capture in a {} graph",
                     r.time_us,
                     f.floor_us,
                     if f.proxy { ", a proxy" } else { "" },
                     f.sources.join(", "),
-                    residency.map(|r| format!("; {r}")).unwrap_or_default()
+                    residency.map(|r| format!("; {r}")).unwrap_or_default(),
+                    match t.vendor() {
+                        kplan_kb::Vendor::Amd => "HIP",
+                        kplan_kb::Vendor::Nvidia => "CUDA",
+                        _ => "CUDA/HIP",
+                    }
                 ));
             } else if let Some(res) = residency {
                 p.latency_note = Some(format!("the problem {res}"));

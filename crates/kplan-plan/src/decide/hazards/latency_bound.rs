@@ -16,7 +16,7 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
                 Risk::builder("latency-bound", "hazard", "medium")
                     .title(format!("a {b} us per-call budget: launch overhead and occupancy decide, not bandwidth"))
                     .targets(names(&gpu))
-                    .mitigation("capture the call in a CUDA/HIP graph, fuse with neighbouring kernels, size the grid to fill every SM/CU (split the work: split-KV, split rows), and measure end-to-end latency with `kplan bench` rather than bandwidth")
+                    .mitigation(crate::decide::scoped("capture the call in a graph ({nvidia: CUDA graphs | amd: HIP graphs}), fuse with neighbouring kernels, size the grid to fill every compute unit ({nvidia: SM | amd: CU}) (split the work: split-KV, split rows), and measure end-to-end latency with `kplan bench` rather than bandwidth", targets))
                     .evidence([format!("[requirements] latency_us = {b}")])
                     .build(),
             );

@@ -34,6 +34,33 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
                     crate::decide::when::parse(w).map_or(true, |c| c.eval(&facts))
                 })
         }) {
+            // A condition on one vendor or family (`amd`, `rdna`, `nvidia`) names the targets
+            // it concerns: evaluated per target, it narrows the list; a condition about the
+            // combination (`amd && nvidia`, `gpu_targets > 1`) holds for no single target
+            // and keeps them all.
+            let narrowed: Vec<String> = match r
+                .when
+                .as_deref()
+                .and_then(|w| crate::decide::when::parse(w).ok())
+            {
+                Some(c) => targets
+                    .iter()
+                    .filter(|t| affected.contains(&t.name))
+                    .filter(|t| {
+                        let one = std::slice::from_ref(*t);
+                        let coded_one: Vec<&Target> =
+                            coded.iter().copied().filter(|c| c.name == t.name).collect();
+                        c.eval(&crate::decide::risks::facts(spec, one, &coded_one))
+                    })
+                    .map(|t| t.name.clone())
+                    .collect(),
+                None => Vec::new(),
+            };
+            let on = if narrowed.is_empty() {
+                affected.clone()
+            } else {
+                narrowed
+            };
             // KB text names each vendor's instructions and libraries in scoped groups: only
             // the vendors in scope are printed.
             let sc = |t: &str| crate::decide::scoped(t, targets);
@@ -41,7 +68,7 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
                 id: r.id.clone(),
                 title: sc(&r.title),
                 kind: "op".into(),
-                targets: affected.clone(),
+                targets: on,
                 severity: "medium".into(),
                 mitigation: sc(&r.mitigation),
                 fallback: None,

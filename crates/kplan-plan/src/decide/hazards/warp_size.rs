@@ -62,9 +62,15 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
                     let defaults: std::collections::BTreeSet<u32> =
                         coded.iter().filter_map(|t| t.warp()).collect();
                     if defaults.len() == 1 {
-                        // Every target defaults to the same size; the others are a compile mode.
+                        // Every coded target defaults to the same size; the others are a
+                        // compile mode. Where a library covers the rest, the coded ones are named.
+                        let on = if coded.len() < targets.iter().filter(|t| t.is_gpu()).count() {
+                            format!("on {}", names(&coded).join(", "))
+                        } else {
+                            "on every target".to_string()
+                        };
                         format!(
-                            "warp/wavefront size is {} on every target by default but selectable ({})",
+                            "warp/wavefront size is {} {on} by default but selectable ({})",
                             defaults.iter().next().copied().unwrap_or(0),
                             all.join("/")
                         )
