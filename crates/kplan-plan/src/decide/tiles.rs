@@ -1049,10 +1049,33 @@ pub fn dispatch(
                     ));
                 }
             }
-            Problem::Attention { .. } => params.push(p(
+            Problem::Attention {
+                seq_q,
+                heads,
+                kv_heads,
+                causal,
+                ..
+            } => params.push(p(
                 "schedule",
                 "the library's".into(),
-                "prefill-shaped attention: the library's tiles and persistent schedule; pass causal/varlen metadata as it expects".into(),
+                if *seq_q <= 16 {
+                    // a few query tokens against a long cache, but more packed query rows per
+                    // KV head (a large GQA group or MLA's shared latent head) than a small tile
+                    format!(
+                        "decode with {} packed query rows per KV head (seq_q x {} query heads per KV head): the library's tiles and split-KV schedule",
+                        seq_q.saturating_mul(gqa_group(*heads, *kv_heads)),
+                        gqa_group(*heads, *kv_heads)
+                    )
+                } else {
+                    format!(
+                        "prefill-shaped attention: the library's tiles and persistent schedule{}",
+                        if *causal || spec.dim("total_tokens").is_some() {
+                            "; pass the causal/varlen metadata as it expects"
+                        } else {
+                            ""
+                        }
+                    )
+                },
             )),
             Problem::Gemm { batch, m, n, k } => {
                 let tiles = batch

@@ -12,18 +12,33 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
     // Multi-die devices: MI250X GCDs (one per launch) and MI300-class XCDs (one device, L2 per
     // XCD). XCD placement is a hazard for kernel code written for them (a library call handles
     // its own); a GCD is a device of its own, so one library call sees one GCD too.
+    // An op whose blocks neither reuse each other's data through L2 nor communicate (a map,
+    // a gather, a cast) is indifferent to which XCD runs a block: the XCD clause is noise there.
+    use crate::spec::Op;
+    let stateless = matches!(
+        spec.op,
+        Op::Elementwise | Op::Gather | Op::Embedding | Op::Quantize | Op::Dequantize
+    ) && !spec
+        .features
+        .iter()
+        .any(|f| f.contains("atomic") || f.contains("cooperative"));
     let multi: Vec<&Target> = gpu
         .iter()
         .copied()
-        .filter(|t| t.is_multi_die() && (t.has_gcds() || coded.iter().any(|c| c.name == t.name)))
+        .filter(|t| {
+            t.is_multi_die()
+                && (t.has_gcds()
+                    || !stateless && t.has_xcds() && coded.iter().any(|c| c.name == t.name))
+        })
         .collect();
     if !multi.is_empty() {
         // Only the clauses of the kinds of device in scope: GCDs that are separate devices
         // (MI250X) and XCDs inside one device (MI300-class), the latter for hand-written code.
         let gcd = multi.iter().any(|t| t.has_gcds());
-        let xcd = multi
-            .iter()
-            .any(|t| t.has_xcds() && coded.iter().any(|c| c.name == t.name));
+        let xcd = !stateless
+            && multi
+                .iter()
+                .any(|t| t.has_xcds() && coded.iter().any(|c| c.name == t.name));
         let mut title = Vec::new();
         let mut mitigation = Vec::new();
         if gcd {
@@ -85,6 +100,8 @@ pub(super) const FIXTURES: Fixtures = Fixtures {
             .targets(&["mi300x"])
             .allowed(&["vendor-library"]),
         ELEMENTWISE.targets(&["h100"]),
+        // a map has no inter-block reuse or communication for the XCD placement to break
+        ELEMENTWISE.targets(&["mi300x"]),
     ],
 };
 
@@ -93,7 +110,7 @@ mod scope_tests {
     use crate::decide::hazards::test_support::plan;
 
     fn text(targets: &str) -> String {
-        let spec = format!("[kernel]\nname = \"k\"\nop = \"elementwise\"\ndtypes = [\"fp32\"]\nproblem = {{ n = 1048576 }}\n[backends]\ntargets = [{targets}]\n[abstraction]\nallowed = [\"hip-single-source\"]\n");
+        let spec = format!("[kernel]\nname = \"k\"\nop = \"reduction\"\ndtypes = [\"fp32\"]\nproblem = {{ n = 1048576 }}\n[backends]\ntargets = [{targets}]\n[abstraction]\nallowed = [\"hip-single-source\"]\n");
         let r = plan(&spec)
             .risks
             .into_iter()
