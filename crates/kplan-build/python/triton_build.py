@@ -34,6 +34,8 @@ import time
 import traceback
 import types
 
+from kplan_driver_common import error_line  # written beside this driver by kplan
+
 POINTER_SINKS = {"load", "store", "make_block_ptr", "make_tensor_descriptor", "atomic_add", "atomic_max",
                  "atomic_min", "atomic_cas", "atomic_xchg", "atomic_and", "atomic_or", "atomic_xor"}
 FLOAT_NAME = re.compile(r"(^|_)(eps|epsilon|scale|alpha|beta|gamma|temperature|temp|softcap|momentum|"
@@ -503,17 +505,6 @@ def compile_one(fn, sig, consts, target_name, options):
     if target.backend == "cuda":
         res["arch"] = getattr(md, "arch", None)
     return res
-
-
-def error_line(exc, path):
-    """1-based line in the kernel file where loading it failed, when known."""
-    if isinstance(exc, SyntaxError) and exc.filename and os.path.abspath(exc.filename) == os.path.abspath(path):
-        return exc.lineno
-    line = None
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if os.path.abspath(frame.filename) == os.path.abspath(path):
-            line = frame.lineno
-    return line
 
 
 def backend_opts(opts, per_backend, target, from_config):

@@ -133,9 +133,13 @@ pub enum DriverError {
 
 /// `python script ARGS` for an embedded driver: the script written to `dir`, `TRITON_CACHE_DIR`
 /// inside it, and Debian's `ld.lld` for Triton releases that run one.
+/// What the Python drivers share (`import kplan_driver_common`), written beside each driver.
+pub const DRIVER_COMMON: &str = include_str!("../python/kplan_driver_common.py");
+
 fn driver_command(python: &Path, script: &str, dir: &Path) -> std::io::Result<Command> {
     let script_path = dir.join("driver.py");
     std::fs::write(&script_path, script)?;
+    std::fs::write(dir.join("kplan_driver_common.py"), DRIVER_COMMON)?;
     let mut cmd = Command::new(python);
     cmd.arg(&script_path)
         .env("TRITON_CACHE_DIR", dir.join("cache"));

@@ -21,6 +21,8 @@ import traceback
 
 import numpy as np
 
+from kplan_driver_common import error_line  # written beside this driver by kplan
+
 
 class DType:
     """Stands in for torch.dtype: Triton reads str(dtype).split('.')[-1]."""
@@ -386,17 +388,6 @@ def open_kernel(req):
         raise LookupError(f"{req['path']} has no function `{req['entry']}`")
     kernel = {"entry": entry, "op": req["op"], "use_torch": use_torch, "device": "cpu" if interpret else "cuda"}
     return {"status": "ok", "tensors": "torch" if use_torch else "kplan"}, kernel
-
-
-def error_line(exc, path):
-    """1-based line in the kernel file where loading it failed, when known."""
-    if isinstance(exc, SyntaxError) and exc.filename and os.path.abspath(exc.filename) == os.path.abspath(path):
-        return exc.lineno
-    line = None
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if os.path.abspath(frame.filename) == os.path.abspath(path):
-            line = frame.lineno
-    return line
 
 
 def serve():
