@@ -16,7 +16,7 @@ pub mod when;
 
 use crate::analysis::Work;
 use crate::spec::Spec;
-use kplan_kb::{Arch, Device, Kb, OpInfo, ResolvedVia, Vendor};
+use kplan_kb::{Device, Kb, OpInfo, Vendor};
 
 /// What one target's code is written in (section 3), as the strategy decided it. The printed
 /// names are the plan's `strategy.per_target[].abstraction` strings.
@@ -120,17 +120,25 @@ impl<'a, 'kb> Context<'a, 'kb> {
     }
 }
 
-/// One spec target, resolved.
+/// One spec target: the knowledge base's resolution of the name (its `name`, `arch` and `via`
+/// read through it), its position in the spec, and the device as one kernel launch sees it,
+/// which is what the planner sizes work for (one GCD of an MI250X, not the whole product the
+/// resolution names).
 #[derive(Debug, Clone)]
 pub struct Target<'kb> {
     /// Position in the spec's target list (and in every per-target decision vector).
     pub index: usize,
-    /// As the spec wrote it.
-    pub name: String,
-    pub arch: &'kb Arch,
+    /// The knowledge base's resolution of the name as the spec wrote it.
+    pub resolved: kplan_kb::Resolved<'kb>,
     /// The device as one kernel launch sees it (one GCD of an MI250X).
     pub device: Option<std::borrow::Cow<'kb, Device>>,
-    pub via: ResolvedVia,
+}
+
+impl<'kb> std::ops::Deref for Target<'kb> {
+    type Target = kplan_kb::Resolved<'kb>;
+    fn deref(&self) -> &kplan_kb::Resolved<'kb> {
+        &self.resolved
+    }
 }
 
 impl Target<'_> {
@@ -188,10 +196,8 @@ pub fn resolve_targets<'kb>(spec: &Spec, kb: &'kb Kb) -> Vec<Target<'kb>> {
         .enumerate()
         .map(|(index, r)| Target {
             index,
-            name: r.name,
-            arch: r.arch,
             device: r.device.map(|d| d.per_kernel_view()),
-            via: r.via,
+            resolved: r,
         })
         .collect()
 }
