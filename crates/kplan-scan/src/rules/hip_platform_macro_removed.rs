@@ -72,14 +72,24 @@ pub fn check(cx: &mut Cx) {
         // a current macro gives current ROCm a path only where it is tested positively and not
         // only together with the removed one (`defined(__HIP_PLATFORM_HCC__) &&
         // !defined(__HIP_PLATFORM_NVIDIA__)` is still false on every current AMD build)
+        // `!defined(__HCC__) && !defined(__HIPCC__)` is "neither", which the current macro
+        // decides alone on a current ROCm: a negated current macro beside a negated removed
+        // one counts too
         let text = src.cond_text(br);
         let ids = cond_idents(text);
-        let with_removed = ids.iter().any(|&(_, w, _)| replacement(w).is_some());
-        let joined_by_or = text.contains("||");
-        if ids
+        let removed_pos = ids
             .iter()
-            .any(|&(_, w, neg)| current(w) && !neg && (!with_removed || joined_by_or))
-        {
+            .any(|&(_, w, neg)| replacement(w).is_some() && !neg);
+        let removed_neg = ids
+            .iter()
+            .any(|&(_, w, neg)| replacement(w).is_some() && neg);
+        let with_removed = removed_pos || removed_neg;
+        let joined_by_or = text.contains("||");
+        if ids.iter().any(|&(_, w, neg)| {
+            current(w)
+                && ((!neg && (!with_removed || joined_by_or))
+                    || (neg && removed_neg && !removed_pos))
+        }) {
             if let Some(m) = modern.get_mut(br.group as usize) {
                 *m = true;
             }
