@@ -72,6 +72,7 @@ pub fn check(cx: &mut Cx) {
             && src.kind(i - 1) == Some(Tk::Ident)
             && matches!(src.s(i + 1), ";" | "=" | "{")
     });
+    let first = first_branches(src);
     let mut hits: Vec<(usize, String, &'static str)> = Vec::new();
     for i in 1..src.toks.len() {
         if src.kind(i) != Some(Tk::Ident) {
@@ -79,7 +80,7 @@ pub fn check(cx: &mut Cx) {
         }
         let w = src.s(i);
         // code for older ROCm only (`#if HIP_VERSION_MAJOR < 6`) is the migration idiom
-        if version_branch(src, i) {
+        if version_branch(src, &first, i) {
             continue;
         }
         if w == "gcnArch"
@@ -107,39 +108,34 @@ pub fn check(cx: &mut Cx) {
     }
 }
 
-/// Whether token `i` sits under a preprocessor condition on the HIP or ROCm version.
-fn version_branch(src: &crate::lex::Src, i: usize) -> bool {
+/// Whether token `i` sits under a preprocessor condition on the HIP or ROCm version: its own
+/// branch's or the first condition of its group, for each branch it is nested in (`first`: the
+/// first branch of each group, from [`first_branches`]).
+fn version_branch(src: &crate::lex::Src, first: &[u32], i: usize) -> bool {
     let Some(t) = src.toks.get(i) else {
         return false;
     };
-    let mut b = t.branch;
-    let mut guard = 0;
-    while b != 0 && guard < 1000 {
-        let Some(br) = src.branches.get(b as usize) else {
-            break;
-        };
-        // the group's first condition decides what its `#else` means
-        let first = src
-            .branches
-            .iter()
-            .take(b as usize + 1)
-            .rev()
-            .find(|x| x.group == br.group && !x.is_alternative)
+    let names_version = |c: &str| {
+        c.contains("HIP_VERSION") || c.contains("ROCM_VERSION") || c.contains("HIP_RUNTIME_VERSION")
+    };
+    src.ancestors(t.branch).any(|(_, br)| {
+        let head = first
+            .get(br.group as usize)
+            .and_then(|&f| src.branches.get(f as usize))
             .unwrap_or(br);
-        for x in [br, first] {
-            let cond = src
-                .text
-                .get(x.cond.0 as usize..x.cond.1 as usize)
-                .unwrap_or("");
-            if cond.contains("HIP_VERSION")
-                || cond.contains("ROCM_VERSION")
-                || cond.contains("HIP_RUNTIME_VERSION")
-            {
-                return true;
+        names_version(src.cond_text(br)) || names_version(src.cond_text(head))
+    })
+}
+
+/// The first branch (`#if`) of every group, in one pass.
+fn first_branches(src: &crate::lex::Src) -> Vec<u32> {
+    let mut first = vec![0u32; src.groups.len()];
+    for (bi, br) in src.branches.iter().enumerate().skip(1) {
+        if !br.is_alternative {
+            if let Some(slot) = first.get_mut(br.group as usize) {
+                *slot = bi as u32;
             }
         }
-        b = br.parent;
-        guard += 1;
     }
-    false
+    first
 }
