@@ -59,6 +59,15 @@ pub struct ProjectIndex {
     /// `name = other` definitions whose value is one warp-named identifier (`constexpr int
     /// kLanes = kWarpSize;`), name -> other; the first definition met wins.
     pub alias_of: HashMap<String, String>,
+    /// CUDA intrinsics HIP does not declare that a file of the scan defines as a macro
+    /// (`#define __trap() abort()`): calls of them compile on AMD.
+    pub intrinsic_shims: HashSet<String>,
+    /// A file of the scan maps CUDA runtime names to HIP ones (`#define cudaMalloc hipMalloc`):
+    /// the project compiles its CUDA spellings with HIP as written, not through hipify.
+    pub cuda_to_hip_shim: bool,
+    /// The last one, two and three components of every indexed file's path (`nvtx3/nvtx3.hpp`):
+    /// an `#include <...>` of one of them is the project's own header.
+    pub header_tails: HashSet<String>,
     /// Number of files indexed.
     pub files: usize,
 }
@@ -89,6 +98,10 @@ struct FileIndex {
     hip_only: bool,
     /// Names this file gives as a logical width (`width = NAME`).
     logical_widths: Vec<String>,
+    /// CUDA intrinsics HIP lacks that this file defines as macros (a project's shim).
+    intrinsic_shims: Vec<String>,
+    /// The file maps a CUDA runtime name to a HIP one (`#define cudaMalloc hipMalloc`).
+    cuda_to_hip_shim: bool,
     /// Warp-named identifiers this file declares ([`ProjectIndex::warp_decls`]).
     warp_decls: Vec<String>,
 }
@@ -297,6 +310,66 @@ fn type_width(ty: &str) -> u8 {
     }
 }
 
+/// CUDA intrinsics HIP lacks ([`crate::rules::cuda_intrinsic_missing_in_hip`]) that the text
+/// defines as functions: the name follows a type or a specifier (`static __device__ int
+/// __vsubss4(const int a, const int b) {`), not a keyword, an operator or a bracket as a call
+/// does. At most 256 names.
+fn defined_intrinsics(text: &str) -> Vec<String> {
+    use crate::rules::cuda_intrinsic_missing_in_hip::missing_in_hip;
+    let b = text.as_bytes();
+    let mut out: Vec<String> = Vec::new();
+    for at in memchr::memmem::find_iter(b, b"__") {
+        if out.len() >= 256 {
+            break;
+        }
+        // the start of an identifier
+        if at > 0 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_') {
+            continue;
+        }
+        let end = at
+            + b[at..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+                .count();
+        let name = &text[at..end];
+        if !missing_in_hip(name) {
+            continue;
+        }
+        let after = text[end..].trim_start();
+        if !after.starts_with('(') {
+            continue;
+        }
+        // what precedes the name, with `//` comments of the lines above cut off
+        let mut before = text[..at].trim_end();
+        for _ in 0..4 {
+            let line_start = before.rfind('\n').map_or(0, |p| p + 1);
+            match before[line_start..].find("//") {
+                Some(c) => before = before[..line_start + c].trim_end(),
+                None => break,
+            }
+        }
+        let prev_word: &str = {
+            let e = before.len();
+            let s = before
+                .bytes()
+                .rev()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                .count();
+            &before[e - s..]
+        };
+        let keyword = matches!(
+            prev_word,
+            "return" | "case" | "else" | "do" | "throw" | "co_return" | "co_yield" | "define"
+        );
+        let typed =
+            !prev_word.is_empty() && !keyword || before.ends_with('*') || before.ends_with('&');
+        if typed && !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
 fn index_text(path: &Path, text: &str) -> FileIndex {
     let mut fi = FileIndex {
         hip_only: path
@@ -305,6 +378,7 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
         ..Default::default()
     };
     let b = text.as_bytes();
+    fi.intrinsic_shims.extend(defined_intrinsics(text));
     let interesting = memchr::memmem::find(b, b"#").is_some()
         || memchr::memmem::find(b, b"const").is_some()
         || memchr::memmem::find(b, b"ballot").is_some()
@@ -407,6 +481,16 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
                     if mname.is_empty() {
                         continue;
                     }
+                    // `#define cudaMalloc hipMalloc`: the project compiles CUDA spellings with HIP
+                    if mname.starts_with("cuda")
+                        && mname[4..].starts_with(|c: char| c.is_ascii_uppercase())
+                        && ident_words(body).any(|w| {
+                            w.starts_with("hip")
+                                && w[3..].starts_with(|c: char| c.is_ascii_uppercase())
+                        })
+                    {
+                        fi.cuda_to_hip_shim = true;
+                    }
                     if warp_word(mname) && fi.warp_decls.len() < 4096 {
                         fi.warp_decls.push(if body.starts_with('(') {
                             format!("{mname}()")
@@ -423,6 +507,11 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
                             *g = true;
                         }
                         continue;
+                    }
+                    if crate::rules::cuda_intrinsic_missing_in_hip::missing_in_hip(mname)
+                        && fi.intrinsic_shims.len() < 1024
+                    {
+                        fi.intrinsic_shims.push(mname.to_string());
                     }
                     if body.starts_with('(') {
                         // function-like: a ballot wrapper macro, an alias of a warp intrinsic
@@ -643,6 +732,16 @@ impl ProjectIndex {
         let mut words: HashSet<String> = HashSet::new();
         let mut aliases: Vec<(String, String, PathBuf)> = Vec::new();
         for (path, mut fi) in parts {
+            let comps: Vec<String> = path
+                .components()
+                .rev()
+                .take(3)
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            for n in 1..=comps.len() {
+                let tail: Vec<&str> = comps[..n].iter().rev().map(String::as_str).collect();
+                idx.header_tails.insert(tail.join("/"));
+            }
             paths.push(path);
             includes.push(std::mem::take(&mut fi.includes));
             seeds.push(fi.hip_only);
@@ -675,6 +774,8 @@ impl ProjectIndex {
             for (n, w) in fi.intrinsic_aliases {
                 idx.intrinsic_aliases.entry(n).or_insert(w);
             }
+            idx.intrinsic_shims.extend(fi.intrinsic_shims);
+            idx.cuda_to_hip_shim |= fi.cuda_to_hip_shim;
         }
         for (n, a, _) in &aliases {
             idx.alias_of.entry(n.clone()).or_insert_with(|| a.clone());

@@ -114,6 +114,17 @@ pub struct Directive {
     pub func: u32,
 }
 
+/// An `#include` that is not in dead code: the byte span of the header's name (inside the
+/// quotes or angle brackets) and the branch the directive sits in.
+#[derive(Debug, Clone, Copy)]
+pub struct Include {
+    pub start: u32,
+    pub end: u32,
+    /// `<...>` rather than `"..."`.
+    pub angled: bool,
+    pub branch: u32,
+}
+
 /// A `#define`: name span and the token range of its body.
 #[derive(Debug, Clone, Copy)]
 pub struct Define {
@@ -138,6 +149,8 @@ pub struct Src<'a> {
     /// The file includes HIP headers unconditionally and no CUDA header: it is compiled by
     /// HIP (hipcc) only.
     pub hip_only: bool,
+    /// The live `#include`s, in file order.
+    pub includes: Vec<Include>,
     /// Conditional directives without their partner (`#endif`/`#else`/`#elif` without `#if`,
     /// `#if` without `#endif`), in file order.
     pub unbalanced: Vec<Unbalanced>,
@@ -534,6 +547,13 @@ pub fn classify_macro(name: &str) -> Platform {
             return Platform::Nvidia;
         }
         return Platform::Amd;
+    }
+    // a project switch that names NVIDIA (`KOKKOS_IMPL_ARCH_NVIDIA_GPU`, `USE_NVCC`)
+    if upper
+        .split('_')
+        .any(|c| c == "NVIDIA" || c == "NVCC" || c == "NVPTX")
+    {
+        return Platform::Nvidia;
     }
     Platform::Any
 }
@@ -1324,6 +1344,7 @@ fn lex_ignoring<'t>(text: &'t str, ignore: &[u32], env: Option<&LexEnv>) -> Src<
     };
     sibling_switches(text, &mut local_macros.list);
     let mut last_ifndef: Option<(String, u32, usize)> = None;
+    let mut includes: Vec<Include> = Vec::new();
     let mut hip_include = false;
     let mut cuda_include = false;
 
@@ -1710,6 +1731,22 @@ fn lex_ignoring<'t>(text: &'t str, ignore: &[u32], env: Option<&LexEnv>) -> Src<
                     }
                 }
                 "include" if !dead => {
+                    // every live include, with the branch it sits in
+                    let name_at = rest.len() - rest.trim_start().len();
+                    let inc_text = rest.trim();
+                    let open_at = dstart + 1 + (dtext.len() - dtrim.len()) + name_len + name_at;
+                    if let Some(close) = inc_text
+                        .get(1..)
+                        .and_then(|t| t.find(['>', '"']))
+                        .filter(|_| inc_text.starts_with(['<', '"']))
+                    {
+                        includes.push(Include {
+                            start: (open_at + 1) as u32,
+                            end: (open_at + 1 + close) as u32,
+                            angled: inc_text.starts_with('<'),
+                            branch,
+                        });
+                    }
                     // unconditional includes (outside any branch but the include guard)
                     let unconditional = branch_chain(&branches, branch).all(|(_, br)| {
                         groups
@@ -2061,6 +2098,7 @@ fn lex_ignoring<'t>(text: &'t str, ignore: &[u32], env: Option<&LexEnv>) -> Src<
         directives,
         defines,
         hip_only: hip_include && !cuda_include,
+        includes,
         unbalanced,
         lines: LineIndex::new(text),
     }

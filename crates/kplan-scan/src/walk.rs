@@ -24,7 +24,12 @@ pub enum FileKind {
 }
 
 pub fn file_kind(path: &Path) -> Option<FileKind> {
-    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    let raw = path.extension()?.to_str()?;
+    // `.C` (upper case) and `.c++` are C++ by the compilers' conventions; `.c` is C
+    if raw == "C" || raw == "c++" {
+        return Some(FileKind::Cuda);
+    }
+    let ext = raw.to_ascii_lowercase();
     if CUDA_EXTS.contains(&ext.as_str()) {
         Some(FileKind::Cuda)
     } else if PY_EXTS.contains(&ext.as_str()) {

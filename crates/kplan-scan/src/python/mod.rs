@@ -31,6 +31,10 @@ pub static RULES: &[RuleMeta] = &[
     rules::dot_tf32::META,
     rules::wave64_for_every_amd::META,
     rules::low_precision_for_other_amd::META,
+    rules::torch_version_cuda::META,
+    rules::arch_literal_always_true::META,
+    rules::arch_name_exact_match::META,
+    rules::arch_list_partial_family::META,
 ];
 
 /// Words whose absence means the file has nothing the rules read.
@@ -45,6 +49,8 @@ const TRIGGERS: &[&str] = &[
     "is_hip",
     "version.hip",
     "gfx",
+    "version.cuda",
+    "gcnArchName",
 ];
 
 /// Scans one `.py` file. `text` is the file's contents (lossy UTF-8).
@@ -70,7 +76,7 @@ fn scan_triton(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
         return Vec::new();
     }
     let mut cx = Cx::new(ctx, path, &src);
-    let checks: [(&RuleMeta, Check); 14] = [
+    let checks: [(&RuleMeta, Check); 18] = [
         (
             &rules::num_warps_wave64::META,
             rules::num_warps_wave64::check,
@@ -111,6 +117,22 @@ fn scan_triton(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
         (
             &rules::low_precision_for_other_amd::META,
             rules::low_precision_for_other_amd::check,
+        ),
+        (
+            &rules::torch_version_cuda::META,
+            rules::torch_version_cuda::check,
+        ),
+        (
+            &rules::arch_literal_always_true::META,
+            rules::arch_literal_always_true::check,
+        ),
+        (
+            &rules::arch_name_exact_match::META,
+            rules::arch_name_exact_match::check,
+        ),
+        (
+            &rules::arch_list_partial_family::META,
+            rules::arch_list_partial_family::check,
         ),
     ];
     for (meta, check) in checks {
@@ -354,7 +376,7 @@ fn is_backend_check_tok(src: &PySrc, i: usize, other_vendors: bool) -> bool {
                     && i > 1
                     && src.s(i - 1) == "."
                     && src.is_name(i - 2, "version")
-                    && !matches!(src.s(i + 1), "." | "(" | "["))
+                    && !rules::torch_version_cuda::read_as_string(src, i))
                 // `is_MI300()`, `on_mi250x`: AMD Instinct product names
                 || l.split('_').any(|part| {
                     part.strip_prefix("mi")

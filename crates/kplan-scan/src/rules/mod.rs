@@ -14,10 +14,14 @@ pub mod amd_isa_generation;
 pub mod amd_wave_width_64;
 pub mod arch_list_partial_family;
 pub mod arch_macro_misspelled;
+pub mod arch_name_exact_match;
+pub mod backend_tag_dispatch;
 pub mod ballot_narrowing;
 pub mod block_over_limit_wave64;
 pub mod capability_order_on_amd;
 pub mod cuda_arch_gate_no_amd_path;
+pub mod cuda_header_in_hip_build;
+pub mod cuda_intrinsic_missing_in_hip;
 pub mod device_qualifier_nvidia_only;
 pub mod device_warp_size_in_host;
 pub mod divergent_block_barrier;
@@ -35,6 +39,7 @@ pub mod lane_partials_size;
 pub mod launch_bounds_warp;
 pub mod mask_as_shuffle_value;
 pub mod nvidia_only_feature;
+pub mod platform_branch_api_mismatch;
 pub mod platform_ifdef_in_kernel;
 pub mod shared_memory_optin_on_amd;
 pub mod shared_memory_over_limit;
@@ -99,6 +104,11 @@ pub static RULES: &[&RuleMeta] = &[
     &hip_platform_macro_removed::META,
     &device_qualifier_nvidia_only::META,
     &fp8_fnuz_for_every_amd::META,
+    &arch_name_exact_match::META,
+    &backend_tag_dispatch::META,
+    &cuda_header_in_hip_build::META,
+    &cuda_intrinsic_missing_in_hip::META,
+    &platform_branch_api_mismatch::META,
 ];
 
 /// Runs every enabled rule over one file (or, for the inventory, only the feature pass).
@@ -156,6 +166,11 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         hip_api_removed,
         hip_platform_macro_removed,
         device_qualifier_nvidia_only,
-        fp8_fnuz_for_every_amd
+        fp8_fnuz_for_every_amd,
+        arch_name_exact_match,
+        backend_tag_dispatch,
+        cuda_header_in_hip_build,
+        cuda_intrinsic_missing_in_hip,
+        platform_branch_api_mismatch
     );
 }

@@ -115,9 +115,36 @@ pub fn width_uses<'a>(cx: &Cx<'_, 'a, '_>) -> std::collections::HashSet<&'a str>
 }
 
 /// The condition of a branch names a wave64-only architecture or width, so a 64 under it is right.
+/// Every alternative of a top-level `||` must: in `WARP_SIZE == 64 || (defined(USE_HIP) &&
+/// HIP_VERSION > 60500000)` the second alternative lets every AMD target in, RDNA included.
 pub fn wave64_condition(c: &str) -> bool {
+    let mut depth = 0i32;
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let b = c.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'(' => depth += 1,
+            b')' => depth -= 1,
+            b'|' if depth == 0 && b.get(i + 1) == Some(&b'|') => {
+                parts.push(&c[start..i]);
+                start = i + 2;
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    parts.push(&c[start..]);
+    parts.iter().all(|p| wave64_alternative(p))
+}
+
+/// One alternative of [`wave64_condition`]: it names a wave64-only architecture or width.
+fn wave64_alternative(c: &str) -> bool {
     let l = c.to_ascii_lowercase();
     l.contains("gfx9")
+        || l.contains("gfx8")
         || l.contains("cdna")
         || l.contains("wave64")
         || l.contains("wavefront64")

@@ -1,0 +1,138 @@
+//! The facts `cuda-intrinsic-missing-in-hip` and `cuda-header-in-hip-build` report, checked
+//! against the real HIP toolchain: every listed CUDA intrinsic is undeclared in HIP mode, every
+//! listed CUDA header is not found, and the controls (`__ldg`, `<hip/hip_runtime.h>`) compile.
+//!
+//! Needs a HIP-capable clang with HIP headers: `KPLAN_HIP_CLANG` (set by scripts/test-env.sh)
+//! or `clang-19` on PATH. Without one the test is skipped with a printed reason, unless
+//! `KPLAN_REQUIRE_TOOLCHAINS=1`, when it fails.
+
+use kplan_scan::rules::cuda_header_in_hip_build::hip_replacement;
+use kplan_scan::rules::cuda_intrinsic_missing_in_hip::{missing_in_hip, MISSING};
+use kplan_test_support::toolchain;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn hip_clang() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("KPLAN_HIP_CLANG").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let ok = Command::new("clang-19")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    ok.then(|| PathBuf::from("clang-19"))
+}
+
+/// Compiles `text` as HIP for gfx942 (`mode`: `-fsyntax-only`, or `-E` to preprocess only);
+/// the compiler's stderr on failure.
+fn compile(clang: &Path, dir: &Path, mode: &str, text: &str) -> Result<(), String> {
+    let src = dir.join("t.hip");
+    std::fs::write(&src, text).unwrap();
+    let out = Command::new(clang)
+        .args([
+            "-x",
+            "hip",
+            "--offload-arch=gfx942",
+            "-nogpulib",
+            "-ferror-limit=0",
+            mode,
+        ])
+        .args(["-o", "/dev/null"])
+        .arg(&src)
+        .output()
+        .expect("run clang");
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+#[test]
+fn listed_intrinsics_and_headers_are_missing_under_hip() {
+    let Some(clang) = hip_clang() else {
+        return toolchain::skip("no HIP clang (set KPLAN_HIP_CLANG or install clang-19)");
+    };
+    let dir = kplan_test_support::tempdir("hip-lacks");
+    let prelude = "#include <hip/hip_runtime.h>\n";
+    // the control compiles: the toolchain and HIP headers work
+    if let Err(e) = compile(
+        &clang,
+        dir.path(),
+        "-fsyntax-only",
+        &format!("{prelude}__global__ void k(const float* p, float* o) {{ o[0] = __ldg(p); }}\n"),
+    ) {
+        return toolchain::skip(format!(
+            "HIP headers not usable by {}: {e}",
+            clang.display()
+        ));
+    }
+    let mut wrong = Vec::new();
+    // every exact name, plus one member of each family the rule matches by prefix
+    let family = [
+        "__vabsdiffu4",
+        "__vsetltu2",
+        "__vcmpeq4",
+        "__vadd4",
+        "__vsub2",
+        "__vmaxu4",
+        "__vminu4",
+        "__vavgu4",
+        "__vneg4",
+        "__vabs4",
+        "__vsads4",
+        "__vhaddu4",
+        "__cvta_generic_to_shared",
+        "__cvta_shared_to_generic",
+    ];
+    // one translation unit, one use per name: each must be reported undeclared
+    let names: Vec<&str> = MISSING.iter().copied().chain(family).collect();
+    let mut text = prelude.to_string();
+    for (i, name) in names.iter().enumerate() {
+        assert!(missing_in_hip(name), "{name} is not matched by the rule");
+        text.push_str(&format!("__global__ void k{i}() {{ (void)&{name}; }}\n"));
+    }
+    let errors = compile(&clang, dir.path(), "-fsyntax-only", &text).unwrap_err();
+    for name in names {
+        if !errors.contains(&format!("undeclared identifier '{name}'")) {
+            wrong.push(format!(
+                "{name}: not reported undeclared by the HIP compile"
+            ));
+        }
+    }
+    for h in [
+        "cooperative_groups.h",
+        "cooperative_groups/reduce.h",
+        "mma.h",
+        "cuda_runtime.h",
+        "cuda_runtime_api.h",
+        "cuda.h",
+        "cuda_fp16.h",
+        "cuda_bf16.h",
+        "cuda_fp8.h",
+        "cuda_pipeline.h",
+        "cuda_awbarrier.h",
+        "cuda/barrier",
+        "cub/cub.cuh",
+        "curand_kernel.h",
+        "cublas_v2.h",
+        "cusparse.h",
+        "cufft.h",
+        "nvrtc.h",
+        "nvToolsExt.h",
+        "nvtx3/nvToolsExt.h",
+    ] {
+        assert!(
+            hip_replacement(h).is_some(),
+            "{h} is not matched by the rule"
+        );
+        let text = format!("{prelude}#include <{h}>\n");
+        match compile(&clang, dir.path(), "-E", &text) {
+            Err(e) if e.contains("not found") => {}
+            Err(e) => wrong.push(format!("<{h}>: failed, but not as not found: {e}")),
+            Ok(()) => wrong.push(format!("<{h}>: found by the HIP compile")),
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
