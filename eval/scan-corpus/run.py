@@ -74,6 +74,18 @@ class InputError(Exception):
     pass
 
 
+def split_list(value: str) -> str:
+    """`--split`: `all`, one split, or several joined by commas."""
+    if value == "all":
+        return value
+    bad = [v for v in value.split(",") if v not in SPLITS]
+    if bad:
+        raise argparse.ArgumentTypeError(
+            f"unknown split {', '.join(bad)} (choose from {', '.join(SPLITS)} or all)"
+        )
+    return value
+
+
 # ---------------------------------------------------------------------------------------------
 # input files
 
@@ -651,9 +663,10 @@ def main(argv: list[str]) -> int:
     )
     ap.add_argument(
         "--split",
-        choices=(*SPLITS, "all"),
+        type=split_list,
         default="all",
-        help="cases to run (default all; each split is reported separately)",
+        help="cases to run: a split, several joined by commas, or all (default; each split is "
+        "reported separately)",
     )
     ap.add_argument(
         "--out", type=Path, help="output directory (results.json, summary.md, precision-errors.md)"
@@ -727,7 +740,7 @@ def main(argv: list[str]) -> int:
             return 2
         cases = [c for c in cases if c["id"] in wanted]
     if args.split != "all":
-        cases = [c for c in cases if c["split"] == args.split]
+        cases = [c for c in cases if c["split"] in args.split.split(",")]
     if args.extract_only:
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
             checked = list(ex.map(lambda c: check_extraction(c, args.mirrors), cases))
@@ -766,7 +779,7 @@ def main(argv: list[str]) -> int:
     if not args.no_precision:
         tree_res = [measure_tree(t, args) for t in trees]
 
-    splits = [s for s in SPLITS if args.split in ("all", s)]
+    splits = [s for s in SPLITS if args.split == "all" or s in args.split.split(",")]
     recall = {s: recall_table(results, s) for s in splits} if results else {}
     meta = {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M"),

@@ -361,8 +361,31 @@ fn defined_intrinsics(text: &str) -> Vec<String> {
             prev_word,
             "return" | "case" | "else" | "do" | "throw" | "co_return" | "co_yield" | "define"
         );
+        // the word before is no preprocessor line's (`#endif`, `#pragma unroll`, `#ifdef X`)
+        let line_start = before.rfind('\n').map_or(0, |p| p + 1);
+        let directive = before[line_start..].trim_start().starts_with('#');
+        // a definition or declaration: `(...)` then `{`, `;` or a trailing specifier
+        let defines = after.strip_prefix('(').is_some_and(|rest| {
+            let mut depth = 1usize;
+            let close = rest.char_indices().find(|&(_, c)| {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            });
+            close.is_some_and(|(i, _)| {
+                let tail = rest[i + 1..].trim_start();
+                ["{", ";", "noexcept", "const", "->", "__attribute__"]
+                    .iter()
+                    .any(|p| tail.starts_with(p))
+            })
+        });
         let typed =
-            !prev_word.is_empty() && !keyword || before.ends_with('*') || before.ends_with('&');
+            (!prev_word.is_empty() && !keyword || before.ends_with('*') || before.ends_with('&'))
+                && !directive
+                && defines;
         if typed && !out.iter().any(|n| n == name) {
             out.push(name.to_string());
         }

@@ -549,9 +549,16 @@ pub fn classify_macro(name: &str) -> Platform {
         return Platform::Amd;
     }
     // a project switch that names NVIDIA (`KOKKOS_IMPL_ARCH_NVIDIA_GPU`, `USE_NVCC`)
-    if upper
-        .split('_')
-        .any(|c| c == "NVIDIA" || c == "NVCC" || c == "NVPTX")
+    let words: Vec<&str> = upper.split('_').collect();
+    if words
+        .iter()
+        .any(|c| matches!(*c, "NVIDIA" | "NVCC" | "NVPTX"))
+        && !words.iter().any(|c| {
+            matches!(
+                *c,
+                "NO" | "NOT" | "DISABLE" | "DISABLED" | "WITHOUT" | "SKIP"
+            )
+        })
     {
         return Platform::Nvidia;
     }

@@ -95,7 +95,6 @@ fn listed_intrinsics_and_headers_are_missing_under_hip() {
         "cuda_fp8.h",
         "cuda_pipeline.h",
         "cuda_awbarrier.h",
-        "cuda/barrier",
         "cub/cub.cuh",
         "curand_kernel.h",
         "cublas_v2.h",

@@ -10,13 +10,15 @@ use crate::rule::{Lang, RuleMeta, Scope};
 pub static META: RuleMeta = RuleMeta {
     id: "backend-tag-dispatch",
     summary: "compile-time backend dispatch names the CUDA backend without its HIP sibling, or gives HIP 32 lanes",
-    what: "Reads the conditions of `if constexpr (...)` and of `if (...)` tests on types (`std::is_same`, \
-`is_same_v`, `accMatchesTags`) in files that also name a HIP backend (a type, tag or macro with `HIP` as a \
+    what: "Reads the conditions of `if constexpr (...)` and `if (...)` that test types (`std::is_same`, \
+`is_same_v`, `is_base_of`, `accMatchesTags`) in files that also name a HIP backend (a type, tag or macro with `HIP` as a \
 word: `Kokkos::HIP`, `TagGpuHipRt`, `KOKKOS_ENABLE_HIP`). (1) A condition that names a CUDA backend type \
 (`Kokkos::Cuda`, `TagGpuCudaRt`, `CudaSpace`) and no HIP one, when no other condition of the file names the \
 HIP sibling: the HIP backend takes the other branch, which was written for the remaining backends (often the \
-CPU ones). (2) A condition that names a HIP backend and whose branch returns or assigns 32 in a function or \
-variable named for the warp size (`getWarpSize()`, `warp_size`).",
+CPU ones). Value tests (`CUDA_VERSION >= 12000`, `kUseCudaGraphs`) and namespaces (`cuda::std`) are no backend \
+types, and a file that gives HIP a type test of its own anywhere is left alone. (2) A condition that names a HIP backend and whose branch returns or assigns 32 in a function or \
+variable named for the warp size (`getWarpSize()`, `warp_size`): an error when a wave64 target is in scope, a \
+note otherwise.",
     why: "Performance-portability layers (Kokkos, alpaka, RAJA, SYCL-style wrappers) select code per backend \
 with types, not with the preprocessor. A branch keyed on the CUDA type alone sends HIP to the generic branch: \
 a host-style work division (one thread per block), a serial algorithm, or a missing GPU tuning. A warp size \
@@ -64,20 +66,30 @@ fn hip_name(w: &str) -> bool {
     has_word(w, "hip") || has_word(w, "rocm")
 }
 
-/// The CUDA name `w` with its `cuda` word spelled as HIP, lower-cased for comparison.
-fn hip_sibling(w: &str) -> String {
-    w.to_ascii_lowercase().replace("cuda", "hip")
+/// Whether the condition at tokens `a..b` is a test on types (`std::is_same_v<...>`,
+/// `accMatchesTags<...>`), not on a value (`CUDA_VERSION >= 12000`, `kUseCudaGraphs`).
+fn type_test(cx: &Cx, a: usize, b: usize) -> bool {
+    cx.any_ident(a, b, |w| {
+        matches!(
+            w,
+            "is_same" | "is_same_v" | "accMatchesTags" | "is_base_of" | "is_base_of_v"
+        )
+    })
 }
 
-/// Whether the condition at tokens `a..b` is a test on types (not a run-time value).
-fn type_test(cx: &Cx, a: usize, b: usize, constexpr: bool) -> bool {
-    constexpr
-        || cx.any_ident(a, b, |w| {
-            matches!(
-                w,
-                "is_same" | "is_same_v" | "accMatchesTags" | "is_base_of" | "is_base_of_v"
-            )
-        })
+/// A backend type in a type test: an identifier used as a type (not a namespace: `cuda::std`,
+/// not a call, not an all-capitals macro: `CUDA_VERSION`) whose words name the backend.
+fn backend_type(cx: &Cx, k: usize, word: &str) -> bool {
+    let src = cx.src;
+    let w = src.s(k);
+    let macro_like = w.contains('_')
+        && w.bytes()
+            .all(|b| b.is_ascii_uppercase() || b == b'_' || b.is_ascii_digit());
+    src.kind(k) == Some(Tk::Ident)
+        && src.s(k + 1) != "::"
+        && src.s(k + 1) != "("
+        && !macro_like
+        && (has_word(w, word) || (word == "hip" && has_word(w, "rocm")))
 }
 
 /// The function or variable the token `i` sits in, by name: the nearest enclosing `{` that
@@ -130,10 +142,10 @@ pub fn check(cx: &mut Cx) {
         if !src.is(k, "if") {
             continue;
         }
-        let (open, constexpr) = if src.is(k + 1, "constexpr") {
-            (k + 2, true)
+        let open = if src.is(k + 1, "constexpr") {
+            k + 2
         } else {
-            (k + 1, false)
+            k + 1
         };
         if src.s(open) != "(" {
             continue;
@@ -141,7 +153,7 @@ pub fn check(cx: &mut Cx) {
         let Some(close) = src.mate(open) else {
             continue;
         };
-        if type_test(cx, open, close, constexpr) {
+        if type_test(cx, open, close) {
             conds.push((open, close));
         }
     }
@@ -159,28 +171,33 @@ pub fn check(cx: &mut Cx) {
             .filter(|&k| src.kind(k) == Some(Tk::Ident))
             .collect()
     };
+    // per test: its CUDA backend types and whether it names a HIP one
+    let tests: Vec<(usize, usize, Vec<usize>, bool)> = conds
+        .iter()
+        .map(|&(open, close)| {
+            let ids = idents(open, close);
+            let cuda: Vec<usize> = ids
+                .iter()
+                .copied()
+                .filter(|&k| backend_type(cx, k, "cuda"))
+                .collect();
+            let hip = ids.iter().any(|&k| backend_type(cx, k, "hip"));
+            (open, close, cuda, hip)
+        })
+        .collect();
+    // HIP has a branch of its own somewhere: a type test that names a HIP backend and no CUDA
+    // one (`CudaUVMSpace` and `HIPManagedSpace` need not be spelled alike)
+    let hip_branch = tests
+        .iter()
+        .any(|(_, _, cuda, hip)| *hip && cuda.is_empty());
     let mut cuda_only: Vec<(usize, usize, String)> = Vec::new();
     let mut hip32: Vec<(usize, String)> = Vec::new();
-    for &(open, close) in &conds {
-        let ids = idents(open, close);
-        let cuda: Vec<usize> = ids
-            .iter()
-            .copied()
-            .filter(|&k| has_word(src.s(k), "cuda"))
-            .collect();
-        let hip = ids.iter().any(|&k| hip_name(src.s(k)));
+    for &(open, close, ref cuda, hip) in &tests {
         if src.platform(open) == Platform::Nvidia {
             continue;
         }
         if let (Some(&c), false) = (cuda.first(), hip) {
-            let sib = hip_sibling(src.s(c));
-            // HIP has a branch of its own: another test names the sibling without the CUDA type
-            let sibling_tested = conds.iter().any(|&(o2, c2)| {
-                let ids2 = idents(o2, c2);
-                ids2.iter().any(|&k| src.s(k).to_ascii_lowercase() == sib)
-                    && !ids2.iter().any(|&k| has_word(src.s(k), "cuda"))
-            });
-            if !sibling_tested {
+            if !hip_branch {
                 cuda_only.push((open, close, src.s(c).to_string()));
             }
         }

@@ -9,21 +9,21 @@ use crate::rule::{Lang, RuleMeta, Scope};
 pub static META: RuleMeta = RuleMeta {
     id: "cuda-header-in-hip-build",
     summary: "a CUDA toolkit header included on the HIP compile path of a file written for both",
-    what: "In a file compiled for AMD as it is written (it tests a HIP platform macro, includes a `hip/` \
-header, or is HIP-only by its includes), finds `#include`s of CUDA toolkit headers that the HIP compiler \
-reaches (outside every CUDA-only branch): `<cooperative_groups.h>`, `<mma.h>`, `<cuda_runtime.h>`, \
-`<cuda_fp16.h>`, `<cuda_bf16.h>`, `<cuda_fp8.h>`, `<cuda_pipeline.h>`, `<cuda/...>`, `<cub/...>`, \
-`<curand_kernel.h>`, the `cu*` library headers and NVTX. A file counts as compiled as written when it is HIP-only, \
-includes a `hip/` header itself, or tests for HIP in a project that maps CUDA runtime names to HIP ones with \
-macros (`#define cudaMalloc hipMalloc`); files a build runs hipify over have their includes rewritten and are \
-left alone, and so are files in a folder for the NVIDIA side of a per-platform tree (`backend/cub/`, `cuda/`).",
+    what: "In a file that only HIP compiles (a `.hip` file, or one that the include graph makes HIP-only: it \
+includes HIP headers and no CUDA header, or only HIP-only files include it), finds `#include`s of CUDA toolkit \
+headers that the HIP compiler reaches (outside every CUDA-only branch): `<cooperative_groups.h>`, `<mma.h>`, \
+`<cuda_runtime.h>`, `<cuda_fp16.h>`, `<cuda_bf16.h>`, `<cuda_fp8.h>`, `<cuda_pipeline.h>`, `<cub/...>`, \
+`<curand_kernel.h>`, the `cu*` library headers, cuDNN and NVTX. Files written for both vendors are left alone, \
+since a build that runs hipify over them rewrites the includes and the source does not say which build it goes \
+through; so are headers the project ships itself and files in a folder for the NVIDIA side of a per-platform \
+tree (`backend/cub/`, `cuda/`).",
     why: "ROCm ships none of these headers under the CUDA names (checked with clang-19 in HIP mode and \
 Debian's HIP headers: each `#include` fails with \"file not found\"); HIP's are `hip/hip_cooperative_groups.h`, \
 `hip/hip_runtime.h`, `hip/hip_fp16.h`, `hipcub/...`, `hiprand/...`. A file that already branches on HIP \
 is compiled by the HIP toolchain as written, so the include breaks the AMD build, or, where a CUDA \
 installation is on the include path, pulls NVIDIA's device headers into an AMD compile.",
-    example: "#if defined(__HIPCC__)\n#include <hip/hip_runtime.h>\n#endif\n#include <cooperative_groups.h>",
-    use_instead: "#if defined(__HIPCC__)\n#include <hip/hip_runtime.h>\n#include <hip/hip_cooperative_groups.h>\n#else\n#include <cooperative_groups.h>\n#endif",
+    example: "#include <hip/hip_runtime.h>\n#include <cooperative_groups.h>",
+    use_instead: "#include <hip/hip_runtime.h>\n#include <hip/hip_cooperative_groups.h>",
     severity: Severity::Warning,
     scope: Scope::Amd,
     lang: Lang::Cuda,
@@ -45,21 +45,21 @@ pub fn hip_replacement(h: &str) -> Option<&'static str> {
         "cublas_v2.h" | "cublas.h" | "cublasLt.h" => "hipblas/hipblas.h or hipblaslt/hipblaslt.h",
         "cusparse.h" => "hipsparse/hipsparse.h",
         "cufft.h" => "hipfft/hipfft.h",
-        "mma.h" => "rocwmma/rocwmma.hpp",
+        "mma.h" => "rocwmma/rocwmma.hpp (a port: rocWMMA is not source-compatible)",
         "nvrtc.h" => "hip/hiprtc.h",
         "cuda_pipeline.h"
         | "cuda_pipeline_primitives.h"
         | "cuda_awbarrier.h"
-        | "cuda_awbarrier_primitives.h"
-        | "nvToolsExt.h"
-        | "cudnn.h" => "",
+        | "cuda_awbarrier_primitives.h" => "",
+        "cudnn.h" => "miopen/miopen.h (a port: MIOpen's API differs)",
+        "nvToolsExt.h" => "roctracer/roctx.h",
         _ => {
             return if h.starts_with("cooperative_groups/") {
                 Some("hip/hip_cooperative_groups.h")
             } else if h.starts_with("cub/") {
                 Some("hipcub/hipcub.hpp")
-            } else if h.starts_with("cuda/") || h.starts_with("nvtx3/") {
-                Some("")
+            } else if h.starts_with("nvtx3/") {
+                Some("roctracer/roctx.h")
             } else {
                 None
             };
@@ -84,26 +84,20 @@ pub fn check(cx: &mut Cx) {
     if src.includes.is_empty() {
         return;
     }
-    // the file is compiled for AMD as written, not rewritten by hipify first: it is HIP-only, it
-    // includes HIP headers itself, or it tests for HIP in a project that maps CUDA runtime names
-    // to HIP ones with macros (`#define cudaMalloc hipMalloc`)
-    let tests_hip = src
-        .branches
-        .iter()
-        .skip(1)
-        .any(|b| b.platform == Platform::Amd)
-        || src
-            .cond_macros()
-            .iter()
-            .any(|m| crate::lex::classify_macro(m.name) == Platform::Amd);
-    let hip_aware = cx.hip_file()
-        || (tests_hip && cx.index.cuda_to_hip_shim)
-        || src.includes.iter().any(|inc| {
-            src.text
-                .get(inc.start as usize..inc.end as usize)
-                .is_some_and(|h| h.starts_with("hip/"))
-        });
-    if !hip_aware || nvidia_backend_path(cx.path) {
+    // only a file HIP alone compiles (a `.hip` file, or one whose includes or includers make
+    // it HIP-only): a file a build runs hipify over has its includes rewritten first, and the
+    // source does not say which build it goes through
+    let unconditional_hip_include = src.includes.iter().any(|inc| {
+        src.text
+            .get(inc.start as usize..inc.end as usize)
+            .is_some_and(|h| h.starts_with("hip/"))
+            && src.ancestors(inc.branch).all(|(_, br)| {
+                src.groups
+                    .get(br.group as usize)
+                    .is_some_and(|g| g.include_guard)
+            })
+    });
+    if !(cx.hip_file() || unconditional_hip_include) || nvidia_backend_path(cx.path) {
         return;
     }
     let mut sites = Vec::new();
@@ -139,13 +133,16 @@ pub fn check(cx: &mut Cx) {
             let alt = if instead.is_empty() {
                 "ROCm has no header of that name or content".to_string()
             } else {
-                format!("HIP's is `<{instead}>`")
+                match instead.split_once(" (") {
+                    Some((h, note)) => format!("ROCm's counterpart is `<{h}>` ({note}"),
+                    None => format!("ROCm's counterpart is `<{instead}>`"),
+                }
             };
             (
                 s,
                 e,
                 format!(
-                    "`<{h}>` is a CUDA toolkit header and this file is compiled by HIP as written, outside any CUDA-only branch; {alt}"
+                    "`<{h}>` is a CUDA toolkit header, included outside any CUDA-only branch of a file only HIP compiles; {alt}"
                 ),
             )
         })

@@ -17,7 +17,8 @@ stores (`__ldlu`, `__ldcv`, `__stwb`, `__stcg`, `__stcs`, `__stwt`); the byte an
 arithmetic with a directed rounding (`__fadd_rd`, `__fmul_ru`, `__dsqrt_rz`, packed `__fadd2_rn`, ...); the \
 address-space tests and conversions (`__isShared`, `__cvta_generic_to_shared`, ...); `__trap`, `__brkpt`, \
 `__prof_trigger`, `__pm0`..`__pm3`; `__barrier_sync`, `__uni_sync`; 128-bit and system-scope inc/dec atomics. \
-The list (217 names) is every name of CUDA 13.0's device headers that HIP does not declare.",
+The list (217 names) is every name of CUDA 13.0's device headers that HIP does not declare. The first call of \
+each name in a file is reported, with the number of calls.",
     why: "hipify maps most of CUDA's device API one to one, but these names have no HIP declaration: \
 compiling the calls with clang-19 in HIP mode against Debian's HIP 5.2 headers fails with \"use of \
 undeclared identifier\", and ROCm's own headers (ROCm/clr `hipamd/include/hip/amd_detail`, read at \
@@ -266,7 +267,9 @@ pub fn missing_in_hip(w: &str) -> bool {
 
 pub fn check(cx: &mut Cx) {
     let src = cx.src;
-    let mut sites = Vec::new();
+    // per name: its first call outside CUDA-only code, and how many there are
+    let mut first: Vec<(usize, usize)> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for k in 0..src.toks.len() {
         if src.kind(k) != Some(Tk::Ident) || src.s(k + 1) != "(" {
             continue;
@@ -288,11 +291,22 @@ pub fn check(cx: &mut Cx) {
         if src.platform(k) == Platform::Nvidia {
             continue;
         }
-        sites.push(k);
+        match index.get(w) {
+            Some(&n) => first[n].1 += 1,
+            None => {
+                index.insert(w, first.len());
+                first.push((k, 1));
+            }
+        }
     }
-    for k in sites {
+    for (k, count) in first {
+        let more = if count > 1 {
+            format!(" ({count} calls in this file)")
+        } else {
+            String::new()
+        };
         let msg = format!(
-            "`{}` is a CUDA intrinsic HIP does not declare: the AMD build fails here",
+            "`{}` is a CUDA intrinsic HIP does not declare (not in HIP 5.2's headers nor in ROCm clr's of 2024-10): the AMD build fails here{more}",
             src.s(k)
         );
         cx.report(

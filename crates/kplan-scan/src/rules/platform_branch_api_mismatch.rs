@@ -6,17 +6,19 @@ use crate::cuda::Cx;
 use crate::diag::Severity;
 use crate::lex::{Platform, Tk};
 use crate::rule::{Lang, RuleMeta, Scope};
-use std::collections::{BTreeMap, BTreeSet};
 
 pub static META: RuleMeta = RuleMeta {
     id: "platform-branch-api-mismatch",
     summary: "the HIP branch names a different runtime constant than the CUDA branch it mirrors",
     what: "Reads each `#if`/`#elif`/`#else` chain that has a CUDA-only branch (`__CUDACC__`, \
-`KOKKOS_ENABLE_CUDA`, `!defined(USE_ROCM)`, ...) and another branch that uses HIP runtime names. Among the \
-runtime constants used as values (`cudaLimitStackSize`, `hipMemcpyDeviceToHost`: names not called), it \
-pairs each CUDA name with no HIP counterpart in the other branch with a HIP name with no CUDA counterpart \
-in the first, when both belong to the same family (the first word after the prefix: `Limit`, `Memcpy`, \
-`FuncAttribute`) and differ by more than a systematic rename (`HostAlloc` against `HostMalloc`).",
+`KOKKOS_ENABLE_CUDA`, `!defined(USE_ROCM)`, ...) and another branch that calls the HIP runtime. When both \
+branches make the same call (`cudaDeviceSetLimit` and `hipDeviceSetLimit`, the same number of arguments) and \
+pass a runtime constant at the same position, it reports a HIP constant that is not the CUDA one's HIP name \
+(`hipLimitMallocHeapSize` where the CUDA branch passes `cudaLimitStackSize`), when both are of the same family \
+and differ by more than HIP's systematic renames (`cudaDevAttr*` is `hipDeviceAttribute*`, `cudaHostAlloc*` \
+is `hipHostMalloc*`). Calls of different functions \
+(`hipMalloc` against `cudaMallocManaged`) and constants with no counterpart call are left alone: those are \
+choices.",
     why: "Per-platform branches are written to do the same thing on both vendors, and HIP keeps CUDA's \
 names with a `hip` prefix (`cudaLimitStackSize` is `hipLimitStackSize`). A HIP branch that names another \
 constant of the family sets or reads something else on AMD: the heap size instead of the stack size, \
@@ -68,12 +70,19 @@ fn distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// Names a branch uses: every runtime name (for "has a counterpart") and the value uses
-/// (not called) with their first token.
-#[derive(Default)]
-struct Uses<'a> {
-    all: BTreeSet<(&'static str, &'a str)>,
-    values: BTreeMap<(&'static str, &'a str), usize>,
+/// Whether HIP's `y` can be a rename of CUDA's `x` rather than another constant: HIP renamed
+/// some families (`cudaDevAttr*` is `hipDeviceAttribute*`, `cudaHostAlloc*` is
+/// `hipHostMalloc*`), so only constants of the same family (first word) that differ by more
+/// than a few letters are another constant.
+fn other_constant(x: &str, y: &str) -> bool {
+    first_word(x) == first_word(y) && distance(x, y) > 3.max(x.len().min(y.len()) / 4)
+}
+
+/// A runtime call in a branch: the function's name after its prefix (`DeviceSetLimit`) and,
+/// per argument, the runtime constant it is when it is one identifier (`LimitStackSize`).
+struct Call<'a> {
+    func: &'a str,
+    args: Vec<Option<(&'a str, usize)>>,
 }
 
 pub fn check(cx: &mut Cx) {
@@ -81,59 +90,78 @@ pub fn check(cx: &mut Cx) {
         return;
     }
     let src = cx.src;
-    // per branch, the runtime names of its tokens (nested branches count for every ancestor)
-    let mut per: BTreeMap<u32, Uses> = BTreeMap::new();
+    // runtime calls per branch (a call counts for its own branch only: nested choices are
+    // compared at their own level)
+    let mut calls: std::collections::HashMap<u32, Vec<(&'static str, Call)>> =
+        std::collections::HashMap::new();
     for k in 0..src.toks.len() {
-        if src.kind(k) != Some(Tk::Ident) {
+        if src.kind(k) != Some(Tk::Ident) || src.s(k + 1) != "(" {
             continue;
         }
-        let Some((p, r)) = runtime_name(src.s(k)) else {
+        let Some((p, func)) = runtime_name(src.s(k)) else {
             continue;
         };
-        let value = src.s(k + 1) != "(" && src.s(k.wrapping_sub(1)) != "#";
-        for (b, _) in src.ancestors(src.toks[k].branch) {
-            let u = per.entry(b).or_default();
-            u.all.insert((p, r));
-            if value {
-                u.values.entry((p, r)).or_insert(k);
-            }
-        }
+        let args = cx
+            .call_args(k + 1)
+            .into_iter()
+            .map(|(a, b)| {
+                (a == b && src.kind(a) == Some(Tk::Ident))
+                    .then(|| {
+                        runtime_name(src.s(a))
+                            .filter(|(q, _)| *q == p)
+                            .map(|(_, r)| (r, a))
+                    })
+                    .flatten()
+            })
+            .collect();
+        calls
+            .entry(src.toks[k].branch)
+            .or_default()
+            .push((p, Call { func, args }));
     }
     let mut sites: Vec<(usize, String, String)> = Vec::new();
     for (bi, br) in src.branches.iter().enumerate().skip(1) {
         if br.platform != Platform::Nvidia || br.dead {
             continue;
         }
-        let Some(nv) = per.get(&(bi as u32)) else {
+        let Some(nv) = calls.get(&(bi as u32)) else {
             continue;
         };
-        // the other branches of the same chain that use HIP names
         for (hi, hb) in src.branches.iter().enumerate().skip(1) {
             if hi == bi || hb.group != br.group || hb.platform == Platform::Nvidia || hb.dead {
                 continue;
             }
-            let Some(amd) = per.get(&(hi as u32)) else {
+            let Some(amd) = calls.get(&(hi as u32)) else {
                 continue;
             };
-            let lone_cuda: Vec<&str> = nv
-                .values
-                .keys()
-                .filter(|(p, r)| *p == "cuda" && !amd.all.contains(&("hip", *r)))
-                .map(|(_, r)| *r)
-                .collect();
-            for (&(p, y), &tok) in &amd.values {
-                if p != "hip" || nv.all.contains(&("cuda", y)) {
+            // the same call in both branches (`cudaDeviceSetLimit` / `hipDeviceSetLimit`), one
+            // runtime constant per argument position, spelled differently
+            for (hp, hc) in amd.iter().filter(|(p, _)| *p == "hip") {
+                let twins: Vec<&Call> = nv
+                    .iter()
+                    .filter(|(p, c)| {
+                        *p == "cuda" && c.func == hc.func && c.args.len() == hc.args.len()
+                    })
+                    .map(|(_, c)| c)
+                    .collect();
+                let _ = hp;
+                if twins.is_empty() {
                     continue;
                 }
-                let family: Vec<&str> = lone_cuda
-                    .iter()
-                    .copied()
-                    .filter(|x| first_word(x) == first_word(y))
-                    .collect();
-                // one candidate, and not a systematic rename of it
-                if let [x] = family.as_slice() {
-                    if distance(x, y) > 3.max(x.len().min(y.len()) / 4) {
-                        sites.push((tok, format!("cuda{x}"), format!("hip{y}")));
+                for (i, arg) in hc.args.iter().enumerate() {
+                    let Some((y, tok)) = arg else { continue };
+                    // every twin passes a constant there, none passes this one
+                    let theirs: Vec<&str> = twins
+                        .iter()
+                        .filter_map(|c| c.args[i].map(|(x, _)| x))
+                        .collect();
+                    if theirs.len() == twins.len()
+                        && !theirs.contains(y)
+                        && theirs.iter().all(|x| other_constant(x, y))
+                    {
+                        if let Some(x) = theirs.first() {
+                            sites.push((*tok, format!("cuda{x}"), format!("hip{y}")));
+                        }
                     }
                 }
             }
@@ -143,13 +171,8 @@ pub fn check(cx: &mut Cx) {
     sites.dedup();
     for (tok, cuda, hip) in sites {
         let msg = format!(
-            "the HIP branch uses `{hip}` where the CUDA branch uses `{cuda}`; HIP's name for that is `hip{}`, so AMD builds {} something else",
+            "the HIP branch passes `{hip}` where the CUDA branch's same call passes `{cuda}`; HIP's name for that is `hip{}`",
             &cuda[4..],
-            if cuda.contains("Limit") || cuda.contains("Attribute") || cuda.contains("Attr") {
-                "set or read"
-            } else {
-                "use"
-            }
         );
         cx.report(
             &META,

@@ -143,16 +143,17 @@ pub fn wave64_condition(c: &str) -> bool {
 /// One alternative of [`wave64_condition`]: it names a wave64-only architecture or width.
 fn wave64_alternative(c: &str) -> bool {
     let l = c.to_ascii_lowercase();
-    l.contains("gfx9")
-        || l.contains("gfx8")
+    // GCN and CDNA families (gfx6 to gfx9) run wave64 only
+    ["gfx6", "gfx7", "gfx8", "gfx9"].iter().any(|f| l.contains(f))
         || l.contains("cdna")
         || l.contains("wave64")
         || l.contains("wavefront64")
         || l.contains("== 64")
         || l.contains("==64")
-        || l.contains("gcn")
-        || l.contains("wavefront_size")
-        || l.contains("wave_size")
+        // `__GCN__`-style names, not `__AMDGCN__` (every AMD target, RDNA included)
+        || (l.contains("gcn") && !l.contains("amdgcn"))
+        // a width test that does not pick 32 (`__AMDGCN_WAVEFRONT_SIZE == 32` is no wave64 test)
+        || ((l.contains("wavefront_size") || l.contains("wave_size")) && !l.contains("32"))
 }
 
 /// The condition picks out wave32 parts (`__AMDGCN_WAVEFRONT_SIZE == 32`, RDNA architectures):

@@ -30,10 +30,49 @@ that names one of them and not another is usually a list that was not kept up.",
     features: &[],
 };
 
-/// The family word a name carries: `is_cdna` -> "cdna", `RDNA3_ARCHS` -> "rdna3",
-/// `wave64_archs` -> "wave64".
+/// The family word a name carries when the name stands for the family itself: `is_cdna` ->
+/// "cdna", `RDNA3_ARCHS` -> "rdna3", `wave64_archs` -> "wave64". A name that also names a
+/// feature or a property (`CDNA_FP8_ARCHS`, `get_cdna_version`) stands for part of the family.
 fn family_word(name: &str) -> Option<String> {
     let l = name.to_ascii_lowercase();
+    const PLAIN: &[&str] = &[
+        "is",
+        "get",
+        "archs",
+        "arch",
+        "arches",
+        "list",
+        "set",
+        "gpus",
+        "gpu",
+        "targets",
+        "target",
+        "supported",
+        "names",
+        "name",
+        "all",
+        "amd",
+        "rocm",
+        "hip",
+        "devices",
+        "device",
+        "on",
+        "uses",
+        "use",
+        "family",
+        "families",
+        "",
+    ];
+    let extra = l.split(|c: char| !c.is_ascii_alphanumeric()).any(|part| {
+        !PLAIN.contains(&part)
+            && !part.starts_with("cdna")
+            && !part.starts_with("rdna")
+            && part != "wave64"
+            && part != "wavefront64"
+    });
+    if extra {
+        return None;
+    }
     for part in l.split(|c: char| !c.is_ascii_alphanumeric()) {
         for fam in ["cdna", "rdna"] {
             if let Some(r) = part.strip_prefix(fam) {
@@ -129,7 +168,7 @@ pub fn check(cx: &mut Cx) {
             }
             why = format!("the list stands for {}", f.to_ascii_uppercase());
         }
-        if missing.is_empty() && (tested || fam.is_some()) {
+        if missing.is_empty() && (tested || fam.is_some()) && names.len() >= 2 {
             for (id, family, _) in &in_scope {
                 if listed_families.contains(family) && !names.contains(&id.as_str()) {
                     missing.push(id.clone());

@@ -107,6 +107,19 @@ pub fn check(cx: &mut Cx) {
         if !alone || !in_condition(src, i) {
             continue;
         }
+        // `(arch or "gfx942").startswith(...)`: a default inside brackets whose value is used;
+        // `in ("gfx1200" or "gfx1201")`: a substring test on the first name, not always true
+        if let Some(open) = (0..i)
+            .rev()
+            .find(|&k| src.closing(k).is_some_and(|c| c > i))
+        {
+            let after = src.closing(open).map(|c| src.s(c + 1)).unwrap_or("");
+            if src.s(open) == "("
+                && (matches!(after, "." | "[") || (open > 0 && src.is_name(open - 1, "in")))
+            {
+                continue;
+            }
+        }
         sites.push((i, vendor));
     }
     for (i, vendor) in sites {

@@ -9,10 +9,11 @@ use crate::rule::{Lang, RuleMeta, Scope};
 pub const META: RuleMeta = RuleMeta {
     id: "python-arch-name-exact-match",
     summary: "`gcnArchName` compared whole with a bare `gfx` name (it carries `:sramecc+:xnack-` on CDNA)",
-    what: "Finds `==`, `!=` and `in (...)` tests between a bare architecture name (`\"gfx90a\"`, a tuple or \
-set of them) and `gcnArchName` (`torch.cuda.get_device_properties(d).gcnArchName`), directly or through a \
+    what: "Finds `==`, `!=` and `in (...)` tests between a bare gfx9 architecture name (`\"gfx90a\"`, a tuple or \
+set holding one) and `gcnArchName` (`torch.cuda.get_device_properties(d).gcnArchName`), directly or through a \
 name it was assigned to, when that value was not cut at the first `:` (`.split(\":\")[0]`, \
-`.partition(\":\")`). Substring tests (`\"gfx942\" in arch`) and `startswith` are left alone.",
+`.partition(\":\")`). Substring tests (`\"gfx942\" in arch`), `startswith` and RDNA names (`\"gfx1100\"`, whose ids usually \
+carry no features) are left alone.",
     why: "ROCm reports the architecture as a target id: the name followed by the target features it was \
 booted with, `gfx90a:sramecc+:xnack-` on MI200 and `gfx942:sramecc+:xnack-` on MI300. A whole-string \
 comparison with `\"gfx942\"` is false on exactly the CDNA GPUs it was written for (it can still pass on \
@@ -37,6 +38,14 @@ pub fn bare_gfx(s: &str) -> bool {
     })
 }
 
+/// A gfx9 name (GCN5, CDNA): its target id carries `:sramecc±:xnack±`. RDNA ids usually carry
+/// no features, so a whole comparison with `"gfx1100"` works.
+fn gfx9(s: &str) -> bool {
+    s.trim_start_matches(|c: char| c.is_ascii_alphabetic())
+        .trim_matches(|c| c == '"' || c == '\'')
+        .starts_with("gfx9")
+}
+
 /// Whether tokens `a..b` cut the name at the first `:` (`.split(":")`, `.partition(":")`,
 /// `.rsplit(":")`, `re.match(...)`).
 fn cut(src: &PySrc, a: usize, b: usize) -> bool {
@@ -51,7 +60,7 @@ fn cut(src: &PySrc, a: usize, b: usize) -> bool {
 /// or a tuple/list/set of them).
 fn bare_names(src: &PySrc, first: usize) -> Option<usize> {
     if src.kind(first) == Some(Kind::Str) {
-        return bare_gfx(src.s(first)).then_some(first);
+        return (bare_gfx(src.s(first)) && gfx9(src.s(first))).then_some(first);
     }
     if matches!(src.s(first), "(" | "[" | "{") {
         let close = src.closing(first)?;
@@ -59,7 +68,8 @@ fn bare_names(src: &PySrc, first: usize) -> Option<usize> {
             .filter(|&k| src.kind(k) == Some(Kind::Str))
             .all(|k| bare_gfx(src.s(k)));
         let any = (first + 1..close).any(|k| src.kind(k) == Some(Kind::Str));
-        return (all_bare && any).then_some(close);
+        let any_gfx9 = (first + 1..close).any(|k| src.kind(k) == Some(Kind::Str) && gfx9(src.s(k)));
+        return (all_bare && any && any_gfx9).then_some(close);
     }
     None
 }
@@ -107,7 +117,11 @@ pub fn check(cx: &mut Cx) {
             "not" if src.is_name(k + 2, "in") => (k + 1, k + 3),
             _ => {
                 // `"gfx942" == arch`
-                if k >= 2 && matches!(src.s(k - 1), "==" | "!=") && bare_gfx(src.s(k - 2)) {
+                if k >= 2
+                    && matches!(src.s(k - 1), "==" | "!=")
+                    && bare_gfx(src.s(k - 2))
+                    && gfx9(src.s(k - 2))
+                {
                     sites.push((k - 2, k));
                 }
                 continue;

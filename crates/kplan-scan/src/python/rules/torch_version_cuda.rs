@@ -102,6 +102,28 @@ fn string_use(src: &PySrc, a: usize, c: usize) -> Option<(usize, usize)> {
     }
 }
 
+/// Whether token `i` sits in the body of a `try:` (within its function): the handler decides.
+fn in_try(src: &PySrc, i: usize) -> bool {
+    let Some(line) = src.line_of(i) else {
+        return false;
+    };
+    let mut indent = line.indent;
+    let k = src.lines.partition_point(|l| l.end <= i);
+    for l in src.lines[..k].iter().rev() {
+        if l.indent < indent {
+            match src.s(l.first) {
+                "try" => return true,
+                "def" | "class" => return false,
+                _ => indent = l.indent,
+            }
+        }
+        if l.indent == 0 && indent == 0 {
+            break;
+        }
+    }
+    false
+}
+
 pub fn check(cx: &mut Cx) {
     let src = cx.src;
     if !src.text.contains("version.cuda") {
@@ -128,16 +150,45 @@ pub fn check(cx: &mut Cx) {
         if cx.guarded(i) {
             continue;
         }
-        let from = src.def_at(i).map_or(0, |d| d.body.0);
-        let earlier_test = src
-            .lines
+        // an earlier test in the same function (at module level: at the top level only) that
+        // leaves it: `if torch.version.hip: return ...`, `assert torch.version.cuda`
+        let def = src.def_at(i);
+        let from = def.map_or(0, |d| d.body.0);
+        let level = def.map_or(0, |_| line.indent);
+        let lines = &src.lines;
+        let earlier_test = lines
             .iter()
-            .filter(|l| l.first >= from && l.end <= line.first)
-            .any(|l| {
-                matches!(src.s(l.first), "if" | "elif" | "assert")
-                    && tests_cuda_version(cx, l.first, l.end, (usize::MAX, 0))
+            .enumerate()
+            .filter(|(_, l)| l.first >= from && l.end <= line.first && l.indent <= level)
+            .any(|(n, l)| {
+                let head = src.s(l.first);
+                let tests = tests_cuda_version(cx, l.first, l.end, (usize::MAX, 0));
+                if !tests {
+                    return false;
+                }
+                if head == "assert" {
+                    return true;
+                }
+                if !matches!(head, "if" | "elif") {
+                    return false;
+                }
+                // the guard's body leaves: `return`, `raise`, `continue`, `break` on the same
+                // line or as its first statement
+                let colon = (l.first..l.end)
+                    .find(|&k| src.toks[k].depth == 0 && src.s(k) == ":")
+                    .unwrap_or(l.end);
+                let exits =
+                    |k: usize| matches!(src.s(k), "return" | "raise" | "continue" | "break");
+                (colon + 1 < l.end && exits(colon + 1))
+                    || lines
+                        .get(n + 1)
+                        .is_some_and(|b| b.indent > l.indent && exits(b.first))
             });
         if earlier_test {
+            continue;
+        }
+        // inside a `try:` whose handler catches the failure
+        if in_try(src, i) {
             continue;
         }
         sites.push((a, b));
