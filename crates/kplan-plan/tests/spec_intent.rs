@@ -286,3 +286,70 @@ fn architectures_without_facts_are_notes_not_guesses() {
         assert_eq!(s.targets, ["gfx1100"], "{real}");
     }
 }
+
+/// Sizes written as users write them: a range is planned at its upper end, per-dimension
+/// window sizes are the conv's per-dimension keys, an integer in quotes is that integer, and a
+/// padding word is read; each with a note. A word that is no size stays an error.
+#[test]
+fn sizes_as_ranges_lists_and_words() {
+    let norm = "op = 'norm'\ndtypes = ['bf16']\nproblem = { rows = [1, 16384], cols = 7168 }";
+    let s = spec(norm, "'h100'").unwrap();
+    assert_eq!(s.dim("rows"), Some(16384));
+    assert!(noted(&s, "read as a range: planned at the upper end 16384"));
+    // a set of sizes: the largest
+    let s = spec(&norm.replace("[1, 16384]", "[64, 4096, 512]"), "'h100'").unwrap();
+    assert_eq!(s.dim("rows"), Some(4096));
+    assert!(noted(&s, "read as a set of sizes"));
+    let s = spec(&norm.replace("[1, 16384]", "'16_384'"), "'h100'").unwrap();
+    assert_eq!(s.dim("rows"), Some(16384));
+    // per-dimension kernel sizes, NCDHW one-letter names and a causal padding word
+    let conv3d = "op = 'conv3d'\ndtypes = ['fp16', 'fp32']\nproblem = { n = 1, c = 256, k = 256, d = 35, h = 130, w = 130, kernel = [3, 3, 3], stride = [1, 1, 1], padding = 'causal' }";
+    let s = spec(conv3d, "'gfx1100'").unwrap();
+    assert_eq!(s.dim("kernel_d"), Some(3));
+    assert_eq!(s.dim("kernel_w"), Some(3));
+    assert_eq!(s.dim("batch"), Some(1));
+    assert_eq!(s.dim("out_channels"), Some(256));
+    assert!(noted(&s, "read as a causal convolution"));
+    assert!(work(&s).flops > 0.0);
+    // a word that is no size is still an error at the value
+    let e = spec(&norm.replace("[1, 16384]", "'dynamic'"), "'h100'").unwrap_err();
+    assert!(e.message.contains("wrong type for `rows`"), "{}", e.message);
+}
+
+/// Requirements in words and other units: a performance phrase is graded by its words, a
+/// latency in ms is converted, both directions of an op without a backward model plan the
+/// forward pass; a one-word typo is still an error.
+#[test]
+fn requirements_in_words_and_units() {
+    let norm = "op = 'norm'\ndtypes = ['bf16']\nproblem = { rows = 64, cols = 7168 }";
+    let s = spec_with(
+        norm,
+        "'h100'",
+        "[requirements]\nperformance = 'bandwidth-bound is fine'\nlatency_ms = 5\n",
+    )
+    .unwrap();
+    assert_eq!(s.performance.as_str(), "reasonable");
+    assert_eq!(s.latency_us, Some(5000.0));
+    assert!(noted(&s, "`latency_ms` read as `latency_us = 5000`"));
+    let s = spec_with(
+        norm,
+        "'h100'",
+        "[requirements]\nperformance = 'as close to the roofline as we can'\n",
+    )
+    .unwrap();
+    assert_eq!(s.performance.as_str(), "near-peak");
+    let e = spec_with(
+        norm,
+        "'h100'",
+        "[requirements]\nperformance = 'near-peek'\n",
+    )
+    .unwrap_err();
+    assert_eq!(e.suggestion.as_deref(), Some("near-peak"));
+    let moe = "op = 'moe'\ndirection = 'forward+backward'\ndtypes = ['bf16', 'fp32']\nproblem = { tokens = 4096, experts = 64, top_k = 8 }";
+    let s = spec(moe, "'h100'").unwrap();
+    assert_eq!(s.direction, Direction::Forward);
+    assert!(noted(&s, "no backward work model for op `moe`"));
+    // an operating-system list in [backends] is a note; the targets stay
+    let s = spec_with(norm, "'gfx1100'", "os = ['linux', 'windows']\n").unwrap();
+    assert!(noted(&s, "`os`"));
+}

@@ -139,6 +139,13 @@ struct RawRequirements {
     /// Latency budget per call, microseconds (decode, batch 1).
     #[serde(default)]
     latency_us: Option<Spanned<toml::Value>>,
+    /// The same budget in nanoseconds, milliseconds or seconds: converted, with a note.
+    #[serde(default)]
+    latency_ns: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    latency_ms: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    latency_s: Option<Spanned<toml::Value>>,
     /// Same as `[kernel] deterministic`: where teams write it as a requirement (a boolean or
     /// words: "bitwise identical across runs", "nice to have"). `determinism` and
     /// `reproducible` are read the same way.
@@ -320,6 +327,7 @@ impl Op {
                     "page_size",
                     "total_tokens",
                     "window",
+                    "prefix_len",
                 ],
                 "`batch`, `heads`, `seq` (or `seq_q` and `seq_kv`) and `head_dim`",
             ),
@@ -1219,7 +1227,9 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         message: e.message().trim_end().replace('\n', " "),
         suggestion: None,
     })?;
-    let mut notes = crate::keys::check(text)?;
+    let is_target =
+        |n: &str| kb.resolve(n).is_ok() || looks_like_arch(n) || target_suggestion(n, kb).is_some();
+    let mut notes = crate::keys::check(text, &is_target)?;
 
     let mut k = raw.kernel;
     let dtypes = guessed_kernel_keys(&mut k, text, &mut notes)?;
@@ -1651,7 +1661,12 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     };
     let direction = match k.direction.as_ref().or(named_direction.as_ref()) {
         None => Direction::Forward,
-        Some(d) => match norm_name(d.get_ref()).as_str() {
+        Some(d) => match norm_name(d.get_ref())
+            .replace(['+', '/', '&', ','], "-")
+            .replace("-and-", "-")
+            .replace("--", "-")
+            .as_str()
+        {
             "forward" | "fwd" | "inference" => Direction::Forward,
             "backward" | "bwd" | "grad" | "gradient" => Direction::Backward,
             // One gradient of a two-gradient op (conv and matmul dgrad / wgrad): backward, with
@@ -1670,6 +1685,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
             }
             // both passes: the plan is for the backward pass, the larger and harder one
             "forward-backward" | "fwd-bwd" | "forward+backward" | "both" | "training"
+            | "train" | "fwd-and-bwd"
                 if op.has_backward() =>
             {
                 late_notes.borrow_mut().push(SpecNote::at(
@@ -1680,6 +1696,19 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                     ),
                 ));
                 Direction::Backward
+            }
+            // Both passes of an op kplan has no backward model for: the forward pass is what
+            // kplan can plan; the note says the backward kernel is not in this plan.
+            "forward-backward" | "fwd-bwd" | "both" | "training" | "train" => {
+                late_notes.borrow_mut().push(SpecNote::at(
+                    span_of(d),
+                    format!(
+                        "direction `{}` read as `forward`: kplan has no backward work model for op `{}`, so this plan is for the forward kernel; plan the backward kernel as `op = \"custom\"` with its flops and bytes",
+                        d.get_ref(),
+                        op.as_str()
+                    ),
+                ));
+                Direction::Forward
             }
             other => {
                 return Err(SpecError::at(
@@ -1898,31 +1927,61 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         Some(p) => match norm_name(p.get_ref()).as_str() {
             "near-peak" | "peak" | "max" | "maximum" => PerfReq::NearPeak,
             "reasonable" | "good-enough" => PerfReq::Reasonable,
-            other => {
-                return Err(SpecError::at(
-                    span_of(p),
-                    format!(
-                    "unknown performance requirement `{}`, expected `near-peak` or `reasonable`",
-                    p.get_ref()
-                ),
-                )
-                .suggest(closest_name(other, ["near-peak", "reasonable"])))
-            }
+            // Words: read by what they say, with a note (a one-word typo stays an error).
+            other => match performance_words(p.get_ref()) {
+                Some((req, why)) => {
+                    notes.push(SpecNote::at(
+                        span_of(p),
+                        format!(
+                            "performance `{}` read as `{}` ({why})",
+                            p.get_ref(),
+                            req.as_str()
+                        ),
+                    ));
+                    req
+                }
+                None => {
+                    return Err(SpecError::at(
+                        span_of(p),
+                        format!(
+                            "unknown performance requirement `{}`, expected `near-peak` or `reasonable`",
+                            p.get_ref()
+                        ),
+                    )
+                    .suggest(closest_name(other, ["near-peak", "reasonable"])))
+                }
+            },
         },
     };
-    let latency_us = match &raw.requirements.latency_us {
+    // `latency_us`, or the same budget in another unit (`latency_ms = 5`), converted.
+    let rq = &raw.requirements;
+    let latency_given = [
+        ("latency_us", rq.latency_us.as_ref(), 1.0),
+        ("latency_ns", rq.latency_ns.as_ref(), 1e-3),
+        ("latency_ms", rq.latency_ms.as_ref(), 1e3),
+        ("latency_s", rq.latency_s.as_ref(), 1e6),
+    ]
+    .into_iter()
+    .find_map(|(k, v, scale)| v.map(|v| (k, v, scale)));
+    let latency_us = match latency_given {
         None => None,
-        Some(v) => {
+        Some((key, v, scale)) => {
             let x = match v.get_ref() {
-                toml::Value::Integer(i) => *i as f64,
-                toml::Value::Float(f) => *f,
+                toml::Value::Integer(i) => *i as f64 * scale,
+                toml::Value::Float(f) => *f * scale,
                 _ => {
                     return Err(SpecError::at(
                         span_of(v),
-                        "wrong type for `latency_us`, expected a number of microseconds",
+                        format!("wrong type for `{key}`, expected a number"),
                     ))
                 }
             };
+            if key != "latency_us" && x.is_finite() && x > 0.0 {
+                notes.push(SpecNote::at(
+                    span_of(v),
+                    format!("`{key}` read as `latency_us = {x}`"),
+                ));
+            }
             if !(x.is_finite() && x > 0.0) {
                 return Err(SpecError::at(
                     span_of(v),
@@ -2488,6 +2547,148 @@ fn op_label(op: Op, custom: Option<&str>) -> String {
 
 /// The documented problem key of the op that `key` (a name users guess, any case, dashes or
 /// underscores) stands for, when the op reads it.
+/// A performance requirement written in words (`"good enough that VAE decode is not the
+/// bottleneck"`, `"bandwidth-bound is fine"`, `"as fast as possible"`): words that accept less
+/// than the best (`fine`, `enough`, `acceptable`, `not needed`) read as `reasonable`, words
+/// that ask for the best (`peak`, `roofline`, `fastest`) as `near-peak`; any other phrase of
+/// several words as `reasonable`, the default. One unknown word is left to the caller (a typo
+/// of `near-peak` or `reasonable` is an error).
+fn performance_words(text: &str) -> Option<(PerfReq, &'static str)> {
+    let t = format!(
+        " {} ",
+        text.to_ascii_lowercase().replace(['-', '_', ',', '.'], " ")
+    );
+    let has = |w: &str| t.contains(&format!(" {w} "));
+    let lenient = [
+        "fine",
+        "enough",
+        "acceptable",
+        "ok",
+        "okay",
+        "reasonable",
+        "decent",
+        "adequate",
+        "moderate",
+        "secondary",
+        "bottleneck",
+        "not needed",
+        "not required",
+        "no need",
+        "not critical",
+        "doesn't matter",
+        "does not matter",
+    ];
+    let strict = [
+        "peak",
+        "roofline",
+        "fastest",
+        "fast as possible",
+        "maximum",
+        "max",
+        "sota",
+        "state of the art",
+        "best possible",
+        "hand tuned",
+        "speed of light",
+    ];
+    if lenient.iter().any(|w| has(w)) {
+        return Some((PerfReq::Reasonable, "its words accept less than the best"));
+    }
+    if strict.iter().any(|w| has(w)) {
+        return Some((
+            PerfReq::NearPeak,
+            "its words ask for the best the hardware gives",
+        ));
+    }
+    (text.split_whitespace().count() > 1).then_some((
+        PerfReq::Reasonable,
+        "a phrase kplan does not grade: the default",
+    ))
+}
+
+/// A problem value written another way than one positive integer, and how it is read.
+enum Coerced {
+    /// The value to read in its place, and the note saying why.
+    Value(toml::Value, String),
+    /// Per-dimension sizes of a convolution window (`kernel = [3, 3, 3]`: depth, height, width).
+    PerDim(Vec<u64>),
+    /// A word that changes nothing the model reads (`padding = "same"`): noted, not used.
+    Skip(String),
+    /// `padding = "causal"`: the convolution is causal.
+    Causal(String),
+}
+
+/// How a problem value that is not one integer is read, where the intent is clear:
+/// - a list of integers: per-dimension window sizes for a convolution's `kernel`; equal
+///   entries are that size; a two-entry range `[lo, hi]` is planned at `hi` (the most traffic
+///   and the largest grid), and the note says that the low end may be latency-bound; any
+///   other list (a set of shapes) is planned at its largest entry;
+/// - an integer in quotes (`"4096"`), or with thousands separators (`"16_384"`, `"16,384"`);
+/// - a padding word (`same`: the model's assumption; `valid`: 0; `causal`: a causal conv).
+///
+/// Anything else (`rows = "dynamic"`) is left to the caller's type error.
+fn coerce_size(op: Op, canon: &str, v: &toml::Value) -> Option<Coerced> {
+    let int = |x: &toml::Value| -> Option<u64> {
+        match x {
+            toml::Value::Integer(i) if *i >= 0 && *i <= MAX_DIM => Some(*i as u64),
+            toml::Value::Float(f) if f.fract() == 0.0 && *f >= 0.0 && *f <= MAX_DIM as f64 => {
+                Some(*f as u64)
+            }
+            _ => None,
+        }
+    };
+    match v {
+        toml::Value::Array(items) if !items.is_empty() => {
+            let xs: Vec<u64> = items.iter().map(int).collect::<Option<Vec<_>>>()?;
+            if canon == "kernel" && op == Op::Conv && (2..=3).contains(&xs.len()) {
+                return Some(Coerced::PerDim(xs));
+            }
+            let hi = *xs.iter().max()?;
+            let lo = *xs.iter().min()?;
+            let why = if lo == hi {
+                format!("= {v} read as {hi} (every entry is the same)")
+            } else if xs.len() == 2 && xs[0] <= xs[1] {
+                format!(
+                    "= {v} read as a range: planned at the upper end {hi} (the most traffic and the largest grid); at the lower end {lo} the kernel may be latency-bound, so measure both ends"
+                )
+            } else {
+                format!(
+                    "= {v} read as a set of sizes: planned at the largest, {hi}; the smaller ones change the grid and may be latency-bound"
+                )
+            };
+            (hi >= 1 || canon == "padding")
+                .then_some(Coerced::Value(toml::Value::Integer(hi as i64), why))
+        }
+        toml::Value::String(text) => {
+            let t = text.trim().to_ascii_lowercase();
+            let digits: String = t.chars().filter(|c| !matches!(c, '_' | ',')).collect();
+            if let Ok(i) = digits.parse::<i64>() {
+                return Some(Coerced::Value(
+                    toml::Value::Integer(i),
+                    format!("= \"{text}\" read as the number {i}"),
+                ));
+            }
+            if canon != "padding" {
+                return None;
+            }
+            match t.as_str() {
+                "same" | "same-padding" | "same_padding" => Some(Coerced::Skip(
+                    "= \"same\": the model's assumption (output size = input size / stride)".into(),
+                )),
+                "valid" | "none" | "no" => Some(Coerced::Value(
+                    toml::Value::Integer(0),
+                    format!("= \"{text}\" read as 0"),
+                )),
+                "causal" => Some(Coerced::Causal(
+                    "= \"causal\" read as a causal convolution (left padding only, no future taps); the model counts same-size output".into(),
+                )),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 fn problem_key_alias(key: &str, allowed: &[&'static str]) -> Option<&'static str> {
     let k = key.trim().to_ascii_lowercase().replace('-', "_");
     if let Some(&c) = allowed.iter().find(|a| **a == k && k != key) {
@@ -2614,7 +2815,50 @@ fn parse_problem(
             unused.push(kname);
             continue;
         };
-        match (canon, val.get_ref()) {
+        // Sizes as users write them: a list (a range `[1, 16384]`, per-dimension sizes
+        // `[3, 3, 3]`, a set of shapes), a number in quotes, a padding word. Read with a
+        // located note saying what was assumed; any other word stays an error below.
+        let coerced = coerce_size(op, canon, val.get_ref());
+        let val_ref: &toml::Value = match &coerced {
+            Some(Coerced::PerDim(dims)) => {
+                let names: &[&'static str] = match dims.len() {
+                    3 => &["kernel_d", "kernel_h", "kernel_w"],
+                    _ => &["kernel_h", "kernel_w"],
+                };
+                for (n, d) in names.iter().zip(dims) {
+                    ints.insert(n, *d);
+                }
+                notes.push(SpecNote::at(
+                    val.span(),
+                    format!(
+                        "`{canon}` = {} read as one size per dimension ({})",
+                        val.get_ref(),
+                        names
+                            .iter()
+                            .zip(dims)
+                            .map(|(n, d)| format!("{n} = {d}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+                continue;
+            }
+            Some(Coerced::Value(v, why)) => {
+                notes.push(SpecNote::at(val.span(), format!("`{canon}` {why}")));
+                v
+            }
+            Some(Coerced::Skip(why)) => {
+                notes.push(SpecNote::at(val.span(), format!("`{canon}` {why}")));
+                continue;
+            }
+            Some(Coerced::Causal(why)) => {
+                causal = true;
+                notes.push(SpecNote::at(val.span(), format!("`{canon}` {why}")));
+                continue;
+            }
+            None => val.get_ref(),
+        };
+        match (canon, val_ref) {
             ("causal", toml::Value::Boolean(b)) => causal = causal || *b,
             ("causal", _) => {
                 return Err(SpecError::at(
@@ -2798,9 +3042,12 @@ fn parse_problem(
                     .copied()
                     .or(seq)
                     .ok_or_else(|| missing("`seq` or `seq_q`"))?;
+                // A chunk of new queries over a cached prefix (chunked prefill, prefix caching,
+                // speculative verification): the keys are the prefix plus the chunk.
                 let seq_kv = ints
                     .get("seq_kv")
                     .copied()
+                    .or_else(|| ints.get("prefix_len").map(|p| p + seq_q))
                     .or(seq)
                     .ok_or_else(|| missing("`seq` or `seq_kv`"))?;
                 let kv_heads = ints.get("kv_heads").copied().unwrap_or(heads);
