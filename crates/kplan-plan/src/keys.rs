@@ -127,6 +127,7 @@ const SECTIONS: [(&str, &[(&str, Kind)]); 6] = [
             ("latency_ns", Num),
             ("latency_ms", Num),
             ("latency_s", Num),
+            ("latency", Str),
             ("deterministic", Bool),
             ("determinism", Bool),
             ("reproducible", Bool),

@@ -353,3 +353,57 @@ fn requirements_in_words_and_units() {
     let s = spec_with(norm, "'gfx1100'", "os = ['linux', 'windows']\n").unwrap();
     assert!(noted(&s, "`os`"));
 }
+
+/// One name where a list is expected is the list of that name; a duration may carry its unit in
+/// a text; a latency without a unit is a note, a word that is no duration an error.
+#[test]
+fn one_name_for_a_list_and_durations_in_text() {
+    let norm = "op = 'norm'\ndtypes = 'bf16'\nproblem = { rows = 64, cols = 7168 }";
+    let t = format!("[kernel]\nname = 'x'\n{norm}\n[backends]\ntargets = 'h100'\nstretch = 'm3-max'\n[team]\nexpertise = 'cuda'\n[abstraction]\nallowed = 'triton'\n");
+    let s = parse_spec(&t, Kb::builtin()).unwrap();
+    assert_eq!(s.targets.len(), 2, "{:?}", s.targets);
+    assert_eq!(s.allowed, vec![Abstraction::Triton]);
+    // a misspelt single target is still an error at its value
+    let e = parse_spec(&t.replace("'h100'", "'gfx9420'"), Kb::builtin()).unwrap_err();
+    assert_eq!(e.suggestion.as_deref(), Some("gfx942"));
+    for (line, us) in [
+        ("latency = '20 us'", Some(20.0)),
+        ("latency = '5ms'", Some(5000.0)),
+        ("latency_ms = '0.5'", Some(500.0)),
+        ("latency_us = '20'", Some(20.0)),
+        ("latency = 20", None),
+    ] {
+        let s = spec_with(norm, "'h100'", &format!("[requirements]\n{line}\n")).unwrap();
+        assert_eq!(s.latency_us, us, "{line}");
+    }
+    assert!(spec_with(norm, "'h100'", "[requirements]\nlatency = 'fast'\n").is_err());
+    let s = spec_with(norm, "'h100'", "[requirements]\nperformance = 'high'\n").unwrap();
+    assert_eq!(s.performance.as_str(), "near-peak");
+}
+
+/// Op names of the classes the knowledge base now knows are read as those entries, and a
+/// communication word decides a fused op's reading wherever it stands.
+#[test]
+fn knowledge_entries_by_name_and_communication_first() {
+    for (op, entry) in [
+        ("cholesky", "dense-solver"),
+        ("batched-cholesky", "dense-solver"),
+        ("tridiagonal-solve", "tridiagonal-solve"),
+        ("monte-carlo", "random-generation"),
+        ("hash-count", "hash-table"),
+        ("sparse-conv", "sparse-conv"),
+        ("grid-sample", "grid-sample"),
+        ("nms", "nms"),
+        ("gate-apply", "statevector"),
+        ("neighbor-list", "neighbor-list"),
+        ("gemm-reduce-scatter", "collective"),
+        ("matmul-allreduce", "collective"),
+    ] {
+        let s = spec(
+            &format!("op = '{op}'\ndtypes = ['fp32']\nproblem = {{ n = 1024 }}"),
+            "'h100', 'mi300x'",
+        )
+        .unwrap();
+        assert_eq!(s.kb_op(), entry, "{op}");
+    }
+}

@@ -39,13 +39,66 @@ struct RawCi {
     runners: BTreeMap<String, String>,
 }
 
+/// A list of names, or one name where a list is expected (`targets = "h100"`,
+/// `expertise = "cuda"`): one name is the list of that name, spanning the value.
+enum OneOrMany {
+    One(String),
+    Many(Vec<Spanned<String>>),
+}
+
+impl<'de> Deserialize<'de> for OneOrMany {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = OneOrMany;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or a list of strings")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<OneOrMany, E> {
+                Ok(OneOrMany::One(v.to_string()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<OneOrMany, A::Error> {
+                let mut out = Vec::new();
+                while let Some(x) = seq.next_element::<Spanned<String>>()? {
+                    out.push(x);
+                }
+                Ok(OneOrMany::Many(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+fn list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Spanned<Vec<Spanned<String>>>, D::Error> {
+    let v = Spanned::<OneOrMany>::deserialize(d)?;
+    let span = v.span();
+    Ok(match v.into_inner() {
+        OneOrMany::One(s) => Spanned::new(span.clone(), vec![Spanned::new(span, s)]),
+        OneOrMany::Many(xs) => Spanned::new(span, xs),
+    })
+}
+
+/// A list of names with its span, and each name's.
+type NameList = Spanned<Vec<Spanned<String>>>;
+
+fn opt_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<NameList>, D::Error> {
+    list(d).map(Some)
+}
+
+fn plain_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Spanned<String>>, D::Error> {
+    list(d).map(Spanned::into_inner)
+}
+
 #[derive(Deserialize)]
 struct RawKernel {
     name: Spanned<String>,
     op: Spanned<String>,
     #[serde(default)]
     description: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "opt_list")]
     dtypes: Option<Spanned<Vec<Spanned<String>>>>,
     /// `dtype = "bf16"` (or a list): the name users guess for `dtypes`, read as `dtypes`.
     #[serde(default)]
@@ -62,7 +115,7 @@ struct RawKernel {
     sizes: Option<Spanned<toml::Value>>,
     #[serde(default)]
     problem_size: Option<Spanned<toml::Value>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "plain_list")]
     features: Vec<Spanned<String>>,
     /// `forward` (default) or `backward`.
     #[serde(default)]
@@ -114,10 +167,10 @@ struct RawKernel {
 
 #[derive(Deserialize)]
 struct RawBackends {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "opt_list")]
     targets: Option<Spanned<Vec<Spanned<String>>>>,
     /// More targets, named by device; merged after `targets` (`gpus` is another name).
-    #[serde(default, alias = "gpus")]
+    #[serde(default, alias = "gpus", deserialize_with = "opt_list")]
     devices: Option<Spanned<Vec<Spanned<String>>>>,
     /// Targets the team would like covered if they come cheap (`stretch`, `optional`): planned
     /// like the others where the knowledge base has facts for them, a note where it has none.
@@ -125,7 +178,8 @@ struct RawBackends {
         default,
         alias = "optional",
         alias = "stretch_targets",
-        alias = "nice_to_have"
+        alias = "nice_to_have",
+        deserialize_with = "opt_list"
     )]
     stretch: Option<Spanned<Vec<Spanned<String>>>>,
 }
@@ -146,6 +200,9 @@ struct RawRequirements {
     latency_ms: Option<Spanned<toml::Value>>,
     #[serde(default)]
     latency_s: Option<Spanned<toml::Value>>,
+    /// `latency = "20 us"`: a budget with its unit in the text.
+    #[serde(default)]
+    latency: Option<Spanned<toml::Value>>,
     /// Same as `[kernel] deterministic`: where teams write it as a requirement (a boolean or
     /// words: "bitwise identical across runs", "nice to have"). `determinism` and
     /// `reproducible` are read the same way.
@@ -159,12 +216,13 @@ struct RawRequirements {
 
 #[derive(Deserialize, Default)]
 struct RawTeam {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "plain_list")]
     expertise: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
 struct RawAbstraction {
+    #[serde(deserialize_with = "list")]
     allowed: Spanned<Vec<Spanned<String>>>,
 }
 
@@ -1962,17 +2020,30 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         ("latency_s", rq.latency_s.as_ref(), 1e6),
     ]
     .into_iter()
-    .find_map(|(k, v, scale)| v.map(|v| (k, v, scale)));
+    .find_map(|(k, v, scale)| v.map(|v| (k, v, scale)))
+    .or_else(|| rq.latency.as_ref().map(|v| ("latency", v, 1.0)));
     let latency_us = match latency_given {
         None => None,
         Some((key, v, scale)) => {
             let x = match v.get_ref() {
-                toml::Value::Integer(i) => *i as f64 * scale,
-                toml::Value::Float(f) => *f * scale,
+                toml::Value::Integer(i) if key != "latency" => *i as f64 * scale,
+                toml::Value::Float(f) if key != "latency" => *f * scale,
+                // `"20"`, `"20 us"`, `"5ms"`: the number, in the text's unit (else the key's).
+                toml::Value::String(t) if duration_us(t, scale).is_some() => {
+                    duration_us(t, scale).unwrap_or_default()
+                }
+                // `latency = 20` says no unit: not guessed.
+                toml::Value::Integer(_) | toml::Value::Float(_) => {
+                    notes.push(SpecNote::at(
+                        span_of(v),
+                        "`latency` without a unit not used: write `latency_us` (or a text with its unit, \"20 us\")",
+                    ));
+                    f64::NAN
+                }
                 _ => {
                     return Err(SpecError::at(
                         span_of(v),
-                        format!("wrong type for `{key}`, expected a number"),
+                        format!("wrong type for `{key}`, expected a number (or a duration with its unit, \"20 us\")"),
                     ))
                 }
             };
@@ -1982,13 +2053,16 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                     format!("`{key}` read as `latency_us = {x}`"),
                 ));
             }
-            if !(x.is_finite() && x > 0.0) {
+            if x.is_nan() && key == "latency" {
+                None
+            } else if !(x.is_finite() && x > 0.0) {
                 return Err(SpecError::at(
                     span_of(v),
                     format!("invalid `latency_us` {x}, expected a positive number of microseconds"),
                 ));
+            } else {
+                Some(x)
             }
-            Some(x)
         }
     };
 
@@ -2547,6 +2621,25 @@ fn op_label(op: Op, custom: Option<&str>) -> String {
 
 /// The documented problem key of the op that `key` (a name users guess, any case, dashes or
 /// underscores) stands for, when the op reads it.
+/// A duration in a text (`"20"`, `"20 us"`, `"5ms"`, `"0.5 s"`) in microseconds; a bare number
+/// is in the unit `scale` converts from (the key's: 1e3 for `latency_ms`).
+fn duration_us(text: &str, scale: f64) -> Option<f64> {
+    let t = text.trim().to_ascii_lowercase();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(t.len());
+    let x: f64 = t[..split].replace('_', "").parse().ok()?;
+    let unit = match t[split..].trim() {
+        "" => scale,
+        "ns" | "nsec" => 1e-3,
+        "us" | "\u{b5}s" | "usec" | "microseconds" | "micros" => 1.0,
+        "ms" | "msec" | "milliseconds" | "millis" => 1e3,
+        "s" | "sec" | "seconds" => 1e6,
+        _ => return None,
+    };
+    Some(x * unit)
+}
+
 /// A performance requirement written in words (`"good enough that VAE decode is not the
 /// bottleneck"`, `"bandwidth-bound is fine"`, `"as fast as possible"`): words that accept less
 /// than the best (`fine`, `enough`, `acceptable`, `not needed`) read as `reasonable`, words
@@ -2590,6 +2683,10 @@ fn performance_words(text: &str) -> Option<(PerfReq, &'static str)> {
         "best possible",
         "hand tuned",
         "speed of light",
+        "high",
+        "critical",
+        "top",
+        "best",
     ];
     if lenient.iter().any(|w| has(w)) {
         return Some((PerfReq::Reasonable, "its words accept less than the best"));

@@ -35,6 +35,7 @@ mod lds_banks;
 mod matrix_layout;
 mod multi_die;
 mod op_knowledge;
+mod rdna_matrix;
 mod rdna_wave32;
 mod separate_language;
 mod shared_memory_budget;
@@ -218,6 +219,7 @@ pub const RULES: &[Entry] = &[
     Entry { id: "fp64-rate", check: fp64_rate::check, fixtures: fp64_rate::FIXTURES },
     Entry { id: "float-atomic-order", check: float_atomics::check, fixtures: float_atomics::FIXTURES },
     Entry { id: "nvidia-consumer-mma", check: consumer_mma::check, fixtures: consumer_mma::FIXTURES },
+    Entry { id: "rdna-matrix-path", check: rdna_matrix::check, fixtures: rdna_matrix::FIXTURES },
 ];
 
 pub fn run(cx: &Cx) -> Vec<Risk> {
