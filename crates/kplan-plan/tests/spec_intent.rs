@@ -398,6 +398,9 @@ fn knowledge_entries_by_name_and_communication_first() {
         ("neighbor-list", "neighbor-list"),
         ("gemm-reduce-scatter", "collective"),
         ("matmul-allreduce", "collective"),
+        ("viterbi", "viterbi"),
+        ("forced-alignment", "viterbi"),
+        ("bvh-traversal", "ray-tracing"),
     ] {
         let s = spec(
             &format!("op = '{op}'\ndtypes = ['fp32']\nproblem = {{ n = 1024 }}"),
