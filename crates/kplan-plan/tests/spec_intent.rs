@@ -410,3 +410,24 @@ fn knowledge_entries_by_name_and_communication_first() {
         assert_eq!(s.kb_op(), entry, "{op}");
     }
 }
+
+/// A weight-only quantized format after the activations' dtype of a matrix op is the weight
+/// dtype (with a note), not the compute dtype; elsewhere the dtypes keep their positions.
+#[test]
+fn a_quantized_weight_format_in_dtypes_is_the_weight_dtype() {
+    let s = spec(
+        "op = 'gemm'\ndtypes = ['fp16', 'int4-awq-g128', 'fp16']\nproblem = { m = 16, n = 4096, k = 4096 }",
+        "'h100'",
+    )
+    .unwrap();
+    assert_eq!(s.compute, Dtype::Fp16);
+    assert!(s.weight_quant.is_some());
+    assert!(noted(&s, "read as the weight dtype"));
+    let s = spec(
+        "op = 'gemm'\ndtypes = ['fp16', 'fp32', 'fp16']\nproblem = { m = 16, n = 4096, k = 4096 }",
+        "'h100'",
+    )
+    .unwrap();
+    assert!(s.weight_quant.is_none());
+    assert_eq!(s.compute, Dtype::Fp32);
+}

@@ -1609,8 +1609,39 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         let (c, o) = (parsed[n - 2], parsed[n - 1]);
         parsed = vec![parsed[0], c, o];
     }
+    // A weight-only quantized format after the first dtype of a matrix op (`["fp16",
+    // "int4-awq-g128", "fp16"]`: activations, then weights) is the weight dtype, not the compute
+    // dtype, when `weight_dtype` is not given.
+    let mut weight_from_dtypes: Option<(Dtype, std::ops::Range<usize>)> = None;
+    if k.weight_dtype.is_none()
+        && matches!(op, Op::Gemm | Op::GroupedGemm)
+        && parsed.len() == dtypes.get_ref().len()
+    {
+        let at = dtypes
+            .get_ref()
+            .iter()
+            .enumerate()
+            .skip(1)
+            .find(|(_, d)| parse_block_quant(d.get_ref(), group_size).is_some());
+        if let Some((i, d)) = at {
+            notes.push(SpecNote::at(
+                span_of(d),
+                format!(
+                    "`{}` in `dtypes` read as the weight dtype (a weight-only quantized matmul: activations `{}`, weights `{}`); write `weight_dtype = \"{}\"` to say so",
+                    d.get_ref(),
+                    dtypes.get_ref()[0].get_ref(),
+                    d.get_ref(),
+                    d.get_ref()
+                ),
+            ));
+            weight_from_dtypes = Some((parsed.remove(i), span_of(d)));
+        }
+    }
     let kv_dtype = k.kv_dtype.as_ref().map(&mut note_dtype).transpose()?;
-    let weight_dtype = k.weight_dtype.as_ref().map(&mut note_dtype).transpose()?;
+    let weight_dtype = match &weight_from_dtypes {
+        Some((w, _)) => Some(*w),
+        None => k.weight_dtype.as_ref().map(&mut note_dtype).transpose()?,
+    };
     let quant_at = |span: Option<std::ops::Range<usize>>| {
         span.and_then(|sp| {
             quants
@@ -1620,7 +1651,12 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         })
     };
     let storage_quant = quant_at(dtypes.get_ref().first().map(span_of));
-    let weight_quant = quant_at(k.weight_dtype.as_ref().map(span_of));
+    let weight_quant = quant_at(
+        k.weight_dtype
+            .as_ref()
+            .map(span_of)
+            .or(weight_from_dtypes.as_ref().map(|(_, sp)| sp.clone())),
+    );
     let complex_first = dtypes
         .get_ref()
         .first()
