@@ -431,3 +431,29 @@ fn a_quantized_weight_format_in_dtypes_is_the_weight_dtype() {
     assert!(s.weight_quant.is_none());
     assert_eq!(s.compute, Dtype::Fp32);
 }
+
+/// MoE permute / unpermute move one hidden row per (token, expert) assignment: `hidden` is in
+/// their work model, and the permuted tensor's size decides the index-width risk.
+#[test]
+fn moe_permute_moves_hidden_rows() {
+    let s = spec(
+        "op = 'moe-permute'\ndtypes = ['bf16', 'fp32']\nproblem = { tokens = 65536, experts = 256, top_k = 8, hidden = 7168 }",
+        "'h100'",
+    )
+    .unwrap();
+    assert_eq!(s.kind(), Some("permute"));
+    assert!(!noted(&s, "is not in the work model"));
+    let w = work(&s);
+    assert!(
+        w.bytes >= 65536.0 * 8.0 * 7168.0 * 2.0,
+        "{}",
+        w.bytes_formula
+    );
+    assert_eq!(w.flops, 0.0);
+    let s = spec(
+        "op = 'moe-unpermute'\ndtypes = ['bf16', 'fp32']\nproblem = { tokens = 1024, experts = 64, top_k = 8, hidden = 4096 }",
+        "'h100'",
+    )
+    .unwrap();
+    assert_eq!(work(&s).flops, 2.0 * 1024.0 * 8.0 * 4096.0);
+}

@@ -317,4 +317,10 @@ pub(crate) fn largest_tensor(spec: &Spec) -> f64 {
         .max(d("nnz"))
         .max(d("n") * spec.dim("dim").unwrap_or(1) as f64)
         .max(d("num_pages") * d("page_size") * d("kv_heads") * d("head_dim"))
+        // MoE permute / unpermute: one hidden row per (token, expert) assignment
+        .max(if matches!(spec.kind(), Some("permute" | "unpermute")) {
+            d("tokens") * d("top_k") * d("hidden")
+        } else {
+            0.0
+        })
 }

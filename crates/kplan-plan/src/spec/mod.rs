@@ -272,7 +272,7 @@ impl Op {
         name.parse().ok()
     }
     /// Other names for an op class, with the `kind` they imply.
-    pub const ALIASES: [(&'static str, Op, Option<&'static str>); 32] = [
+    pub const ALIASES: [(&'static str, Op, Option<&'static str>); 36] = [
         ("rmsnorm", Op::Norm, Some("rmsnorm")),
         ("layernorm", Op::Norm, Some("layernorm")),
         ("layer-norm", Op::Norm, Some("layernorm")),
@@ -298,6 +298,10 @@ impl Op {
         ("moe-routing", Op::Moe, Some("routing")),
         ("router", Op::Moe, Some("routing")),
         ("moe-align", Op::Moe, Some("align")),
+        ("moe-permute", Op::Moe, Some("permute")),
+        ("moe-unpermute", Op::Moe, Some("unpermute")),
+        ("token-permute", Op::Moe, Some("permute")),
+        ("token-unpermute", Op::Moe, Some("unpermute")),
         ("index-select", Op::Gather, None),
         ("scatter-add", Op::Scatter, None),
         ("index-add", Op::Scatter, None),
@@ -323,7 +327,7 @@ impl Op {
             Op::Moe => &[
                 ("n_group", "grouped routing: the score traffic does not depend on it"),
                 ("topk_group", "grouped routing: the score traffic does not depend on it"),
-                ("hidden", "the hidden size of the tokens routed: the routing traffic does not depend on it"),
+                ("hidden", "the hidden size of the tokens routed: the routing and alignment traffic does not depend on it (the permute and unpermute kinds move it)"),
             ],
             Op::Stencil => &[("radius", "the halo width: the model counts one read and one write of the grid per step")],
             Op::Conv => &[
@@ -3539,6 +3543,13 @@ fn parse_problem(
     }
     if unknown.is_none() {
         for (kname, why) in op.keys_outside_work_model() {
+            // Permuting tokens moves their hidden vectors: there `hidden` is in the model.
+            let moves_rows = op == Op::Moe
+                && matches!(m.kind.as_deref(), Some("permute" | "unpermute"))
+                && *kname == "hidden";
+            if moves_rows {
+                continue;
+            }
             if let Some((key, _)) = p.get_ref().iter().find(|(k, _)| {
                 k.get_ref() == kname || problem_key_alias(k.get_ref(), allowed) == Some(*kname)
             }) {
