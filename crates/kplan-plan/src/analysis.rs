@@ -335,7 +335,22 @@ fn op_work(spec: &Spec) -> Option<(f64, f64, String, String)> {
             let (t, e, k) = (d("tokens"), d("experts"), d("top_k"));
             let align = spec.kind() == Some("align")
                 || (spec.kind().is_none() && spec.storage.is_integer());
-            if align {
+            let h = d("hidden");
+            if spec.kind() == Some("permute") {
+                (
+                    0.0,
+                    t * h * s + t * k * h * s + 2.0 * t * k * 4.0,
+                    "0 (data movement only)".into(),
+                    format!("read tokens x hidden x {s} B + write tokens x top_k x hidden x {s} B (one row per assignment) + read the expert ids and write the row map (tokens x top_k x 4 B each)"),
+                )
+            } else if spec.kind() == Some("unpermute") {
+                (
+                    2.0 * t * k * h,
+                    t * k * h * s + t * k * (4.0 + o.max(4.0)) + t * h * o,
+                    "2 x tokens x top_k x hidden (weighted sum of each token's expert outputs)".into(),
+                    format!("read tokens x top_k x hidden x {s} B + the row map and routing weights + write tokens x hidden x {o} B"),
+                )
+            } else if align {
                 let bs = dor("block_size", 1.0);
                 (
                     t * k,

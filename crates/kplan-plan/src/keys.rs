@@ -123,6 +123,11 @@ const SECTIONS: [(&str, &[(&str, Kind)]); 6] = [
             ("performance", Str),
             ("framework_expressible", Bool),
             ("latency_us", Num),
+            // The same budget in other units, converted to microseconds with a note.
+            ("latency_ns", Num),
+            ("latency_ms", Num),
+            ("latency_s", Num),
+            ("latency", Str),
             ("deterministic", Bool),
             ("determinism", Bool),
             ("reproducible", Bool),
@@ -158,7 +163,10 @@ fn norm(s: &str) -> String {
 /// Checks every key of the spec against the keys kplan reads. Runs after the typed parse, so
 /// the known keys already have the right types here. Returns the notes for keys kplan does not
 /// use, or the error for a key that looks like a misspelt or misplaced known key.
-pub(crate) fn check(text: &str) -> Result<Vec<SpecNote>, SpecError> {
+pub(crate) fn check(
+    text: &str,
+    is_target: &dyn Fn(&str) -> bool,
+) -> Result<Vec<SpecNote>, SpecError> {
     let parse_err = |e: toml::de::Error| SpecError {
         span: e.span(),
         message: e.message().trim_end().replace('\n', " "),
@@ -241,9 +249,28 @@ pub(crate) fn check(text: &str) -> Result<Vec<SpecNote>, SpecError> {
                     ),
                 ));
             }
-            // Every `[backends]` list names where the kernel runs: an unknown list there is a
-            // target list under another name, and ignoring it would plan for fewer targets.
-            if section == "backends" && kind == Array {
+            // A `[backends]` list that names targets (or whose key says it does: `target_list`,
+            // `gpu_archs`) is a target list under another name, and ignoring it would plan for
+            // fewer targets. A list of other words (`os = ["linux", "windows"]`) describes where
+            // the kernel runs without naming a target: a note.
+            let target_word = [
+                "target",
+                "device",
+                "gpu",
+                "arch",
+                "backend",
+                "platform_target",
+            ]
+            .iter()
+            .any(|w| nk.contains(w));
+            let names_a_target = target_word
+                || match val.get_ref() {
+                    toml::Value::Array(items) => {
+                        items.is_empty() || items.iter().any(|i| i.as_str().map_or(true, is_target))
+                    }
+                    _ => false,
+                };
+            if section == "backends" && kind == Array && names_a_target {
                 return Err(SpecError::at(
                     key.span(),
                     format!(
@@ -296,7 +323,7 @@ mod tests {
     #[test]
     fn descriptive_kernel_key_is_a_note() {
         let t = BASE.replace("op = \"norm\"", "op = \"norm\"\nmodel = \"llama-3-8b\"");
-        let n = check(&t).unwrap();
+        let n = check(&t, &IS_TARGET).unwrap();
         assert_eq!(n.len(), 1, "{n:?}");
         assert!(n[0].message.contains("key `model` not used by kplan"));
         assert_eq!(n[0].line_col(&t), (4, 1));
@@ -305,7 +332,7 @@ mod tests {
     #[test]
     fn typo_of_a_known_key_of_the_same_kind_is_an_error() {
         let t = BASE.replace("op = \"norm\"", "op = \"norm\"\ncausl = true");
-        let e = check(&t).unwrap_err();
+        let e = check(&t, &IS_TARGET).unwrap_err();
         assert_eq!(e.suggestion.as_deref(), Some("causal"));
     }
 
@@ -313,22 +340,22 @@ mod tests {
     fn close_name_of_another_kind_is_a_note_not_a_typo() {
         // `scale` is two edits from `stable`, but `stable` is a boolean.
         let t = BASE.replace("op = \"norm\"", "op = \"norm\"\nscale = \"per-token\"");
-        assert_eq!(check(&t).unwrap().len(), 1);
+        assert_eq!(check(&t, &IS_TARGET).unwrap().len(), 1);
         let t = BASE.replace("op = \"norm\"", "op = \"norm\"\nscale = true");
-        assert!(check(&t).is_err());
+        assert!(check(&t, &IS_TARGET).is_err());
     }
 
     #[test]
     fn a_word_close_to_a_key_but_not_its_spelling_is_a_note() {
         // Two edits from `ragged`, both booleans, but another word.
         let t = BASE.replace("op = \"norm\"", "op = \"norm\"\npaged = true");
-        assert_eq!(check(&t).unwrap().len(), 1);
+        assert_eq!(check(&t, &IS_TARGET).unwrap().len(), 1);
     }
 
     #[test]
     fn misplaced_known_key_is_an_error() {
         let t = BASE.replace("op = \"norm\"", "op = \"norm\"\nlatency_us = 20");
-        let e = check(&t).unwrap_err();
+        let e = check(&t, &IS_TARGET).unwrap_err();
         assert!(e.message.contains("belongs in [requirements]"), "{e:?}");
     }
 
@@ -336,32 +363,52 @@ mod tests {
     fn dashed_spelling_of_a_known_key_is_an_error() {
         let t = BASE.replace("op = \"norm\"", "op = \"norm\"\nkv-dtype = \"fp8\"");
         assert_eq!(
-            check(&t).unwrap_err().suggestion.as_deref(),
+            check(&t, &IS_TARGET).unwrap_err().suggestion.as_deref(),
             Some("kv_dtype")
         );
+    }
+
+    /// Targets for these tests: any name but a few operating-system words.
+    const IS_TARGET: fn(&str) -> bool = |n| !matches!(n, "linux" | "windows");
+
+    #[test]
+    fn a_backends_list_naming_no_target_is_a_note() {
+        let t = BASE.replace("[backends]", "[backends]\nos = [\"linux\", \"windows\"]");
+        let notes = check(&t, &IS_TARGET).unwrap();
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].message.contains("`os`"), "{}", notes[0].message);
+        // one target-like entry makes it a target list under another name: an error
+        let t = BASE.replace("[backends]", "[backends]\nos = [\"linux\", \"h100\"]");
+        assert!(check(&t, &IS_TARGET).is_err());
+    }
+
+    #[test]
+    fn latency_in_other_units_is_a_known_key() {
+        let t = BASE.replace("[backends]", "[requirements]\nlatency_ms = 5\n\n[backends]");
+        assert!(check(&t, &IS_TARGET).unwrap().is_empty());
     }
 
     #[test]
     fn unknown_list_in_backends_is_an_error_a_string_is_a_note() {
         let t = BASE.replace("[backends]", "[backends]\nfleet = [\"a\"]");
-        assert!(check(&t).is_err());
+        assert!(check(&t, &IS_TARGET).is_err());
         let t = BASE.replace("[backends]", "[backends]\ncluster = \"8 nodes\"");
-        assert_eq!(check(&t).unwrap().len(), 1);
+        assert_eq!(check(&t, &IS_TARGET).unwrap().len(), 1);
     }
 
     #[test]
     fn unknown_table_is_a_note_a_misspelt_one_an_error() {
         let t = format!("{BASE}\n[context]\nowner = \"serving\"\n");
-        assert_eq!(check(&t).unwrap().len(), 1);
+        assert_eq!(check(&t, &IS_TARGET).unwrap().len(), 1);
         let t = format!("{BASE}\n[requirments]\nlatency_us = 3\n");
         assert_eq!(
-            check(&t).unwrap_err().suggestion.as_deref(),
+            check(&t, &IS_TARGET).unwrap_err().suggestion.as_deref(),
             Some("requirements")
         );
     }
 
     #[test]
     fn known_keys_give_no_notes() {
-        assert!(check(BASE).unwrap().is_empty());
+        assert!(check(BASE, &IS_TARGET).unwrap().is_empty());
     }
 }

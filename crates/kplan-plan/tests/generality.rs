@@ -30,13 +30,13 @@ const MIXED: &str = r#""sm_90a", "gfx942""#;
 #[test]
 fn an_op_kplan_has_no_class_for_is_planned_as_a_custom_op() {
     let t = spec_text(
-        "op = \"viterbi\"\ndtypes = [\"fp32\", \"fp32\", \"int32\"]\nproblem = { batch = 64, frames = 3000, states = 801 }",
+        "op = \"marching-cubes\"\ndtypes = [\"fp32\", \"fp32\", \"int32\"]\nproblem = { batch = 64, frames = 3000, states = 801 }",
         MIXED,
         "",
     );
     let p = plan_of(&t);
     assert_eq!(p.operation.class, "custom");
-    assert_eq!(p.operation.custom_op.as_deref(), Some("viterbi"));
+    assert_eq!(p.operation.custom_op.as_deref(), Some("marching-cubes"));
     assert!(
         p.operation.work_unknown.is_some(),
         "no flops/bytes: unknown"
@@ -46,7 +46,7 @@ fn an_op_kplan_has_no_class_for_is_planned_as_a_custom_op() {
         .kernel
         .notes
         .iter()
-        .any(|n| n.contains("op `viterbi` is not an op class")));
+        .any(|n| n.contains("op `marching-cubes` is not an op class")));
     let ids: Vec<&str> = p.risks.iter().map(|r| r.id.as_str()).collect();
     assert!(ids.contains(&"custom-no-work-model"), "{ids:?}");
     assert!(!ids.contains(&"custom-model"), "{ids:?}");
@@ -56,7 +56,7 @@ fn an_op_kplan_has_no_class_for_is_planned_as_a_custom_op() {
     assert!(md.contains("FLOPs and bytes: unknown"));
     // The same op with its flops and bytes has a roofline.
     let t = spec_text(
-        "op = \"viterbi\"\ndtypes = [\"fp32\"]\nproblem = { flops = 1e10, bytes = 2e9 }",
+        "op = \"marching-cubes\"\ndtypes = [\"fp32\"]\nproblem = { flops = 1e10, bytes = 2e9 }",
         MIXED,
         "",
     );

@@ -286,3 +286,174 @@ fn architectures_without_facts_are_notes_not_guesses() {
         assert_eq!(s.targets, ["gfx1100"], "{real}");
     }
 }
+
+/// Sizes written as users write them: a range is planned at its upper end, per-dimension
+/// window sizes are the conv's per-dimension keys, an integer in quotes is that integer, and a
+/// padding word is read; each with a note. A word that is no size stays an error.
+#[test]
+fn sizes_as_ranges_lists_and_words() {
+    let norm = "op = 'norm'\ndtypes = ['bf16']\nproblem = { rows = [1, 16384], cols = 7168 }";
+    let s = spec(norm, "'h100'").unwrap();
+    assert_eq!(s.dim("rows"), Some(16384));
+    assert!(noted(&s, "read as a range: planned at the upper end 16384"));
+    // a set of sizes: the largest
+    let s = spec(&norm.replace("[1, 16384]", "[64, 4096, 512]"), "'h100'").unwrap();
+    assert_eq!(s.dim("rows"), Some(4096));
+    assert!(noted(&s, "read as a set of sizes"));
+    let s = spec(&norm.replace("[1, 16384]", "'16_384'"), "'h100'").unwrap();
+    assert_eq!(s.dim("rows"), Some(16384));
+    // per-dimension kernel sizes, NCDHW one-letter names and a causal padding word
+    let conv3d = "op = 'conv3d'\ndtypes = ['fp16', 'fp32']\nproblem = { n = 1, c = 256, k = 256, d = 35, h = 130, w = 130, kernel = [3, 3, 3], stride = [1, 1, 1], padding = 'causal' }";
+    let s = spec(conv3d, "'gfx1100'").unwrap();
+    assert_eq!(s.dim("kernel_d"), Some(3));
+    assert_eq!(s.dim("kernel_w"), Some(3));
+    assert_eq!(s.dim("batch"), Some(1));
+    assert_eq!(s.dim("out_channels"), Some(256));
+    assert!(noted(&s, "read as a causal convolution"));
+    assert!(work(&s).flops > 0.0);
+    // a word that is no size is still an error at the value
+    let e = spec(&norm.replace("[1, 16384]", "'dynamic'"), "'h100'").unwrap_err();
+    assert!(e.message.contains("wrong type for `rows`"), "{}", e.message);
+}
+
+/// Requirements in words and other units: a performance phrase is graded by its words, a
+/// latency in ms is converted, both directions of an op without a backward model plan the
+/// forward pass; a one-word typo is still an error.
+#[test]
+fn requirements_in_words_and_units() {
+    let norm = "op = 'norm'\ndtypes = ['bf16']\nproblem = { rows = 64, cols = 7168 }";
+    let s = spec_with(
+        norm,
+        "'h100'",
+        "[requirements]\nperformance = 'bandwidth-bound is fine'\nlatency_ms = 5\n",
+    )
+    .unwrap();
+    assert_eq!(s.performance.as_str(), "reasonable");
+    assert_eq!(s.latency_us, Some(5000.0));
+    assert!(noted(&s, "`latency_ms` read as `latency_us = 5000`"));
+    let s = spec_with(
+        norm,
+        "'h100'",
+        "[requirements]\nperformance = 'as close to the roofline as we can'\n",
+    )
+    .unwrap();
+    assert_eq!(s.performance.as_str(), "near-peak");
+    let e = spec_with(
+        norm,
+        "'h100'",
+        "[requirements]\nperformance = 'near-peek'\n",
+    )
+    .unwrap_err();
+    assert_eq!(e.suggestion.as_deref(), Some("near-peak"));
+    let moe = "op = 'moe'\ndirection = 'forward+backward'\ndtypes = ['bf16', 'fp32']\nproblem = { tokens = 4096, experts = 64, top_k = 8 }";
+    let s = spec(moe, "'h100'").unwrap();
+    assert_eq!(s.direction, Direction::Forward);
+    assert!(noted(&s, "no backward work model for op `moe`"));
+    // an operating-system list in [backends] is a note; the targets stay
+    let s = spec_with(norm, "'gfx1100'", "os = ['linux', 'windows']\n").unwrap();
+    assert!(noted(&s, "`os`"));
+}
+
+/// One name where a list is expected is the list of that name; a duration may carry its unit in
+/// a text; a latency without a unit is a note, a word that is no duration an error.
+#[test]
+fn one_name_for_a_list_and_durations_in_text() {
+    let norm = "op = 'norm'\ndtypes = 'bf16'\nproblem = { rows = 64, cols = 7168 }";
+    let t = format!("[kernel]\nname = 'x'\n{norm}\n[backends]\ntargets = 'h100'\nstretch = 'm3-max'\n[team]\nexpertise = 'cuda'\n[abstraction]\nallowed = 'triton'\n");
+    let s = parse_spec(&t, Kb::builtin()).unwrap();
+    assert_eq!(s.targets.len(), 2, "{:?}", s.targets);
+    assert_eq!(s.allowed, vec![Abstraction::Triton]);
+    // a misspelt single target is still an error at its value
+    let e = parse_spec(&t.replace("'h100'", "'gfx9420'"), Kb::builtin()).unwrap_err();
+    assert_eq!(e.suggestion.as_deref(), Some("gfx942"));
+    for (line, us) in [
+        ("latency = '20 us'", Some(20.0)),
+        ("latency = '5ms'", Some(5000.0)),
+        ("latency_ms = '0.5'", Some(500.0)),
+        ("latency_us = '20'", Some(20.0)),
+        ("latency = 20", None),
+    ] {
+        let s = spec_with(norm, "'h100'", &format!("[requirements]\n{line}\n")).unwrap();
+        assert_eq!(s.latency_us, us, "{line}");
+    }
+    assert!(spec_with(norm, "'h100'", "[requirements]\nlatency = 'fast'\n").is_err());
+    let s = spec_with(norm, "'h100'", "[requirements]\nperformance = 'high'\n").unwrap();
+    assert_eq!(s.performance.as_str(), "near-peak");
+}
+
+/// Op names of the classes the knowledge base now knows are read as those entries, and a
+/// communication word decides a fused op's reading wherever it stands.
+#[test]
+fn knowledge_entries_by_name_and_communication_first() {
+    for (op, entry) in [
+        ("cholesky", "dense-solver"),
+        ("batched-cholesky", "dense-solver"),
+        ("tridiagonal-solve", "tridiagonal-solve"),
+        ("monte-carlo", "random-generation"),
+        ("hash-count", "hash-table"),
+        ("sparse-conv", "sparse-conv"),
+        ("grid-sample", "grid-sample"),
+        ("nms", "nms"),
+        ("gate-apply", "statevector"),
+        ("neighbor-list", "neighbor-list"),
+        ("gemm-reduce-scatter", "collective"),
+        ("matmul-allreduce", "collective"),
+        ("viterbi", "viterbi"),
+        ("forced-alignment", "viterbi"),
+        ("bvh-traversal", "ray-tracing"),
+    ] {
+        let s = spec(
+            &format!("op = '{op}'\ndtypes = ['fp32']\nproblem = {{ n = 1024 }}"),
+            "'h100', 'mi300x'",
+        )
+        .unwrap();
+        assert_eq!(s.kb_op(), entry, "{op}");
+    }
+}
+
+/// A weight-only quantized format after the activations' dtype of a matrix op is the weight
+/// dtype (with a note), not the compute dtype; elsewhere the dtypes keep their positions.
+#[test]
+fn a_quantized_weight_format_in_dtypes_is_the_weight_dtype() {
+    let s = spec(
+        "op = 'gemm'\ndtypes = ['fp16', 'int4-awq-g128', 'fp16']\nproblem = { m = 16, n = 4096, k = 4096 }",
+        "'h100'",
+    )
+    .unwrap();
+    assert_eq!(s.compute, Dtype::Fp16);
+    assert!(s.weight_quant.is_some());
+    assert!(noted(&s, "read as the weight dtype"));
+    let s = spec(
+        "op = 'gemm'\ndtypes = ['fp16', 'fp32', 'fp16']\nproblem = { m = 16, n = 4096, k = 4096 }",
+        "'h100'",
+    )
+    .unwrap();
+    assert!(s.weight_quant.is_none());
+    assert_eq!(s.compute, Dtype::Fp32);
+}
+
+/// MoE permute / unpermute move one hidden row per (token, expert) assignment: `hidden` is in
+/// their work model, and the permuted tensor's size decides the index-width risk.
+#[test]
+fn moe_permute_moves_hidden_rows() {
+    let s = spec(
+        "op = 'moe-permute'\ndtypes = ['bf16', 'fp32']\nproblem = { tokens = 65536, experts = 256, top_k = 8, hidden = 7168 }",
+        "'h100'",
+    )
+    .unwrap();
+    assert_eq!(s.kind(), Some("permute"));
+    assert!(!noted(&s, "is not in the work model"));
+    let w = work(&s);
+    assert!(
+        w.bytes >= 65536.0 * 8.0 * 7168.0 * 2.0,
+        "{}",
+        w.bytes_formula
+    );
+    assert_eq!(w.flops, 0.0);
+    let s = spec(
+        "op = 'moe-unpermute'\ndtypes = ['bf16', 'fp32']\nproblem = { tokens = 1024, experts = 64, top_k = 8, hidden = 4096 }",
+        "'h100'",
+    )
+    .unwrap();
+    assert_eq!(work(&s).flops, 2.0 * 1024.0 * 8.0 * 4096.0);
+}

@@ -147,7 +147,15 @@ fn op_aliases_modifiers_and_team_names() {
         .notes
         .iter()
         .any(|n| n.message.contains("read as `backward`")));
-    assert!(spec("op = 'topk'\ndirection = 'both'\ndtypes = ['fp32']\nproblem = { rows = 2, cols = 8, k = 2 }", "'sm_80'").is_err());
+    // Both passes of an op without a backward model: the forward pass is planned, with a note.
+    let s = spec("op = 'topk'\ndirection = 'both'\ndtypes = ['fp32']\nproblem = { rows = 2, cols = 8, k = 2 }", "'sm_80'").unwrap();
+    assert_eq!(s.direction, Direction::Forward);
+    assert!(s
+        .notes
+        .iter()
+        .any(|n| n.message.contains("no backward work model")));
+    // An explicit backward pass of such an op is still an error.
+    assert!(spec("op = 'topk'\ndirection = 'backward'\ndtypes = ['fp32']\nproblem = { rows = 2, cols = 8, k = 2 }", "'sm_80'").is_err());
     // A known kind with qualifiers is read as that kind.
     let s = spec(
         "op = 'reduction'\nreduce = 'l2-norm'\ndtypes = ['fp32']\nproblem = { n = 1024 }",

@@ -133,7 +133,10 @@ fn header_from_spec_and_spec_errors() {
         "{err}"
     );
 
+    // One name where a list is expected is that list; a number is still a type error.
     let o = header_for_spec(&spec, "[backends]\ntargets = \"sm_80\"\n");
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let o = header_for_spec(&spec, "[backends]\ntargets = 80\n");
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("k.toml:2:"), "{:?}", text(&o));
 }

@@ -306,7 +306,9 @@ pub(crate) fn largest_tensor(spec: &Spec) -> f64 {
             let kv = *batch as f64 * *kv_heads as f64 * *seq_kv as f64 * *head_dim as f64;
             q.max(kv)
         }
-        Problem::Custom { .. } => 0.0,
+        // No work model: any one size the spec gives counts (`kmers = 1e10` items are
+        // indexed like a tensor of that length).
+        Problem::Custom { .. } => spec.dims.values().copied().max().unwrap_or(0) as f64,
     };
     // Tables and sparse arrays beyond the launch shape.
     shape
@@ -315,4 +317,10 @@ pub(crate) fn largest_tensor(spec: &Spec) -> f64 {
         .max(d("nnz"))
         .max(d("n") * spec.dim("dim").unwrap_or(1) as f64)
         .max(d("num_pages") * d("page_size") * d("kv_heads") * d("head_dim"))
+        // MoE permute / unpermute: one hidden row per (token, expert) assignment
+        .max(if matches!(spec.kind(), Some("permute" | "unpermute")) {
+            d("tokens") * d("top_k") * d("hidden")
+        } else {
+            0.0
+        })
 }

@@ -39,13 +39,66 @@ struct RawCi {
     runners: BTreeMap<String, String>,
 }
 
+/// A list of names, or one name where a list is expected (`targets = "h100"`,
+/// `expertise = "cuda"`): one name is the list of that name, spanning the value.
+enum OneOrMany {
+    One(String),
+    Many(Vec<Spanned<String>>),
+}
+
+impl<'de> Deserialize<'de> for OneOrMany {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = OneOrMany;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or a list of strings")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<OneOrMany, E> {
+                Ok(OneOrMany::One(v.to_string()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<OneOrMany, A::Error> {
+                let mut out = Vec::new();
+                while let Some(x) = seq.next_element::<Spanned<String>>()? {
+                    out.push(x);
+                }
+                Ok(OneOrMany::Many(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+fn list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Spanned<Vec<Spanned<String>>>, D::Error> {
+    let v = Spanned::<OneOrMany>::deserialize(d)?;
+    let span = v.span();
+    Ok(match v.into_inner() {
+        OneOrMany::One(s) => Spanned::new(span.clone(), vec![Spanned::new(span, s)]),
+        OneOrMany::Many(xs) => Spanned::new(span, xs),
+    })
+}
+
+/// A list of names with its span, and each name's.
+type NameList = Spanned<Vec<Spanned<String>>>;
+
+fn opt_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<NameList>, D::Error> {
+    list(d).map(Some)
+}
+
+fn plain_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Spanned<String>>, D::Error> {
+    list(d).map(Spanned::into_inner)
+}
+
 #[derive(Deserialize)]
 struct RawKernel {
     name: Spanned<String>,
     op: Spanned<String>,
     #[serde(default)]
     description: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "opt_list")]
     dtypes: Option<Spanned<Vec<Spanned<String>>>>,
     /// `dtype = "bf16"` (or a list): the name users guess for `dtypes`, read as `dtypes`.
     #[serde(default)]
@@ -62,7 +115,7 @@ struct RawKernel {
     sizes: Option<Spanned<toml::Value>>,
     #[serde(default)]
     problem_size: Option<Spanned<toml::Value>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "plain_list")]
     features: Vec<Spanned<String>>,
     /// `forward` (default) or `backward`.
     #[serde(default)]
@@ -114,10 +167,10 @@ struct RawKernel {
 
 #[derive(Deserialize)]
 struct RawBackends {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "opt_list")]
     targets: Option<Spanned<Vec<Spanned<String>>>>,
     /// More targets, named by device; merged after `targets` (`gpus` is another name).
-    #[serde(default, alias = "gpus")]
+    #[serde(default, alias = "gpus", deserialize_with = "opt_list")]
     devices: Option<Spanned<Vec<Spanned<String>>>>,
     /// Targets the team would like covered if they come cheap (`stretch`, `optional`): planned
     /// like the others where the knowledge base has facts for them, a note where it has none.
@@ -125,7 +178,8 @@ struct RawBackends {
         default,
         alias = "optional",
         alias = "stretch_targets",
-        alias = "nice_to_have"
+        alias = "nice_to_have",
+        deserialize_with = "opt_list"
     )]
     stretch: Option<Spanned<Vec<Spanned<String>>>>,
 }
@@ -139,6 +193,16 @@ struct RawRequirements {
     /// Latency budget per call, microseconds (decode, batch 1).
     #[serde(default)]
     latency_us: Option<Spanned<toml::Value>>,
+    /// The same budget in nanoseconds, milliseconds or seconds: converted, with a note.
+    #[serde(default)]
+    latency_ns: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    latency_ms: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    latency_s: Option<Spanned<toml::Value>>,
+    /// `latency = "20 us"`: a budget with its unit in the text.
+    #[serde(default)]
+    latency: Option<Spanned<toml::Value>>,
     /// Same as `[kernel] deterministic`: where teams write it as a requirement (a boolean or
     /// words: "bitwise identical across runs", "nice to have"). `determinism` and
     /// `reproducible` are read the same way.
@@ -152,12 +216,13 @@ struct RawRequirements {
 
 #[derive(Deserialize, Default)]
 struct RawTeam {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "plain_list")]
     expertise: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
 struct RawAbstraction {
+    #[serde(deserialize_with = "list")]
     allowed: Spanned<Vec<Spanned<String>>>,
 }
 
@@ -207,7 +272,7 @@ impl Op {
         name.parse().ok()
     }
     /// Other names for an op class, with the `kind` they imply.
-    pub const ALIASES: [(&'static str, Op, Option<&'static str>); 32] = [
+    pub const ALIASES: [(&'static str, Op, Option<&'static str>); 36] = [
         ("rmsnorm", Op::Norm, Some("rmsnorm")),
         ("layernorm", Op::Norm, Some("layernorm")),
         ("layer-norm", Op::Norm, Some("layernorm")),
@@ -233,6 +298,10 @@ impl Op {
         ("moe-routing", Op::Moe, Some("routing")),
         ("router", Op::Moe, Some("routing")),
         ("moe-align", Op::Moe, Some("align")),
+        ("moe-permute", Op::Moe, Some("permute")),
+        ("moe-unpermute", Op::Moe, Some("unpermute")),
+        ("token-permute", Op::Moe, Some("permute")),
+        ("token-unpermute", Op::Moe, Some("unpermute")),
         ("index-select", Op::Gather, None),
         ("scatter-add", Op::Scatter, None),
         ("index-add", Op::Scatter, None),
@@ -258,7 +327,7 @@ impl Op {
             Op::Moe => &[
                 ("n_group", "grouped routing: the score traffic does not depend on it"),
                 ("topk_group", "grouped routing: the score traffic does not depend on it"),
-                ("hidden", "the hidden size of the tokens routed: the routing traffic does not depend on it"),
+                ("hidden", "the hidden size of the tokens routed: the routing and alignment traffic does not depend on it (the permute and unpermute kinds move it)"),
             ],
             Op::Stencil => &[("radius", "the halo width: the model counts one read and one write of the grid per step")],
             Op::Conv => &[
@@ -320,6 +389,7 @@ impl Op {
                     "page_size",
                     "total_tokens",
                     "window",
+                    "prefix_len",
                 ],
                 "`batch`, `heads`, `seq` (or `seq_q` and `seq_kv`) and `head_dim`",
             ),
@@ -1219,7 +1289,9 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         message: e.message().trim_end().replace('\n', " "),
         suggestion: None,
     })?;
-    let mut notes = crate::keys::check(text)?;
+    let is_target =
+        |n: &str| kb.resolve(n).is_ok() || looks_like_arch(n) || target_suggestion(n, kb).is_some();
+    let mut notes = crate::keys::check(text, &is_target)?;
 
     let mut k = raw.kernel;
     let dtypes = guessed_kernel_keys(&mut k, text, &mut notes)?;
@@ -1541,8 +1613,39 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         let (c, o) = (parsed[n - 2], parsed[n - 1]);
         parsed = vec![parsed[0], c, o];
     }
+    // A weight-only quantized format after the first dtype of a matrix op (`["fp16",
+    // "int4-awq-g128", "fp16"]`: activations, then weights) is the weight dtype, not the compute
+    // dtype, when `weight_dtype` is not given.
+    let mut weight_from_dtypes: Option<(Dtype, std::ops::Range<usize>)> = None;
+    if k.weight_dtype.is_none()
+        && matches!(op, Op::Gemm | Op::GroupedGemm)
+        && parsed.len() == dtypes.get_ref().len()
+    {
+        let at = dtypes
+            .get_ref()
+            .iter()
+            .enumerate()
+            .skip(1)
+            .find(|(_, d)| parse_block_quant(d.get_ref(), group_size).is_some());
+        if let Some((i, d)) = at {
+            notes.push(SpecNote::at(
+                span_of(d),
+                format!(
+                    "`{}` in `dtypes` read as the weight dtype (a weight-only quantized matmul: activations `{}`, weights `{}`); write `weight_dtype = \"{}\"` to say so",
+                    d.get_ref(),
+                    dtypes.get_ref()[0].get_ref(),
+                    d.get_ref(),
+                    d.get_ref()
+                ),
+            ));
+            weight_from_dtypes = Some((parsed.remove(i), span_of(d)));
+        }
+    }
     let kv_dtype = k.kv_dtype.as_ref().map(&mut note_dtype).transpose()?;
-    let weight_dtype = k.weight_dtype.as_ref().map(&mut note_dtype).transpose()?;
+    let weight_dtype = match &weight_from_dtypes {
+        Some((w, _)) => Some(*w),
+        None => k.weight_dtype.as_ref().map(&mut note_dtype).transpose()?,
+    };
     let quant_at = |span: Option<std::ops::Range<usize>>| {
         span.and_then(|sp| {
             quants
@@ -1552,7 +1655,12 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         })
     };
     let storage_quant = quant_at(dtypes.get_ref().first().map(span_of));
-    let weight_quant = quant_at(k.weight_dtype.as_ref().map(span_of));
+    let weight_quant = quant_at(
+        k.weight_dtype
+            .as_ref()
+            .map(span_of)
+            .or(weight_from_dtypes.as_ref().map(|(_, sp)| sp.clone())),
+    );
     let complex_first = dtypes
         .get_ref()
         .first()
@@ -1651,7 +1759,12 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     };
     let direction = match k.direction.as_ref().or(named_direction.as_ref()) {
         None => Direction::Forward,
-        Some(d) => match norm_name(d.get_ref()).as_str() {
+        Some(d) => match norm_name(d.get_ref())
+            .replace(['+', '/', '&', ','], "-")
+            .replace("-and-", "-")
+            .replace("--", "-")
+            .as_str()
+        {
             "forward" | "fwd" | "inference" => Direction::Forward,
             "backward" | "bwd" | "grad" | "gradient" => Direction::Backward,
             // One gradient of a two-gradient op (conv and matmul dgrad / wgrad): backward, with
@@ -1670,6 +1783,7 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
             }
             // both passes: the plan is for the backward pass, the larger and harder one
             "forward-backward" | "fwd-bwd" | "forward+backward" | "both" | "training"
+            | "train" | "fwd-and-bwd"
                 if op.has_backward() =>
             {
                 late_notes.borrow_mut().push(SpecNote::at(
@@ -1680,6 +1794,19 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                     ),
                 ));
                 Direction::Backward
+            }
+            // Both passes of an op kplan has no backward model for: the forward pass is what
+            // kplan can plan; the note says the backward kernel is not in this plan.
+            "forward-backward" | "fwd-bwd" | "both" | "training" | "train" => {
+                late_notes.borrow_mut().push(SpecNote::at(
+                    span_of(d),
+                    format!(
+                        "direction `{}` read as `forward`: kplan has no backward work model for op `{}`, so this plan is for the forward kernel; plan the backward kernel as `op = \"custom\"` with its flops and bytes",
+                        d.get_ref(),
+                        op.as_str()
+                    ),
+                ));
+                Direction::Forward
             }
             other => {
                 return Err(SpecError::at(
@@ -1898,38 +2025,84 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         Some(p) => match norm_name(p.get_ref()).as_str() {
             "near-peak" | "peak" | "max" | "maximum" => PerfReq::NearPeak,
             "reasonable" | "good-enough" => PerfReq::Reasonable,
-            other => {
-                return Err(SpecError::at(
-                    span_of(p),
-                    format!(
-                    "unknown performance requirement `{}`, expected `near-peak` or `reasonable`",
-                    p.get_ref()
-                ),
-                )
-                .suggest(closest_name(other, ["near-peak", "reasonable"])))
-            }
+            // Words: read by what they say, with a note (a one-word typo stays an error).
+            other => match performance_words(p.get_ref()) {
+                Some((req, why)) => {
+                    notes.push(SpecNote::at(
+                        span_of(p),
+                        format!(
+                            "performance `{}` read as `{}` ({why})",
+                            p.get_ref(),
+                            req.as_str()
+                        ),
+                    ));
+                    req
+                }
+                None => {
+                    return Err(SpecError::at(
+                        span_of(p),
+                        format!(
+                            "unknown performance requirement `{}`, expected `near-peak` or `reasonable`",
+                            p.get_ref()
+                        ),
+                    )
+                    .suggest(closest_name(other, ["near-peak", "reasonable"])))
+                }
+            },
         },
     };
-    let latency_us = match &raw.requirements.latency_us {
+    // `latency_us`, or the same budget in another unit (`latency_ms = 5`), converted.
+    let rq = &raw.requirements;
+    let latency_given = [
+        ("latency_us", rq.latency_us.as_ref(), 1.0),
+        ("latency_ns", rq.latency_ns.as_ref(), 1e-3),
+        ("latency_ms", rq.latency_ms.as_ref(), 1e3),
+        ("latency_s", rq.latency_s.as_ref(), 1e6),
+    ]
+    .into_iter()
+    .find_map(|(k, v, scale)| v.map(|v| (k, v, scale)))
+    .or_else(|| rq.latency.as_ref().map(|v| ("latency", v, 1.0)));
+    let latency_us = match latency_given {
         None => None,
-        Some(v) => {
+        Some((key, v, scale)) => {
             let x = match v.get_ref() {
-                toml::Value::Integer(i) => *i as f64,
-                toml::Value::Float(f) => *f,
+                toml::Value::Integer(i) if key != "latency" => *i as f64 * scale,
+                toml::Value::Float(f) if key != "latency" => *f * scale,
+                // `"20"`, `"20 us"`, `"5ms"`: the number, in the text's unit (else the key's).
+                toml::Value::String(t) if duration_us(t, scale).is_some() => {
+                    duration_us(t, scale).unwrap_or_default()
+                }
+                // `latency = 20` says no unit: not guessed.
+                toml::Value::Integer(_) | toml::Value::Float(_) => {
+                    notes.push(SpecNote::at(
+                        span_of(v),
+                        "`latency` without a unit not used: write `latency_us` (or a text with its unit, \"20 us\")",
+                    ));
+                    f64::NAN
+                }
                 _ => {
                     return Err(SpecError::at(
                         span_of(v),
-                        "wrong type for `latency_us`, expected a number of microseconds",
+                        format!("wrong type for `{key}`, expected a number (or a duration with its unit, \"20 us\")"),
                     ))
                 }
             };
-            if !(x.is_finite() && x > 0.0) {
+            if key != "latency_us" && x.is_finite() && x > 0.0 {
+                notes.push(SpecNote::at(
+                    span_of(v),
+                    format!("`{key}` read as `latency_us = {x}`"),
+                ));
+            }
+            if x.is_nan() && key == "latency" {
+                None
+            } else if !(x.is_finite() && x > 0.0) {
                 return Err(SpecError::at(
                     span_of(v),
                     format!("invalid `latency_us` {x}, expected a positive number of microseconds"),
                 ));
+            } else {
+                Some(x)
             }
-            Some(x)
         }
     };
 
@@ -2488,6 +2661,171 @@ fn op_label(op: Op, custom: Option<&str>) -> String {
 
 /// The documented problem key of the op that `key` (a name users guess, any case, dashes or
 /// underscores) stands for, when the op reads it.
+/// A duration in a text (`"20"`, `"20 us"`, `"5ms"`, `"0.5 s"`) in microseconds; a bare number
+/// is in the unit `scale` converts from (the key's: 1e3 for `latency_ms`).
+fn duration_us(text: &str, scale: f64) -> Option<f64> {
+    let t = text.trim().to_ascii_lowercase();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(t.len());
+    let x: f64 = t[..split].replace('_', "").parse().ok()?;
+    let unit = match t[split..].trim() {
+        "" => scale,
+        "ns" | "nsec" => 1e-3,
+        "us" | "\u{b5}s" | "usec" | "microseconds" | "micros" => 1.0,
+        "ms" | "msec" | "milliseconds" | "millis" => 1e3,
+        "s" | "sec" | "seconds" => 1e6,
+        _ => return None,
+    };
+    Some(x * unit)
+}
+
+/// A performance requirement written in words (`"good enough that VAE decode is not the
+/// bottleneck"`, `"bandwidth-bound is fine"`, `"as fast as possible"`): words that accept less
+/// than the best (`fine`, `enough`, `acceptable`, `not needed`) read as `reasonable`, words
+/// that ask for the best (`peak`, `roofline`, `fastest`) as `near-peak`; any other phrase of
+/// several words as `reasonable`, the default. One unknown word is left to the caller (a typo
+/// of `near-peak` or `reasonable` is an error).
+fn performance_words(text: &str) -> Option<(PerfReq, &'static str)> {
+    let t = format!(
+        " {} ",
+        text.to_ascii_lowercase().replace(['-', '_', ',', '.'], " ")
+    );
+    let has = |w: &str| t.contains(&format!(" {w} "));
+    let lenient = [
+        "fine",
+        "enough",
+        "acceptable",
+        "ok",
+        "okay",
+        "reasonable",
+        "decent",
+        "adequate",
+        "moderate",
+        "secondary",
+        "bottleneck",
+        "not needed",
+        "not required",
+        "no need",
+        "not critical",
+        "doesn't matter",
+        "does not matter",
+    ];
+    let strict = [
+        "peak",
+        "roofline",
+        "fastest",
+        "fast as possible",
+        "maximum",
+        "max",
+        "sota",
+        "state of the art",
+        "best possible",
+        "hand tuned",
+        "speed of light",
+        "high",
+        "critical",
+        "top",
+        "best",
+    ];
+    if lenient.iter().any(|w| has(w)) {
+        return Some((PerfReq::Reasonable, "its words accept less than the best"));
+    }
+    if strict.iter().any(|w| has(w)) {
+        return Some((
+            PerfReq::NearPeak,
+            "its words ask for the best the hardware gives",
+        ));
+    }
+    (text.split_whitespace().count() > 1).then_some((
+        PerfReq::Reasonable,
+        "a phrase kplan does not grade: the default",
+    ))
+}
+
+/// A problem value written another way than one positive integer, and how it is read.
+enum Coerced {
+    /// The value to read in its place, and the note saying why.
+    Value(toml::Value, String),
+    /// Per-dimension sizes of a convolution window (`kernel = [3, 3, 3]`: depth, height, width).
+    PerDim(Vec<u64>),
+    /// A word that changes nothing the model reads (`padding = "same"`): noted, not used.
+    Skip(String),
+    /// `padding = "causal"`: the convolution is causal.
+    Causal(String),
+}
+
+/// How a problem value that is not one integer is read, where the intent is clear:
+/// - a list of integers: per-dimension window sizes for a convolution's `kernel`; equal
+///   entries are that size; a two-entry range `[lo, hi]` is planned at `hi` (the most traffic
+///   and the largest grid), and the note says that the low end may be latency-bound; any
+///   other list (a set of shapes) is planned at its largest entry;
+/// - an integer in quotes (`"4096"`), or with thousands separators (`"16_384"`, `"16,384"`);
+/// - a padding word (`same`: the model's assumption; `valid`: 0; `causal`: a causal conv).
+///
+/// Anything else (`rows = "dynamic"`) is left to the caller's type error.
+fn coerce_size(op: Op, canon: &str, v: &toml::Value) -> Option<Coerced> {
+    let int = |x: &toml::Value| -> Option<u64> {
+        match x {
+            toml::Value::Integer(i) if *i >= 0 && *i <= MAX_DIM => Some(*i as u64),
+            toml::Value::Float(f) if f.fract() == 0.0 && *f >= 0.0 && *f <= MAX_DIM as f64 => {
+                Some(*f as u64)
+            }
+            _ => None,
+        }
+    };
+    match v {
+        toml::Value::Array(items) if !items.is_empty() => {
+            let xs: Vec<u64> = items.iter().map(int).collect::<Option<Vec<_>>>()?;
+            if canon == "kernel" && op == Op::Conv && (2..=3).contains(&xs.len()) {
+                return Some(Coerced::PerDim(xs));
+            }
+            let hi = *xs.iter().max()?;
+            let lo = *xs.iter().min()?;
+            let why = if lo == hi {
+                format!("= {v} read as {hi} (every entry is the same)")
+            } else if xs.len() == 2 && xs[0] <= xs[1] {
+                format!(
+                    "= {v} read as a range: planned at the upper end {hi} (the most traffic and the largest grid); at the lower end {lo} the kernel may be latency-bound, so measure both ends"
+                )
+            } else {
+                format!(
+                    "= {v} read as a set of sizes: planned at the largest, {hi}; the smaller ones change the grid and may be latency-bound"
+                )
+            };
+            (hi >= 1 || canon == "padding")
+                .then_some(Coerced::Value(toml::Value::Integer(hi as i64), why))
+        }
+        toml::Value::String(text) => {
+            let t = text.trim().to_ascii_lowercase();
+            let digits: String = t.chars().filter(|c| !matches!(c, '_' | ',')).collect();
+            if let Ok(i) = digits.parse::<i64>() {
+                return Some(Coerced::Value(
+                    toml::Value::Integer(i),
+                    format!("= \"{text}\" read as the number {i}"),
+                ));
+            }
+            if canon != "padding" {
+                return None;
+            }
+            match t.as_str() {
+                "same" | "same-padding" | "same_padding" => Some(Coerced::Skip(
+                    "= \"same\": the model's assumption (output size = input size / stride)".into(),
+                )),
+                "valid" | "none" | "no" => Some(Coerced::Value(
+                    toml::Value::Integer(0),
+                    format!("= \"{text}\" read as 0"),
+                )),
+                "causal" => Some(Coerced::Causal(
+                    "= \"causal\" read as a causal convolution (left padding only, no future taps); the model counts same-size output".into(),
+                )),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 fn problem_key_alias(key: &str, allowed: &[&'static str]) -> Option<&'static str> {
     let k = key.trim().to_ascii_lowercase().replace('-', "_");
     if let Some(&c) = allowed.iter().find(|a| **a == k && k != key) {
@@ -2614,7 +2952,50 @@ fn parse_problem(
             unused.push(kname);
             continue;
         };
-        match (canon, val.get_ref()) {
+        // Sizes as users write them: a list (a range `[1, 16384]`, per-dimension sizes
+        // `[3, 3, 3]`, a set of shapes), a number in quotes, a padding word. Read with a
+        // located note saying what was assumed; any other word stays an error below.
+        let coerced = coerce_size(op, canon, val.get_ref());
+        let val_ref: &toml::Value = match &coerced {
+            Some(Coerced::PerDim(dims)) => {
+                let names: &[&'static str] = match dims.len() {
+                    3 => &["kernel_d", "kernel_h", "kernel_w"],
+                    _ => &["kernel_h", "kernel_w"],
+                };
+                for (n, d) in names.iter().zip(dims) {
+                    ints.insert(n, *d);
+                }
+                notes.push(SpecNote::at(
+                    val.span(),
+                    format!(
+                        "`{canon}` = {} read as one size per dimension ({})",
+                        val.get_ref(),
+                        names
+                            .iter()
+                            .zip(dims)
+                            .map(|(n, d)| format!("{n} = {d}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+                continue;
+            }
+            Some(Coerced::Value(v, why)) => {
+                notes.push(SpecNote::at(val.span(), format!("`{canon}` {why}")));
+                v
+            }
+            Some(Coerced::Skip(why)) => {
+                notes.push(SpecNote::at(val.span(), format!("`{canon}` {why}")));
+                continue;
+            }
+            Some(Coerced::Causal(why)) => {
+                causal = true;
+                notes.push(SpecNote::at(val.span(), format!("`{canon}` {why}")));
+                continue;
+            }
+            None => val.get_ref(),
+        };
+        match (canon, val_ref) {
             ("causal", toml::Value::Boolean(b)) => causal = causal || *b,
             ("causal", _) => {
                 return Err(SpecError::at(
@@ -2798,9 +3179,12 @@ fn parse_problem(
                     .copied()
                     .or(seq)
                     .ok_or_else(|| missing("`seq` or `seq_q`"))?;
+                // A chunk of new queries over a cached prefix (chunked prefill, prefix caching,
+                // speculative verification): the keys are the prefix plus the chunk.
                 let seq_kv = ints
                     .get("seq_kv")
                     .copied()
+                    .or_else(|| ints.get("prefix_len").map(|p| p + seq_q))
                     .or(seq)
                     .ok_or_else(|| missing("`seq` or `seq_kv`"))?;
                 let kv_heads = ints.get("kv_heads").copied().unwrap_or(heads);
@@ -3159,6 +3543,13 @@ fn parse_problem(
     }
     if unknown.is_none() {
         for (kname, why) in op.keys_outside_work_model() {
+            // Permuting tokens moves their hidden vectors: there `hidden` is in the model.
+            let moves_rows = op == Op::Moe
+                && matches!(m.kind.as_deref(), Some("permute" | "unpermute"))
+                && *kname == "hidden";
+            if moves_rows {
+                continue;
+            }
             if let Some((key, _)) = p.get_ref().iter().find(|(k, _)| {
                 k.get_ref() == kname || problem_key_alias(k.get_ref(), allowed) == Some(*kname)
             }) {

@@ -63,6 +63,19 @@ pub(crate) fn recognise(op_name: &str, kb: &Kb) -> Option<(Recognised, String)> 
     if words.len() < 2 {
         return None;
     }
+    // A communication word decides wherever it stands (`gemm-reduce-scatter`,
+    // `matmul-allreduce`): a kernel that talks to other GPUs is designed around the
+    // communication (peer access, flags, overlap), and its compute is one part of it.
+    for i in 0..words.len() {
+        for len in (1..=MAX_COMPOUND.min(words.len() - i)).rev() {
+            let compound = words[i..i + len].join("-");
+            if let Some(r) = named(&compound, kb) {
+                if matches!(&r, Recognised::Knowledge(id) if id == COMMUNICATION) {
+                    return Some((r, compound));
+                }
+            }
+        }
+    }
     for i in 0..words.len() {
         for len in (1..=MAX_COMPOUND.min(words.len() - i)).rev() {
             let compound = words[i..i + len].join("-");
@@ -103,6 +116,9 @@ pub(crate) fn other_ops(op_name: &str, read: &str, kb: &Kb) -> Vec<String> {
     }
     out
 }
+
+/// The knowledge base entry of collective communication, which decides a fused op's reading.
+const COMMUNICATION: &str = "collective";
 
 /// The most words a compound op name of the knowledge base has (`semi-structured-sparse-gemm`).
 const MAX_COMPOUND: usize = 4;

@@ -15,10 +15,13 @@ use std::collections::BTreeMap;
 
 mod amd_tuning;
 mod blackwell_arch_specific;
+mod consumer_mma;
 mod cpu_fallback_drift;
 mod cross_block;
 mod dtype_support;
 mod features;
+mod float_atomics;
+mod fp64_rate;
 mod fp8_encoding;
 mod fp8_fnuz_scale;
 mod gelu_approximation;
@@ -32,6 +35,7 @@ mod lds_banks;
 mod matrix_layout;
 mod multi_die;
 mod op_knowledge;
+mod rdna_matrix;
 mod rdna_wave32;
 mod separate_language;
 mod shared_memory_budget;
@@ -212,6 +216,10 @@ pub const RULES: &[Entry] = &[
     Entry { id: "fp8-fnuz-scale", check: fp8_fnuz_scale::check, fixtures: fp8_fnuz_scale::FIXTURES },
     Entry { id: "gelu-approximation", check: gelu_approximation::check, fixtures: gelu_approximation::FIXTURES },
     Entry { id: "gguf-k-quant-layout", check: gguf_k_quant::check, fixtures: gguf_k_quant::FIXTURES },
+    Entry { id: "fp64-rate", check: fp64_rate::check, fixtures: fp64_rate::FIXTURES },
+    Entry { id: "float-atomic-order", check: float_atomics::check, fixtures: float_atomics::FIXTURES },
+    Entry { id: "nvidia-consumer-mma", check: consumer_mma::check, fixtures: consumer_mma::FIXTURES },
+    Entry { id: "rdna-matrix-path", check: rdna_matrix::check, fixtures: rdna_matrix::FIXTURES },
 ];
 
 pub fn run(cx: &Cx) -> Vec<Risk> {
