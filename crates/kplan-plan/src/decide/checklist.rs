@@ -417,7 +417,8 @@ pub fn review(
         "reviewed by someone with secondary-backend experience",
         Status::NeedsHuman,
         if spec.expertise.is_empty() {
-            "team expertise not given; name a reviewer for each backend".into()
+            "no CUDA or HIP expertise among the team's skills; name a reviewer for each backend"
+                .into()
         } else if secondary.is_empty() {
             format!(
                 "team lists {}: name the reviewer in the PR",

@@ -306,7 +306,7 @@ pub(crate) fn largest_tensor(spec: &Spec) -> f64 {
             let kv = *batch as f64 * *kv_heads as f64 * *seq_kv as f64 * *head_dim as f64;
             q.max(kv)
         }
-        // No work model: any one size the spec gives counts (`kmers = 1e10` items are
+        // No work model: any one size the spec gives counts (`items = 1e10` items are
         // indexed like a tensor of that length).
         Problem::Custom { .. } => spec.dims.values().copied().max().unwrap_or(0) as f64,
     };

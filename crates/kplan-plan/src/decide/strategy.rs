@@ -318,7 +318,7 @@ pub fn decide(cx: &Context, verdict: &Verdict) -> Decided {
         match a {
             Abstraction::Framework => {
                 if !spec.framework_expressible {
-                    return fail("the spec says the framework cannot express the operation (framework_expressible = false)".into());
+                    return fail("the spec does not say the framework expresses the operation (`framework_expressible` is false or not given)".into());
                 }
                 if spec.performance == PerfReq::NearPeak {
                     // Every GPU vendor in scope counts, not NVIDIA alone.

@@ -274,7 +274,7 @@ fn decide_inner(spec: &Spec, kb: &Kb, targets: &[Target]) -> Verdict {
     let mut reason = String::from("no \"do not write a portable kernel\" condition holds: ");
     let mut why = Vec::new();
     if !spec.framework_expressible {
-        why.push("the framework cannot express it".to_string());
+        why.push("the spec does not say the framework expresses it".to_string());
     } else if spec.performance == PerfReq::NearPeak {
         why.push("the framework expresses it but near-peak performance is required".to_string());
     } else {
