@@ -3455,7 +3455,16 @@ fn parse_problem(
                 if bytes.is_none() {
                     // One read of the input and one write of the output, at the spec's dtypes: the
                     // least traffic a streaming op over `n` (or `rows` x `cols`) elements moves.
+                    // Only when those are the problem's only sizes: beside other size keys
+                    // (`systems`, `c`, `h`, `w`, `paths`) `n` may be a batch or one dimension,
+                    // and an estimate from it alone would be wrong, not just rough.
+                    let other_sizes: Vec<&str> = loose
+                        .keys()
+                        .copied()
+                        .filter(|k| !matches!(*k, "n" | "rows" | "cols" | "batch"))
+                        .collect();
                     let elems = match (loose.get("n"), loose.get("rows"), loose.get("cols")) {
+                        _ if !other_sizes.is_empty() => None,
                         (Some(&n), _, _) => Some((n as f64, "n")),
                         (None, Some(&r), Some(&c)) => Some((r as f64 * c as f64, "rows x cols")),
                         _ => None,
@@ -3529,6 +3538,24 @@ fn parse_problem(
         Err(e) => return Err(e),
     };
     let sized_by_assumption = custom_assumption.is_some();
+    // sizes the streaming estimate could not use: say so once, with the keys
+    if matches!(problem, Problem::Custom { bytes: None, .. }) {
+        let sizes: Vec<&str> = loose_unused.iter().map(|(k, _)| *k).collect();
+        if sizes.iter().any(|k| matches!(*k, "n" | "rows" | "cols"))
+            && sizes
+                .iter()
+                .any(|k| !matches!(*k, "n" | "rows" | "cols" | "batch"))
+        {
+            notes.push(SpecNote::at(
+                p.span(),
+                format!(
+                    "op {} has no work model and its problem has sizes besides `n` / `rows` x `cols` ({}): kplan does not guess its traffic from one of them; give `bytes` (and `flops`) for a roofline",
+                    op_label(op, custom),
+                    sizes.join(", ")
+                ),
+            ));
+        }
+    }
     for (kname, span) in loose_unused {
         if sized_by_assumption && matches!(kname, "n" | "rows" | "cols" | "batch") {
             continue;
