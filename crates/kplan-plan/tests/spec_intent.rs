@@ -457,3 +457,24 @@ fn moe_permute_moves_hidden_rows() {
     .unwrap();
     assert_eq!(work(&s).flops, 2.0 * 1024.0 * 8.0 * 4096.0);
 }
+
+/// An op without a work model is sized from `n` (or `rows` x `cols`) only when those are its
+/// only sizes: beside others (`c`, `h`, `w`, `systems`) `n` may be a batch, so the traffic stays
+/// unknown and a note names the sizes.
+#[test]
+fn no_streaming_guess_beside_other_sizes() {
+    let alone = spec(
+        "op = 'custom'\ndtypes = ['fp32']\nproblem = { n = 1048576 }",
+        "'h100'",
+    )
+    .unwrap();
+    assert!(work(&alone).unknown.is_none());
+    assert!(work(&alone).bytes > 0.0);
+    let beside = spec(
+        "op = 'grid-sample'\ndtypes = ['fp32']\nproblem = { n = 8, c = 64, h_in = 256, w_in = 256, h_out = 256, w_out = 256 }",
+        "'h100'",
+    )
+    .unwrap();
+    assert!(work(&beside).unknown.is_some());
+    assert!(noted(&beside, "sizes besides `n`"), "{:?}", beside.notes);
+}
