@@ -11,18 +11,6 @@ use kplan_test_support::toolchain;
 use std::path::PathBuf;
 use std::process::Command;
 
-fn hip_clang() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("KPLAN_HIP_CLANG").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    let ok = Command::new("clang-19")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    ok.then(|| PathBuf::from("clang-19"))
-}
-
 /// (VGPRs used, waves per SIMD) for each kernel, as clang reports them.
 fn clang_report(clang: &PathBuf, arch: &str, block: u32, vgprs: &[u32]) -> Vec<(u32, u32)> {
     let dir = std::env::temp_dir().join(format!("kplan-kb-occ-{}-{arch}", std::process::id()));
@@ -82,7 +70,7 @@ fn clang_report(clang: &PathBuf, arch: &str, block: u32, vgprs: &[u32]) -> Vec<(
 
 #[test]
 fn amd_vgpr_occupancy_matches_llvm() {
-    let Some(clang) = hip_clang() else {
+    let Some(clang) = toolchain::hip_clang() else {
         return toolchain::skip("no HIP clang (set KPLAN_HIP_CLANG or install clang-19)");
     };
     let kb = Kb::builtin();

@@ -12,18 +12,6 @@ use kplan_test_support::toolchain;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn hip_clang() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("KPLAN_HIP_CLANG").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    let ok = Command::new("clang-19")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    ok.then(|| PathBuf::from("clang-19"))
-}
-
 /// Compiles `text` as HIP for gfx942 (`mode`: `-fsyntax-only`, or `-E` to preprocess only);
 /// the compiler's stderr on failure.
 fn compile(clang: &Path, dir: &Path, mode: &str, text: &str) -> Result<(), String> {
@@ -51,7 +39,7 @@ fn compile(clang: &Path, dir: &Path, mode: &str, text: &str) -> Result<(), Strin
 
 #[test]
 fn listed_intrinsics_and_headers_are_missing_under_hip() {
-    let Some(clang) = hip_clang() else {
+    let Some(clang) = toolchain::hip_clang() else {
         return toolchain::skip("no HIP clang (set KPLAN_HIP_CLANG or install clang-19)");
     };
     let dir = kplan_test_support::tempdir("hip-lacks");

@@ -103,3 +103,17 @@ pub fn check_jsonschema() -> Result<std::path::PathBuf, String> {
     }
     Err("no check-jsonschema (scripts/install-test-deps.sh installs it into .venv; or set KPLAN_CHECK_JSONSCHEMA)".into())
 }
+
+/// A HIP-capable clang: `KPLAN_HIP_CLANG` (set by scripts/test-env.sh), else `clang-19` when it
+/// runs.
+pub fn hip_clang() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("KPLAN_HIP_CLANG").filter(|p| !p.is_empty()) {
+        return Some(std::path::PathBuf::from(p));
+    }
+    let ok = std::process::Command::new("clang-19")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    ok.then(|| std::path::PathBuf::from("clang-19"))
+}
