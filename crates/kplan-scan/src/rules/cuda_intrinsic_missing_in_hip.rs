@@ -27,7 +27,7 @@ and `__half2` only). The AMD build fails at that line; the portable forms are pl
 `__builtin_nontemporal_store` for streaming), `__builtin_amdgcn_sdot4` / `amd_mixed_dot` for the dot \
 products, and `abort()` or `__builtin_trap()`.",
     example: "__global__ void store(int4* out, int4 v) {\n    __stcg(out + threadIdx.x, v);\n}",
-    use_instead: "__global__ void store(int4* out, int4 v) {\n#if defined(__CUDA_ARCH__)\n    __stcg(out + threadIdx.x, v);\n#else\n    out[threadIdx.x] = v;\n#endif\n}",
+    use_instead: "__global__ void store(int4* out, int4 v) {\n#if defined(__HIP_PLATFORM_AMD__)\n    __builtin_nontemporal_store(v, out + threadIdx.x);\n#else\n    __stcg(out + threadIdx.x, v);\n#endif\n}",
     severity: Severity::Error,
     scope: Scope::Amd,
     lang: Lang::Cuda,
@@ -314,7 +314,7 @@ pub fn check(cx: &mut Cx) {
             k,
             k,
             msg,
-            "keep it under `#if defined(__CUDA_ARCH__)` with a portable form for HIP (a plain load or store, `__builtin_amdgcn_sdot4`, `abort()`)",
+            "keep it in the NVIDIA branch of a platform test (`#if defined(__HIP_PLATFORM_AMD__) ... #else ... #endif`) with a form HIP has in the AMD branch (a plain or `__builtin_nontemporal_store` store, `__builtin_amdgcn_sdot4`, `abort()`)",
         );
     }
 }
