@@ -151,6 +151,20 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
             .with_targets(targets);
         self.out.push(f);
     }
+    /// Reports each `(a, b)` token range of `sites`, the message made by `msg` from the range's
+    /// code ([`Cx::snippet`]), with the rule's scope-derived severity and one help text.
+    pub fn report_each(
+        &mut self,
+        meta: &'static RuleMeta,
+        sites: Vec<(usize, usize)>,
+        msg: impl Fn(&str) -> String,
+        help: &str,
+    ) {
+        for (a, b) in sites {
+            let m = msg(&self.snippet(a, b));
+            self.report(meta, a, b, m, help);
+        }
+    }
     /// Reports each `(start, end, message)` of `hits` with the same severity, targets and help.
     pub fn report_spans(
         &mut self,

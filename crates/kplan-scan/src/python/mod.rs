@@ -320,6 +320,21 @@ impl<'s, 'a, 'kb> Cx<'s, 'a, 'kb> {
         s
     }
 
+    /// Reports each `(a, b)` token range of `sites`, the message made by `msg` from the range's
+    /// code ([`Cx::code`]), with the rule's scope-derived severity and one help text.
+    pub fn report_each(
+        &mut self,
+        meta: &'static RuleMeta,
+        sites: Vec<(usize, usize)>,
+        msg: impl Fn(&str) -> String,
+        help: &str,
+    ) {
+        for (a, b) in sites {
+            let m = msg(&self.code(a, b));
+            self.report(meta, a, b, m, help);
+        }
+    }
+
     /// Reports tokens `a..=b` with the rule's scope-derived severity.
     pub fn report(
         &mut self,

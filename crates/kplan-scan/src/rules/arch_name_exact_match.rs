@@ -220,17 +220,14 @@ pub fn check(cx: &mut Cx) {
     }
     sites.sort_unstable();
     sites.dedup();
-    for (a, b) in sites {
-        let msg = format!(
-            "`{}` compares a whole architecture name, but `gcnArchName` is a target id such as `gfx90a:sramecc+:xnack-` on gfx9 (CDNA) GPUs: the test is false on the GPUs it names",
-            cx.snippet(a, b)
-        );
-        cx.report(
-            &META,
-            a,
-            b,
-            msg,
-            "compare the part before the first `:` (`name.substr(0, name.find(':'))`) or test the prefix",
-        );
-    }
+    cx.report_each(
+        &META,
+        sites,
+        |code| {
+            format!(
+                "`{code}` compares a whole architecture name, but `gcnArchName` is a target id such as `gfx90a:sramecc+:xnack-` on gfx9 (CDNA) GPUs: the test is false on the GPUs it names",
+            )
+        },
+        "compare the part before the first `:` (`name.substr(0, name.find(':'))`) or test the prefix",
+    );
 }

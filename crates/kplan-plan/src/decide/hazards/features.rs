@@ -23,29 +23,9 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
             };
             by.entry(k).or_default().push(t);
         }
-        let evidence: Vec<String> = gpu
-            .iter()
-            .map(|t| match kb.support(f, &t.arch.id) {
-                Some(s) => format!(
-                    "{}: {}{}{} [{}]",
-                    t.name,
-                    crate::decide::backend::avail_str(s.status),
-                    s.min_toolchain
-                        .as_ref()
-                        .map(|m| format!(" (from {m})"))
-                        .unwrap_or_default(),
-                    s.note
-                        .as_ref()
-                        .map(|n| format!(", {n}"))
-                        .unwrap_or_default(),
-                    s.source
-                ),
-                None => format!("{}: unknown (no KB entry)", t.name),
-            })
-            .collect();
-        let sources: Vec<String> = gpu
-            .iter()
-            .filter_map(|t| kb.support(f, &t.arch.id).map(|s| s.source.clone()))
+        let evidence: Vec<String> = gpu.iter().map(|t| support_evidence(kb, t, f)).collect();
+        let sources: Vec<String> = support_sources(kb, &gpu, f)
+            .into_iter()
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();

@@ -38,20 +38,8 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
     let support: Vec<String> = cx
         .coded
         .iter()
-        .filter_map(|t| {
-            kb.support(feature, &t.arch.id).map(|s| {
-                format!(
-                    "{}: {feature} {:?}{} [{}]",
-                    t.name,
-                    s.status,
-                    s.note
-                        .as_deref()
-                        .map(|n| format!(", {n}"))
-                        .unwrap_or_default(),
-                    s.source
-                )
-            })
-        })
+        .filter(|t| kb.support(feature, &t.arch.id).is_some())
+        .map(|t| support_evidence(kb, t, feature))
         .collect();
     let severity = if spec.modifiers.deterministic {
         "high"

@@ -95,6 +95,41 @@ fn names(v: &[&Target]) -> Vec<String> {
     v.iter().map(|t| t.name.clone()).collect()
 }
 
+/// What the KB says of `feature` on target `t`, as a line of evidence:
+/// `mi300x: rdna-wmma no (from ROCm 6.0), note [SOURCE]`, or that it has no entry.
+fn support_evidence(kb: &Kb, t: &Target, feature: &str) -> String {
+    match kb.support(feature, &t.arch.id) {
+        Some(s) => format!(
+            "{}: {feature} {}{}{} [{}]",
+            t.name,
+            super::backend::avail_str(s.status),
+            s.min_toolchain
+                .as_deref()
+                .map(|m| format!(" (from {m})"))
+                .unwrap_or_default(),
+            s.note
+                .as_deref()
+                .map(|n| format!(", {n}"))
+                .unwrap_or_default(),
+            s.source
+        ),
+        None => format!("{}: {feature} unknown (no KB entry)", t.name),
+    }
+}
+
+/// The sources of the KB's `feature` facts for `targets`, each once, in first-seen order.
+fn support_sources(kb: &Kb, targets: &[&Target], feature: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in targets {
+        if let Some(s) = kb.support(feature, &t.arch.id) {
+            if !out.contains(&s.source) {
+                out.push(s.source.clone());
+            }
+        }
+    }
+    out
+}
+
 impl Risk {
     /// Starts a risk entry from its id, kind (`hazard`, `feature`, `dtype`, `toolchain`, `op`)
     /// and severity (`high`, `medium`, `low`); the rule adds its title, targets and

@@ -24,36 +24,9 @@ pub fn check(cx: &Cx) -> Vec<Risk> {
     }
     let evidence: Vec<String> = rdna
         .iter()
-        .map(|t| match kb.support("rdna-wmma", &t.arch.id) {
-            Some(s) => format!(
-                "{}: rdna-wmma {:?}{}{} [{}]",
-                t.name,
-                s.status,
-                s.note
-                    .as_deref()
-                    .map(|n| format!(", {n}"))
-                    .unwrap_or_default(),
-                s.min_toolchain
-                    .as_deref()
-                    .map(|m| format!(", from {m}"))
-                    .unwrap_or_default(),
-                s.source
-            ),
-            None => format!("{}: rdna-wmma unknown in the knowledge base", t.name),
-        })
+        .map(|t| support_evidence(kb, t, "rdna-wmma"))
         .collect();
-    let sources: Vec<String> = rdna
-        .iter()
-        .filter_map(|t| {
-            kb.support("rdna-wmma", &t.arch.id)
-                .map(|s| s.source.clone())
-        })
-        .fold(Vec::new(), |mut v, s| {
-            if !v.contains(&s) {
-                v.push(s);
-            }
-            v
-        });
+    let sources = support_sources(kb, &rdna, "rdna-wmma");
     vec![Risk::builder("rdna-matrix-path", "hazard", "medium")
         .title("RDNA matrix units are WMMA on wave32 (RDNA3 and RDNA4 differ): kernels, tunings and libraries made for CDNA do not carry over")
         .targets(names(&rdna))

@@ -134,17 +134,14 @@ pub fn check(cx: &mut Cx) {
             sites.push((k, end));
         }
     }
-    for (a, b) in sites {
-        let msg = format!(
-            "`{}` compares the whole `gcnArchName`, which on CDNA is a target id such as `gfx942:sramecc+:xnack-`: the test is false on the GPUs it names",
-            cx.code(a, b)
-        );
-        cx.report(
-            &META,
-            a,
-            b,
-            msg,
-            "compare the name before the first `:` (`gcnArchName.split(\":\")[0]`) or test with `startswith`",
-        );
-    }
+    cx.report_each(
+        &META,
+        sites,
+        |code| {
+            format!(
+                "`{code}` compares the whole `gcnArchName`, which on CDNA is a target id such as `gfx942:sramecc+:xnack-`: the test is false on the GPUs it names",
+            )
+        },
+        "compare the name before the first `:` (`gcnArchName.split(\":\")[0]`) or test with `startswith`",
+    );
 }

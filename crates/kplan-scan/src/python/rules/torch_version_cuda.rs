@@ -193,17 +193,14 @@ pub fn check(cx: &mut Cx) {
         }
         sites.push((a, b));
     }
-    for (a, b) in sites {
-        let msg = format!(
-            "`{}` reads `torch.version.cuda` as a string; on ROCm builds of PyTorch it is `None` (the version is in `torch.version.hip`), so this raises on every AMD GPU",
-            cx.code(a, b)
-        );
-        cx.report(
-            &META,
-            a,
-            b,
-            msg,
-            "test it first (`torch.version.cuda is not None and ...`) or branch on `torch.version.hip`",
-        );
-    }
+    cx.report_each(
+        &META,
+        sites,
+        |code| {
+            format!(
+                "`{code}` reads `torch.version.cuda` as a string; on ROCm builds of PyTorch it is `None` (the version is in `torch.version.hip`), so this raises on every AMD GPU",
+            )
+        },
+        "test it first (`torch.version.cuda is not None and ...`) or branch on `torch.version.hip`",
+    );
 }
