@@ -3,7 +3,7 @@
 
     python3 eval/specs/run.py --kplan target/release/kplan --split dev [--out DIR]
 
-Splits: dev, holdout, holdout2 to holdout7 (the directories next to this
+Splits: dev, holdout, holdout2 to holdout8 (the directories next to this
 file), or all.
 
 For every spec of the split it runs `kplan plan SPEC --format json -o TMP/x.json` and reports:
@@ -45,7 +45,7 @@ import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SPLITS = ("dev", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7")
+SPLITS = ("dev", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8")
 VERDICT_ALIASES = {"custom-kernel": "write-kernel"}
 
 
