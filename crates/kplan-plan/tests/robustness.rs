@@ -66,7 +66,6 @@ fn hostile_values_are_errors_not_panics() {
         "[kernel]\nname='x'\nop='gemm'\ndtypes=['bf16']\nproblem={m=1,n=1,k=1}\n[backends]\ntargets=[]\n",
         "[kernel]\nname='x'\nop='gemm'\ndtypes=['bf16']\nproblem={m=1,n=1,k=1}\n[backends]\ntargets=['sm_80','sm_80']\n",
         "[kernel]\nname='  '\nop='gemm'\ndtypes=['bf16']\nproblem={m=1,n=1,k=1}\n[backends]\ntargets=['sm_80']\n",
-        "[kernel]\nname='x'\nop='gemm'\ndtypes=['bf16']\nproblem=3\n[backends]\ntargets=['sm_80']\n",
         "[kernel]\nname='x'\nop='gemm'\ndtypes=['bf16']\nproblem={m=1,n=1,k=1}\n[backends]\ntargets=['sm_80']\n[abstraction]\nallowed=[]\n",
     ] {
         let r = parse_spec(text, Kb::builtin());

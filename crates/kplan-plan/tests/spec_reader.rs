@@ -72,12 +72,15 @@ fn values_named_by_dtype_is_a_key_value_sort() {
     assert_eq!(s.op, Op::Sort);
     assert!(s.modifiers.values);
     assert!(noted(&s, "read as `values = true`"), "{:?}", s.notes);
-    // A word that is no dtype and no yes/no is still an error.
+    // A word that is no dtype and no yes/no is still an error; a phrase is set aside with a note.
     assert!(parse_spec(
-        "[kernel]\nname = 'k'\nop = 'sort'\ndtypes = ['int32']\nproblem = { n = 4 }\nvalues = 'column index'\n[backends]\ntargets = ['h100']\n",
+        "[kernel]\nname = 'k'\nop = 'sort'\ndtypes = ['int32']\nproblem = { n = 4 }\nvalues = 'index'\n[backends]\ntargets = ['h100']\n",
         Kb::builtin()
     )
     .is_err());
+    let s = parse("[kernel]\nname = 'k'\nop = 'sort'\ndtypes = ['int32']\nproblem = { n = 4 }\nvalues = 'column index'\n[backends]\ntargets = ['h100']\n");
+    assert!(!s.modifiers.values);
+    assert!(noted(&s, "`kernel.values` set aside"), "{:?}", s.notes);
 }
 
 #[test]

@@ -595,6 +595,11 @@ pub struct LexEnv {
 #[derive(Debug, Default)]
 pub struct Locals<'e> {
     pub list: Vec<(String, Platform)>,
+    /// Object-like macros this file defines only inside branches of groups that choose by
+    /// AMD architecture (`#if defined(__gfx1100__)` / `#define ARCH_RDNA3`), with the passes
+    /// those branches reach: the macro is undefined in every other pass, whatever its name
+    /// says (`None`: also defined elsewhere, so nothing is known).
+    pub arch: std::collections::HashMap<String, Option<u8>>,
     pub env: Option<&'e LexEnv>,
 }
 
@@ -734,6 +739,9 @@ fn macro_state(name: &str, p: u8, local: &Locals) -> MacroState {
             (64, AMD_DEV64) | (32, AMD_DEV32) => Unknown,
             _ => Undef,
         };
+    }
+    if let Some(Some(r)) = local.arch.get(name) {
+        return if p & r == 0 { Undef } else { Unknown };
     }
     match classify_local(name, local) {
         Platform::Amd => on(amd, Def(None)),
@@ -1347,6 +1355,7 @@ fn lex_ignoring<'t>(text: &'t str, ignore: &[u32], env: Option<&LexEnv>) -> Src<
     let mut device_macros: Vec<(String, FnKind)> = Vec::new();
     let mut local_macros = Locals {
         list: Vec::new(),
+        arch: std::collections::HashMap::new(),
         env,
     };
     sibling_switches(text, &mut local_macros.list);
@@ -1696,6 +1705,29 @@ fn lex_ignoring<'t>(text: &'t str, ignore: &[u32], env: Option<&LexEnv>) -> Src<
                                 if let Some(d) = directives.last_mut() {
                                     d.platform = Platform::Any;
                                     d.vendor_test = false;
+                                }
+                            }
+                        }
+                        if !function_like {
+                            // macros defined per AMD architecture (`#define ARCH_RDNA3` under
+                            // `#if defined(__gfx1100__)`): defined in those passes only
+                            let br = branches.get(branch as usize);
+                            let by_arch = branch != 0
+                                && br.is_some_and(|br| {
+                                    groups.get(br.group as usize).is_some_and(|g| g.names_amd_arch)
+                                });
+                            let reach = br.map(|br| br.reach).unwrap_or(pass::ALL);
+                            match local_macros.arch.get_mut(mname) {
+                                Some(ex) => {
+                                    *ex = match (*ex, by_arch) {
+                                        (Some(r), true) => Some(r | reach),
+                                        _ => None,
+                                    }
+                                }
+                                None => {
+                                    local_macros
+                                        .arch
+                                        .insert(mname.to_string(), by_arch.then_some(reach));
                                 }
                             }
                         }

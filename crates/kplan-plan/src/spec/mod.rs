@@ -7,6 +7,7 @@
 
 mod coerce;
 mod names;
+mod peel;
 mod recognise;
 
 use crate::error::SpecError;
@@ -94,7 +95,9 @@ fn plain_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Spanned<Stri
 
 #[derive(Deserialize)]
 struct RawKernel {
-    name: Spanned<String>,
+    /// Optional: a spec without a name is named after its op (with a note).
+    #[serde(default)]
+    name: Option<Spanned<String>>,
     op: Spanned<String>,
     #[serde(default)]
     description: Option<String>,
@@ -1283,7 +1286,18 @@ fn norm_name(s: &str) -> String {
 }
 
 /// Parses and validates a spec. `kb` resolves target names and feature ids.
+/// Reads a spec. A value kplan cannot read in a key the plan can do without (a size key it
+/// does not model, two size keys that disagree, a list where one word was expected, free text
+/// where a flag was expected) does not reject the spec: the key is set aside, the plan is made
+/// without it, and a spec note says what was set aside and why (see [`peel`]). The spec is
+/// rejected when it is not TOML, when a key name is misspelt or misplaced, or when what is left
+/// cannot be planned (no op, no target): then the error names the key behind it.
 pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
+    peel::parse_lenient(text, |t| parse_spec_strict(t, kb))
+}
+
+/// [`parse_spec`] without setting anything aside: the first value kplan cannot read is an error.
+pub fn parse_spec_strict(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
     let raw: RawSpec = toml::from_str(text).map_err(|e| SpecError {
         span: e.span(),
         message: e.message().trim_end().replace('\n', " "),
@@ -1338,13 +1352,26 @@ pub fn parse_spec(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
             req_deterministic |= *b.get_ref();
         }
     }
-    let name = k.name.get_ref().trim().to_string();
-    if name.is_empty() {
-        return Err(SpecError::at(
-            span_of(&k.name),
-            "empty kernel name, expected a non-empty string",
-        ));
-    }
+    let name = match &k.name {
+        Some(n) => {
+            let name = n.get_ref().trim().to_string();
+            if name.is_empty() {
+                return Err(SpecError::at(
+                    span_of(n),
+                    "empty kernel name, expected a non-empty string",
+                ));
+            }
+            name
+        }
+        None => {
+            let name = k.op.get_ref().trim().to_string();
+            notes.push(SpecNote::at(
+                span_of(&k.op),
+                format!("[kernel] has no `name`: the plan names the kernel after its op, `{name}`"),
+            ));
+            name
+        }
+    };
     let op_name = norm_name(k.op.get_ref());
     let mut custom_op: Option<String> = None;
     let mut custom_knowledge: Option<String> = None;
@@ -3083,10 +3110,16 @@ fn parse_problem(
     let flat_or_rows = |ints: &BTreeMap<&str, u64>| -> Result<Problem, SpecError> {
         match (ints.get("n"), ints.get("rows"), ints.get("cols")) {
             (Some(&n), None, None) => Ok(Problem::Flat { n }),
-            (None, Some(&rows), Some(&cols)) => Ok(Problem::Rows { rows, cols }),
+            // `rows` and `cols` say more than `n` (often their product, or a total): read them
+            (_, Some(&rows), Some(&cols)) => Ok(Problem::Rows { rows, cols }),
             (None, Some(_), None) => Err(missing("`cols`")),
             (None, None, Some(_)) => Err(missing("`rows`")),
             (None, None, None) => Err(missing("the size")),
+            // `n` beside `rows` alone: the row length, or the total when `rows` divides it
+            (Some(&n), Some(&rows), None) if rows > 0 => Ok(Problem::Rows {
+                rows,
+                cols: if n > rows && n % rows == 0 { n / rows } else { n },
+            }),
             (Some(_), _, _) => Err(SpecError::at(
                 p.span(),
                 "both `n` and `rows`/`cols` given, expected one of them",
@@ -3358,7 +3391,7 @@ fn parse_problem(
             }
             Op::Sort => match (ints.get("n"), ints.get("segments"), ints.get("segment_len")) {
                 (Some(&n), None, None) => Problem::Flat { n },
-                (None, Some(&s), Some(&l)) => Problem::Rows { rows: s, cols: l },
+                (_, Some(&s), Some(&l)) => Problem::Rows { rows: s, cols: l },
                 (Some(_), _, _) => {
                     return Err(SpecError::at(
                         p.span(),

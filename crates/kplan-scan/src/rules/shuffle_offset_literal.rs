@@ -11,7 +11,9 @@ pub static META: RuleMeta = RuleMeta {
     summary: "shuffle reduction whose offsets are fixed for a 32-lane warp",
     what: "Finds warp reductions whose shuffle offsets are written for 32 lanes: a loop `for (int o = 16; o > 0; \
 o /= 2)` (or `o = 1; o < 32; o *= 2`; the start may be a constant expression such as `32 / 2`) around `__shfl_xor_sync`/`__shfl_down_sync`, and unrolled shuffles with a \
-literal offset of 16, when the shuffle has no explicit `width` argument.",
+literal offset of 16, when the shuffle has no explicit `width` argument. In code only AMD compiles (an AMD-only \
+branch or a HIP-only file) a loop of that shape with an explicit width of 32 is a warning for the wave64 targets: \
+the width makes each half of the wavefront reduce on its own.",
     why: "On a 64-lane wavefront the reduction never crosses lanes 0-31 and 32-63: lane 0 ends up with the sum of \
 half the wavefront and the other half is silently dropped.",
     example: "for (int offset = 16; offset > 0; offset /= 2)\n    v += __shfl_down_sync(0xffffffff, v, offset);",
@@ -103,6 +105,9 @@ pub fn check(cx: &mut Cx) {
                     .unwrap_or(n.saturating_sub(1))
             };
             let mut hit = false;
+            // `__shfl_xor_sync(m, v, o, 32)` in code only AMD compiles: the width is explicit,
+            // but a wave64 wavefront then reduces as two halves
+            let mut amd_width32 = false;
             let mut k = body_start;
             while k <= body_end && k < n {
                 // `tile.shfl_down(v, o)`: a cooperative-groups tile's shuffle; its width is the tile's
@@ -119,8 +124,26 @@ pub fn check(cx: &mut Cx) {
                         hit = true;
                         break;
                     }
+                    if uses_var
+                        && explicit_width
+                        && args.last().is_some_and(|&(a, b)| a == b && src.int(a) == Some(32))
+                        && cx.amd_code(k)
+                        && reaches_wave64(cx, k)
+                    {
+                        amd_width32 = true;
+                        break;
+                    }
                 }
                 k += 1;
+            }
+            // (the `#else` of an architecture list is still reached by wave64 passes here)
+            if amd_width32 && cx.amd_wave(i) != 32 && cx.runtime_wave(i) != 32 {
+                let targets = cx.ctx.wave64_targets();
+                if !targets.is_empty() {
+                    let msg = format!("shuffle reduction in code only AMD compiles passes width 32 (`{var}` from {}): on a wave64 target it reduces each 32-lane half of the wavefront on its own", if descending_from_16 { "16 down" } else { "1 up to 32" });
+                    cx.report_with(&META, Severity::Warning, targets, eq + 1, eq + 1, msg, "pass `warpSize` as the width (or start at `warpSize / 2`), unless a 32-lane sub-group is meant");
+                }
+                continue;
             }
             if !hit || cx.guarded(i) {
                 continue;
@@ -154,4 +177,13 @@ pub fn check(cx: &mut Cx) {
             }
         }
     }
+}
+
+/// Whether token `k` is reached by a wave64 AMD device pass (a branch that only wave32
+/// targets compile is not).
+fn reaches_wave64(cx: &Cx, k: usize) -> bool {
+    let src = cx.src;
+    let b = src.toks.get(k).map(|t| t.branch).unwrap_or(0);
+    let reach = src.branches.get(b as usize).map(|br| br.reach).unwrap_or(0);
+    reach == 0 || reach & crate::lex::pass::AMD_DEV64 != 0
 }
