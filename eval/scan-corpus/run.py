@@ -64,8 +64,8 @@ SCANNED_EXT = {
 MAX_RECURSIVE_FILES = 600
 MAX_RECURSIVE_BYTES = 24 * 1024 * 1024
 MAX_FILE_BYTES = 4 * 1024 * 1024
-SPLITS = ("dev", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7")
-# The splits that the hash rule in cases.toml assigns; holdout2 to holdout7 are fixed sets,
+SPLITS = ("dev", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8")
+# The splits that the hash rule in cases.toml assigns; holdout2 to holdout8 are fixed sets,
 # never re-derived.
 RULE_SPLITS = ("dev", "holdout")
 
@@ -153,7 +153,7 @@ def load_trees(path: Path) -> list[dict]:
 def expected_split(cases: list[dict]) -> dict[str, str]:
     """The split rule stated in cases.toml: per class with >= 4 cases, the round(n/4) cases
     with the smallest sha256(id) are holdout; smaller classes are all dev. Only the dev and
-    holdout cases take part (and are returned): holdout2 to holdout7 are fixed sets outside
+    holdout cases take part (and are returned): holdout2 to holdout8 are fixed sets outside
     the rule."""
     by_class = collections.defaultdict(list)
     for c in cases:
@@ -683,7 +683,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument(
         "--reveal-holdout",
         action="store_true",
-        help="list holdout and holdout2 to holdout7 cases one by one in summary.md "
+        help="list holdout and holdout2 to holdout8 cases one by one in summary.md "
         "(default: counts only)",
     )
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
@@ -696,7 +696,7 @@ def main(argv: list[str]) -> int:
         "--check-split",
         action="store_true",
         help="check that every dev/holdout case's split follows the rule in cases.toml "
-        "(holdout2 to holdout7 are fixed sets and are left alone), and exit",
+        "(holdout2 to holdout8 are fixed sets and are left alone), and exit",
     )
     ap.add_argument(
         "--extract-only",
@@ -726,7 +726,7 @@ def main(argv: list[str]) -> int:
         print(
             f"{len(cases)} cases: {n['dev']} dev, {n['holdout']} holdout, "
             f"{n['holdout2']} holdout2, {n['holdout3']} holdout3, {n['holdout4']} holdout4, "
-            f"{n['holdout5']} holdout5, {n['holdout6']} holdout6 and {n['holdout7']} holdout7 "
+            f"{n['holdout5']} holdout5, {n['holdout6']} holdout6, {n['holdout7']} holdout7 and {n['holdout8']} holdout8 "
             "(fixed, not checked); "
             f"{'split follows the rule' if not bad else f'{len(bad)} do not follow the rule'}"
         )
