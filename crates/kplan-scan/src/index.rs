@@ -59,7 +59,7 @@ pub struct ProjectIndex {
     /// `name = other` definitions whose value is one warp-named identifier (`constexpr int
     /// kLanes = kWarpSize;`), name -> other; the first definition met wins.
     pub alias_of: HashMap<String, String>,
-    /// CUDA intrinsics HIP does not declare that a file of the scan defines as a macro
+    /// CUDA intrinsics and API names HIP does not have that a file of the scan defines as a macro
     /// (`#define __trap() abort()`): calls of them compile on AMD.
     pub intrinsic_shims: HashSet<String>,
     /// A file of the scan maps CUDA runtime names to HIP ones (`#define cudaMalloc hipMalloc`):
@@ -407,7 +407,10 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
         || memchr::memmem::find(b, b"ballot").is_some()
         // functions returning the warp width (`return warpSize;`, `return wave_width();`)
         || memchr::memmem::find(b, b"arp").is_some()
-        || memchr::memmem::find(b, b"ave").is_some();
+        || memchr::memmem::find(b, b"ave").is_some()
+        // declarations of CUDA API names a project gives itself
+        || memchr::memmem::find(b, b"enum").is_some()
+        || memchr::memmem::find(b, b"typedef").is_some();
     if !interesting {
         return fi;
     }
@@ -531,8 +534,9 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
                         }
                         continue;
                     }
-                    if crate::rules::cuda_intrinsic_missing_in_hip::missing_in_hip(mname)
-                        && fi.intrinsic_shims.len() < 1024
+                    if (crate::rules::cuda_intrinsic_missing_in_hip::missing_in_hip(mname)
+                        || crate::rules::cuda_api_missing_in_hip::missing_in_hip(mname))
+                        && fi.intrinsic_shims.len() < 4096
                     {
                         fi.intrinsic_shims.push(mname.to_string());
                     }
@@ -593,6 +597,24 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
         };
         if t.contains("arp") || t.contains("ave") || t.contains("ARP") || t.contains("AVE") {
             declared_warp_words(t, &mut fi.warp_decls);
+        }
+        // a CUDA API name HIP lacks that the project declares itself (`typedef struct
+        // CUmemFabricHandle_st {...} CUmemFabricHandle;`, `enum cudaError_t { cudaErrorStubLibrary
+        // = 34 };`): the project's own declaration, a compatibility shim
+        if (in_enum
+            || t.starts_with('}')
+            || t.contains("typedef")
+            || t.contains("struct ")
+            || t.contains("enum ")
+            || t.contains("using "))
+            && (t.contains("cu") || t.contains("CU"))
+            && fi.intrinsic_shims.len() < 4096
+        {
+            for w in ident_words(t) {
+                if crate::rules::cuda_api_missing_in_hip::missing_in_hip(w) {
+                    fi.intrinsic_shims.push(w.to_string());
+                }
+            }
         }
         if t.contains("enum") {
             in_enum = true;

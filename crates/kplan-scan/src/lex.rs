@@ -1714,7 +1714,9 @@ fn lex_ignoring<'t>(text: &'t str, ignore: &[u32], env: Option<&LexEnv>) -> Src<
                             let br = branches.get(branch as usize);
                             let by_arch = branch != 0
                                 && br.is_some_and(|br| {
-                                    groups.get(br.group as usize).is_some_and(|g| g.names_amd_arch)
+                                    groups
+                                        .get(br.group as usize)
+                                        .is_some_and(|g| g.names_amd_arch)
                                 });
                             let reach = br.map(|br| br.reach).unwrap_or(pass::ALL);
                             match local_macros.arch.get_mut(mname) {

@@ -3118,7 +3118,11 @@ fn parse_problem(
             // `n` beside `rows` alone: the row length, or the total when `rows` divides it
             (Some(&n), Some(&rows), None) if rows > 0 => Ok(Problem::Rows {
                 rows,
-                cols: if n > rows && n % rows == 0 { n / rows } else { n },
+                cols: if n > rows && n % rows == 0 {
+                    n / rows
+                } else {
+                    n
+                },
             }),
             (Some(_), _, _) => Err(SpecError::at(
                 p.span(),

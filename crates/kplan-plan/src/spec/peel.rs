@@ -13,7 +13,12 @@ use super::{Spec, SpecError, SpecNote};
 use std::ops::Range;
 
 /// Keys (dotted paths) whose value the plan cannot do without.
-const ESSENTIAL: &[&str] = &["kernel.op", "backends.targets", "backends.devices", "backends.target"];
+const ESSENTIAL: &[&str] = &[
+    "kernel.op",
+    "backends.targets",
+    "backends.devices",
+    "backends.target",
+];
 
 /// At most this many pairs are set aside before the spec is rejected.
 const MAX_PEEL: usize = 24;
@@ -104,7 +109,9 @@ fn peelable(text: &str, e: &SpecError) -> Option<(Range<usize>, String, bool)> {
     let value = value.rsplit_once('=').map_or(value, |(_, v)| v).trim();
     let one_word = value.len() >= 2
         && (value.starts_with('"') || value.starts_with('\''))
-        && !value[1..value.len() - 1].trim().contains(char::is_whitespace);
+        && !value[1..value.len() - 1]
+            .trim()
+            .contains(char::is_whitespace);
     if one_word && !m.starts_with("unknown problem key") {
         return None;
     }

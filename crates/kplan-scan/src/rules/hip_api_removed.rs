@@ -1,6 +1,7 @@
-//! `hip-api-removed`: a HIP runtime name that HIP 6.0 removed or renamed (`hipDeviceProp_t`'s
-//! `gcnArch`, the `hipDeviceAttributeGcnArch` family): the code no longer compiles against a
-//! current ROCm, and the integer architecture it read could not name most targets.
+//! `hip-api-removed`: a HIP runtime or ROCm library name that ROCm 6.0 to 7.1 removed or renamed
+//! (`hipDeviceProp_t`'s `gcnArch`, the `hipDeviceAttributeGcnArch` family, hipBLAS's
+//! `hipblasComplex`, rocBLAS's int8x4 layout, rocSPARSE's `*_stage_auto`, ...): the code no
+//! longer compiles against a current ROCm.
 
 use crate::cuda::Cx;
 use crate::diag::Severity;
@@ -9,16 +10,25 @@ use crate::rule::{Lang, RuleMeta, Scope};
 
 pub static META: RuleMeta = RuleMeta {
     id: "hip-api-removed",
-    summary: "a HIP runtime name removed in HIP 6.0 (`hipDeviceProp_t::gcnArch`, `hipDeviceAttributeGcnArch`, ...)",
+    summary: "a HIP or ROCm library name removed in ROCm 6.0 to 7.1 (`hipDeviceProp_t::gcnArch`, `hipblasComplex`, ...)",
     what: "Finds the `gcnArch` member read from a device-properties struct (`prop.gcnArch`, `prop->gcnArch`) and the \
 device-attribute enumerators HIP 6.0 renamed to `hipDeviceAttributeUnused*` (`hipDeviceAttributeGcnArch`, \
-`hipDeviceAttributeGcnArchName`, `hipDeviceAttributeArch`, `hipDeviceAttributeName`, `hipDeviceAttributeUuid`).",
+`hipDeviceAttributeGcnArchName`, `hipDeviceAttributeArch`, `hipDeviceAttributeName`, `hipDeviceAttributeUuid`), \
+and uses of 60 names that ROCm libraries removed between ROCm 6.0 and 7.1 (`crates/kplan-scan/data/rocm-removed-api.tsv`, \
+each with its source): hipBLAS 3.0's `hipblasComplex`, `hipblasDoubleComplex` and `hipblasDatatype_t` (ROCm 7.0), \
+hipBLASLt's `hipblasLtComputeType_t` and removed descriptor attributes, rocBLAS's int8x4 layout, `rocblas_gemm_ext2` \
+and `rocblas_gemm_ex3`, rocSPARSE's `*_stage_auto`, `rocsparse_spmm_ex` and `rocsparse_*bsrmv_ex`, \
+`hipsparseLtDatatype_t`, rocRAND's Sobol tables, `ROCPRIM_WAVEFRONT_SIZE`, hipCUB's `AsmThreadLoad`, \
+MIOpen's `miopenInt8x4`, RPP's old handle calls, and AMD SMI / ROCm SMI names. Code under a condition on the \
+HIP or ROCm version is left alone, and so is a declaration of the name.",
     why: "The HIP 6.0 changelog (ROCm/clr `CHANGELOG.md`, \"Deprecated And Removed\" and \"Changes Impacting \
 Backward Compatibility\") removed the deprecated `gcnArch` from `hipDeviceProp_t` (only the legacy \
 `hipDeviceProp_tR0000` keeps it) and renamed those attribute enumerators to `hipDeviceAttributeUnused1` to `5`: \
 code that uses them fails to compile with ROCm 6.0 and later. The integer `gcnArch` could never spell a target \
 with a letter or a feature in its name (`gfx90a`, `gfx942:sramecc+:xnack-`), so a name built as `\"gfx\" + gcnArch` \
-is wrong on those GPUs even where it compiles. `gcnArchName` holds the full target name.",
+is wrong on those GPUs even where it compiles. `gcnArchName` holds the full target name. The library names come \
+from the ROCm consolidated CHANGELOG, the libraries' `CHANGELOG.md` files, AMD's HIP 7.0 API changes page and \
+header diffs between release tags (collected 2026-12-03; the data file names the source of each).",
     example: "std::string arch_of(int dev) {\n    hipDeviceProp_t p;\n    hipGetDeviceProperties(&p, dev);\n    return \"gfx\" + std::to_string(p.gcnArch);\n}",
     use_instead: "std::string arch_of(int dev) {\n    hipDeviceProp_t p;\n    hipGetDeviceProperties(&p, dev);\n    std::string name = p.gcnArchName;        // \"gfx90a:sramecc+:xnack-\"\n    return name.substr(0, name.find(':'));   // \"gfx90a\"\n}",
     severity: Severity::Error,
@@ -26,6 +36,28 @@ is wrong on those GPUs even where it compiles. `gcnArchName` holds the full targ
     lang: Lang::Cuda,
     features: &[],
 };
+
+const REMOVED: &str = include_str!("../../data/rocm-removed-api.tsv");
+
+/// A ROCm library name removed between ROCm 6.0 and 7.1: (library and version, ROCm release,
+/// what to use instead).
+fn removed_name(w: &str) -> Option<(&'static str, &'static str, &'static str)> {
+    static T: std::sync::OnceLock<
+        std::collections::HashMap<&'static str, (&'static str, &'static str, &'static str)>,
+    > = std::sync::OnceLock::new();
+    T.get_or_init(|| {
+        REMOVED
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .filter_map(|l| {
+                let mut it = l.split('\t');
+                Some((it.next()?, (it.next()?, it.next()?, it.next()?)))
+            })
+            .collect()
+    })
+    .get(w)
+    .copied()
+}
 
 /// The enumerators HIP 6.0 renamed to `hipDeviceAttributeUnused*`, with what to use instead.
 fn renamed_attribute(w: &str) -> Option<&'static str> {
@@ -41,6 +73,7 @@ fn renamed_attribute(w: &str) -> Option<&'static str> {
 }
 
 pub fn check(cx: &mut Cx) {
+    check_library_names(cx);
     if !(cx.has("gcnArch") || cx.has("hipDeviceAttribute")) {
         return;
     }
@@ -138,4 +171,74 @@ fn first_branches(src: &crate::lex::Src) -> Vec<u32> {
         }
     }
     first
+}
+
+/// Uses of the ROCm library names of [`removed_name`].
+fn check_library_names(cx: &mut Cx) {
+    let pre = [
+        "hip",
+        "roc",
+        "HIP",
+        "ROC",
+        "h_scrambled",
+        "Asm",
+        "TexRef",
+        "miopen",
+        "rpp",
+        "amdsmi",
+        "rsmi",
+    ];
+    if !pre.iter().any(|p| cx.has(p)) {
+        return;
+    }
+    let src = cx.src;
+    let mut first: Option<Vec<u32>> = None;
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut hits: Vec<(usize, String, String)> = Vec::new();
+    for i in 0..src.toks.len() {
+        if src.kind(i) != Some(Tk::Ident) {
+            continue;
+        }
+        let w = src.s(i);
+        let Some((lib, rocm, instead)) = removed_name(w) else {
+            continue;
+        };
+        // a declaration (`rocblas_status rocblas_gemm_ext2(`, `struct AsmThreadLoad {`) or a
+        // member is the library's own code or a project's shim, not a use
+        let prev = if i > 0 { src.s(i - 1) } else { "" };
+        let declared = i > 0
+            && src.kind(i - 1) == Some(Tk::Ident)
+            && !matches!(
+                prev,
+                "const"
+                    | "return"
+                    | "case"
+                    | "volatile"
+                    | "typename"
+                    | "sizeof"
+                    | "new"
+                    | "throw"
+                    | "else"
+            );
+        if declared
+            || matches!(prev, "." | "->" | "define" | "ifdef" | "ifndef" | "defined")
+            || src.toks[i].flags & crate::lex::IN_DEFINE != 0 && prev == "define"
+            || seen.contains(w)
+        {
+            continue;
+        }
+        let first = first.get_or_insert_with(|| first_branches(src));
+        if version_branch(src, first, i) {
+            continue;
+        }
+        seen.insert(w);
+        hits.push((
+            i,
+            format!("`{w}` was removed in {lib} (ROCm {rocm}): the code no longer compiles against ROCm {rocm} and later"),
+            format!("use {instead}, or keep the old name under a ROCm version test (`#if HIP_VERSION_MAJOR < ...`)"),
+        ));
+    }
+    for (i, msg, help) in hits {
+        cx.report(&META, i, i, msg, &help);
+    }
 }

@@ -19,6 +19,7 @@ pub mod backend_tag_dispatch;
 pub mod ballot_narrowing;
 pub mod block_over_limit_wave64;
 pub mod capability_order_on_amd;
+pub mod cuda_api_missing_in_hip;
 pub mod cuda_arch_gate_no_amd_path;
 pub mod cuda_header_in_hip_build;
 pub mod cuda_intrinsic_missing_in_hip;
@@ -108,6 +109,7 @@ pub static RULES: &[&RuleMeta] = &[
     &backend_tag_dispatch::META,
     &cuda_header_in_hip_build::META,
     &cuda_intrinsic_missing_in_hip::META,
+    &cuda_api_missing_in_hip::META,
     &platform_branch_api_mismatch::META,
 ];
 
@@ -171,6 +173,7 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         backend_tag_dispatch,
         cuda_header_in_hip_build,
         cuda_intrinsic_missing_in_hip,
+        cuda_api_missing_in_hip,
         platform_branch_api_mismatch
     );
 }

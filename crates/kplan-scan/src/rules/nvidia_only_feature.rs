@@ -60,6 +60,12 @@ const fn inv(feature: &'static str) -> Det {
 }
 
 /// Feature of an identifier (the token after it is given for `ns::` checks).
+/// Whether `nvidia-only-feature` reads identifier `w` (followed by `next`) as an NVIDIA-only
+/// hardware feature.
+pub fn names_feature(w: &str, next: &str) -> bool {
+    ident_feature(w, next).is_some()
+}
+
 fn ident_feature(w: &str, next: &str) -> Option<Det> {
     // cheap rejection first: most identifiers start with none of these
     let b = w.as_bytes();

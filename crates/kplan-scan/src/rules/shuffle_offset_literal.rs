@@ -126,7 +126,9 @@ pub fn check(cx: &mut Cx) {
                     }
                     if uses_var
                         && explicit_width
-                        && args.last().is_some_and(|&(a, b)| a == b && src.int(a) == Some(32))
+                        && args
+                            .last()
+                            .is_some_and(|&(a, b)| a == b && src.int(a) == Some(32))
                         && cx.amd_code(k)
                         && reaches_wave64(cx, k)
                     {
