@@ -59,7 +59,8 @@ pub struct ProjectIndex {
     /// `name = other` definitions whose value is one warp-named identifier (`constexpr int
     /// kLanes = kWarpSize;`), name -> other; the first definition met wins.
     pub alias_of: HashMap<String, String>,
-    /// CUDA intrinsics and API names HIP does not have that a file of the scan defines as a macro
+    /// CUDA intrinsics and API names HIP does not have, and removed ROCm names, that a file of
+    /// the scan defines or declares itself (a shim, or the library's own source)
     /// (`#define __trap() abort()`): calls of them compile on AMD.
     pub intrinsic_shims: HashSet<String>,
     /// A file of the scan maps CUDA runtime names to HIP ones (`#define cudaMalloc hipMalloc`):
@@ -402,6 +403,8 @@ fn index_text(path: &Path, text: &str) -> FileIndex {
     };
     let b = text.as_bytes();
     fi.intrinsic_shims.extend(defined_intrinsics(text));
+    fi.intrinsic_shims
+        .extend(crate::rules::hip_api_removed::declared_removed(text));
     let interesting = memchr::memmem::find(b, b"#").is_some()
         || memchr::memmem::find(b, b"const").is_some()
         || memchr::memmem::find(b, b"ballot").is_some()

@@ -224,6 +224,7 @@ fn check_library_names(cx: &mut Cx) {
             || matches!(prev, "." | "->" | "define" | "ifdef" | "ifndef" | "defined")
             || src.toks[i].flags & crate::lex::IN_DEFINE != 0 && prev == "define"
             || seen.contains(w)
+            || cx.index.intrinsic_shims.contains(w)
         {
             continue;
         }
@@ -241,4 +242,63 @@ fn check_library_names(cx: &mut Cx) {
     for (i, msg, help) in hits {
         cx.report(&META, i, i, msg, &help);
     }
+}
+
+/// The names of [`removed_name`] that `text` declares or defines itself (a library's own
+/// source, or a project's compatibility shim): `#define NAME`, `struct NAME`, `class NAME`,
+/// `enum NAME`, `using NAME =`, a destructor `~NAME`, or a declaration `Type NAME`.
+pub fn declared_removed(text: &str) -> Vec<String> {
+    static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        REMOVED
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .filter_map(|l| l.split('\t').next())
+            .collect()
+    });
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    for name in names {
+        for at in memchr::memmem::find_iter(b, name.as_bytes()) {
+            let end = at + name.len();
+            let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+            if at > 0 && ident(b[at - 1]) || end < b.len() && ident(b[end]) {
+                continue;
+            }
+            let before = text[..at].trim_end_matches([' ', '\t']);
+            let word_start = before
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .map_or(0, |p| p + 1);
+            let prev = &before[word_start..];
+            let declared = before.ends_with('~')
+                || matches!(
+                    prev,
+                    "define" | "struct" | "class" | "enum" | "using" | "typedef"
+                )
+                || (!prev.is_empty()
+                    && !prev.as_bytes()[0].is_ascii_digit()
+                    && !matches!(
+                        prev,
+                        "return"
+                            | "const"
+                            | "case"
+                            | "volatile"
+                            | "typename"
+                            | "sizeof"
+                            | "new"
+                            | "throw"
+                            | "else"
+                            | "ifdef"
+                            | "ifndef"
+                            | "defined"
+                            | "if"
+                            | "elif"
+                    ));
+            if declared {
+                out.push(name.to_string());
+                break;
+            }
+        }
+    }
+    out
 }

@@ -10,6 +10,7 @@ pub mod launch;
 pub mod target_cond;
 pub mod wave_guard;
 
+pub mod amd_builtin_unavailable;
 pub mod amd_isa_generation;
 pub mod amd_wave_width_64;
 pub mod arch_list_partial_family;
@@ -110,6 +111,7 @@ pub static RULES: &[&RuleMeta] = &[
     &cuda_header_in_hip_build::META,
     &cuda_intrinsic_missing_in_hip::META,
     &cuda_api_missing_in_hip::META,
+    &amd_builtin_unavailable::META,
     &platform_branch_api_mismatch::META,
 ];
 
@@ -174,6 +176,7 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         cuda_header_in_hip_build,
         cuda_intrinsic_missing_in_hip,
         cuda_api_missing_in_hip,
+        amd_builtin_unavailable,
         platform_branch_api_mismatch
     );
 }
