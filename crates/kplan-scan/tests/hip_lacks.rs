@@ -145,3 +145,64 @@ fn listed_intrinsics_are_declared_by_cuda() {
         .collect();
     assert!(absent.is_empty(), "not in CUDA's headers: {absent:?}");
 }
+
+/// `platform-macro-never-defined` knows every HIP/AMD platform macro clang-19 defines in a HIP
+/// pass: the device pass of seven targets and the host pass.
+#[test]
+fn compiler_defined_platform_macros_are_known() {
+    use kplan_scan::rules::platform_macro_never_defined::never_defined;
+    let Some(clang) = toolchain::hip_clang() else {
+        return toolchain::skip("no HIP clang (set KPLAN_HIP_CLANG or install clang-19)");
+    };
+    let dir = kplan_test_support::tempdir("hip-macros");
+    let src = dir.path().join("e.hip");
+    std::fs::write(&src, "\n").unwrap();
+    let mut defined = std::collections::BTreeSet::new();
+    let passes: Vec<Vec<String>> = [
+        "gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx1151", "gfx1201",
+    ]
+    .iter()
+    .map(|t| {
+        vec![
+            "--cuda-device-only".to_string(),
+            format!("--offload-arch={t}"),
+        ]
+    })
+    .chain(std::iter::once(vec![
+        "--cuda-host-only".to_string(),
+        "--offload-arch=gfx942".to_string(),
+    ]))
+    .collect();
+    for args in passes {
+        let out = Command::new(&clang)
+            .args(["-x", "hip", "-nogpulib", "-nogpuinc", "-E", "-dM"])
+            .args(&args)
+            .arg(&src)
+            .output()
+            .expect("run clang");
+        if !out.status.success() {
+            return toolchain::skip(format!(
+                "{} -E -dM failed: {}",
+                clang.display(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            if let Some(name) = line
+                .strip_prefix("#define ")
+                .and_then(|r| r.split([' ', '(']).next())
+            {
+                defined.insert(name.to_string());
+            }
+        }
+    }
+    assert!(
+        defined.contains("__HIP_DEVICE_COMPILE__"),
+        "no device pass read"
+    );
+    let unknown: Vec<&String> = defined.iter().filter(|n| never_defined(n)).collect();
+    assert!(
+        unknown.is_empty(),
+        "defined by clang-19 but reported as never defined: {unknown:?}"
+    );
+}

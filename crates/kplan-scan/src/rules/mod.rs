@@ -43,6 +43,7 @@ pub mod mask_as_shuffle_value;
 pub mod nvidia_only_feature;
 pub mod platform_branch_api_mismatch;
 pub mod platform_ifdef_in_kernel;
+pub mod platform_macro_never_defined;
 pub mod shared_memory_optin_on_amd;
 pub mod shared_memory_over_limit;
 pub mod shuffle_logical_warp_width;
@@ -112,6 +113,7 @@ pub static RULES: &[&RuleMeta] = &[
     &cuda_intrinsic_missing_in_hip::META,
     &cuda_api_missing_in_hip::META,
     &amd_builtin_unavailable::META,
+    &platform_macro_never_defined::META,
     &platform_branch_api_mismatch::META,
 ];
 
@@ -177,6 +179,7 @@ pub fn run_all(cx: &mut Cx, inventory_only: bool) {
         cuda_intrinsic_missing_in_hip,
         cuda_api_missing_in_hip,
         amd_builtin_unavailable,
+        platform_macro_never_defined,
         platform_branch_api_mismatch
     );
 }
