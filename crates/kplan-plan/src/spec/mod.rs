@@ -962,6 +962,11 @@ pub struct Spec {
     pub notes: Vec<SpecNote>,
     /// `[ci] runners`: self-hosted runner labels per kind, for `kplan ci`.
     pub ci_runners: BTreeMap<String, String>,
+    /// The spec's own words, lower case: its comments and every string value (the description,
+    /// free-text requirements, descriptive keys). The risk register reads the concerns the team
+    /// states there.
+    #[serde(skip)]
+    pub intent: String,
 }
 
 impl Spec {
@@ -2271,7 +2276,9 @@ pub fn parse_spec_strict(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         }
     };
 
+    let intent = intent_text(text);
     Ok(Spec {
+        intent,
         name,
         description: k.description,
         op,
@@ -3635,4 +3642,40 @@ fn parse_problem(
         dims.extend(loose.into_iter().map(|(k, v)| (k.to_string(), v)));
     }
     Ok((problem, dims, knobs, unknown))
+}
+
+/// The words of a spec's comments and string values, lower case, one piece per line.
+fn intent_text(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        // a comment: the whole line, or what follows a `#` outside a string
+        let mut in_str: Option<char> = None;
+        for (i, c) in line.char_indices() {
+            match (in_str, c) {
+                (None, '"') | (None, '\'') => in_str = Some(c),
+                (Some(q), c) if c == q => in_str = None,
+                (None, '#') => {
+                    out.push_str(&line[i + 1..]);
+                    out.push('\n');
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    fn strings(v: &toml::Value, out: &mut String) {
+        match v {
+            toml::Value::String(s) => {
+                out.push_str(&s.replace('\n', " "));
+                out.push('\n');
+            }
+            toml::Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+            toml::Value::Table(t) => t.values().for_each(|x| strings(x, out)),
+            _ => {}
+        }
+    }
+    if let Ok(v) = text.parse::<toml::Table>() {
+        v.values().for_each(|x| strings(x, &mut out));
+    }
+    out.to_lowercase()
 }

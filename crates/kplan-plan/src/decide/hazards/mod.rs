@@ -39,6 +39,7 @@ mod rdna_matrix;
 mod rdna_wave32;
 mod separate_language;
 mod shared_memory_budget;
+mod stated_concerns;
 pub mod test_support;
 mod triton_num_warps;
 mod warp_size;
@@ -255,6 +256,10 @@ pub const RULES: &[Entry] = &[
     Entry { id: "float-atomic-order", check: float_atomics::check, fixtures: float_atomics::FIXTURES },
     Entry { id: "nvidia-consumer-mma", check: consumer_mma::check, fixtures: consumer_mma::FIXTURES },
     Entry { id: "rdna-matrix-path", check: rdna_matrix::check, fixtures: rdna_matrix::FIXTURES },
+    Entry { id: "cross-vendor-reproducibility", check: stated_concerns::reproducibility, fixtures: stated_concerns::FIXTURES_REPRO },
+    Entry { id: "irregular-work-divergence", check: stated_concerns::irregular, fixtures: stated_concerns::FIXTURES_IRREGULAR },
+    Entry { id: "unified-memory", check: stated_concerns::unified_memory, fixtures: stated_concerns::FIXTURES_UNIFIED },
+    Entry { id: "low-precision-accumulation", check: stated_concerns::accumulation, fixtures: stated_concerns::FIXTURES_ACCUM },
 ];
 
 pub fn run(cx: &Cx) -> Vec<Risk> {
