@@ -32,6 +32,7 @@ mod int32_index_overflow;
 mod latency_bound;
 mod launch_bounds;
 mod lds_banks;
+mod library_selection;
 mod matrix_layout;
 mod multi_die;
 mod op_knowledge;
@@ -256,6 +257,7 @@ pub const RULES: &[Entry] = &[
     Entry { id: "float-atomic-order", check: float_atomics::check, fixtures: float_atomics::FIXTURES },
     Entry { id: "nvidia-consumer-mma", check: consumer_mma::check, fixtures: consumer_mma::FIXTURES },
     Entry { id: "rdna-matrix-path", check: rdna_matrix::check, fixtures: rdna_matrix::FIXTURES },
+    Entry { id: "library-shape-heuristics", check: library_selection::check, fixtures: library_selection::FIXTURES },
     Entry { id: "cross-vendor-reproducibility", check: stated_concerns::reproducibility, fixtures: stated_concerns::FIXTURES_REPRO },
     Entry { id: "irregular-work-divergence", check: stated_concerns::irregular, fixtures: stated_concerns::FIXTURES_IRREGULAR },
     Entry { id: "unified-memory", check: stated_concerns::unified_memory, fixtures: stated_concerns::FIXTURES_UNIFIED },
