@@ -71,6 +71,46 @@ pub struct ProjectIndex {
     pub header_tails: HashSet<String>,
     /// Number of files indexed.
     pub files: usize,
+    /// Predicate functions the scan's Python files define at module level (`def is_hip():`,
+    /// `def check_shared_mem(...)`): a bare use of the name in a condition is always true.
+    pub py_predicates: HashSet<String>,
+}
+
+/// Whether a Python function name reads as a yes/no question (`is_hip`, `has_fp8`,
+/// `check_shared_mem`, `supports_tma`).
+pub fn predicate_name(name: &str) -> bool {
+    [
+        "is_",
+        "has_",
+        "check_",
+        "supports_",
+        "can_",
+        "use_",
+        "should_",
+        "_is_",
+        "_has_",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p) && name.len() > p.len())
+}
+
+/// Module-level predicate `def`s of a Python file.
+fn py_predicates(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let rest = line
+            .strip_prefix("def ")
+            .or_else(|| line.strip_prefix("async def "));
+        let Some(rest) = rest else { continue };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if predicate_name(&name) && out.len() < 1024 {
+            out.push(name);
+        }
+    }
+    out
 }
 
 /// Macros only a device compilation pass defines.
@@ -864,6 +904,12 @@ impl ProjectIndex {
     /// Indexes the C++/CUDA/HIP files among `files`, in parallel. Unreadable files are left
     /// out (the scan reports them).
     pub fn build(files: &[(PathBuf, crate::walk::FileKind)]) -> ProjectIndex {
+        let py: HashSet<String> = files
+            .par_iter()
+            .filter(|(_, k)| *k == crate::walk::FileKind::Python)
+            .filter_map(|(p, _)| std::fs::read_to_string(p).ok())
+            .flat_map_iter(|t| py_predicates(&t))
+            .collect();
         let parts: Vec<(PathBuf, FileIndex)> = files
             .par_iter()
             .filter(|(_, k)| *k == crate::walk::FileKind::Cuda)
@@ -876,7 +922,9 @@ impl ProjectIndex {
                 Some((p.clone(), index_text(p, &text)))
             })
             .collect();
-        ProjectIndex::merge(parts)
+        let mut idx = ProjectIndex::merge(parts);
+        idx.py_predicates = py;
+        idx
     }
 
     /// The single value `name` has everywhere it is defined as an integer, if it has one.

@@ -35,6 +35,7 @@ pub static RULES: &[RuleMeta] = &[
     rules::arch_literal_always_true::META,
     rules::arch_name_exact_match::META,
     rules::arch_list_partial_family::META,
+    rules::predicate_not_called::META,
 ];
 
 /// Words whose absence means the file has nothing the rules read.
@@ -76,7 +77,7 @@ fn scan_triton(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
         return Vec::new();
     }
     let mut cx = Cx::new(ctx, path, &src);
-    let checks: [(&RuleMeta, Check); 18] = [
+    let checks: [(&RuleMeta, Check); 19] = [
         (
             &rules::num_warps_wave64::META,
             rules::num_warps_wave64::check,
@@ -133,6 +134,10 @@ fn scan_triton(ctx: &ScanCtx, path: &Path, text: &str) -> Vec<Finding> {
         (
             &rules::arch_list_partial_family::META,
             rules::arch_list_partial_family::check,
+        ),
+        (
+            &rules::predicate_not_called::META,
+            rules::predicate_not_called::check,
         ),
     ];
     for (meta, check) in checks {

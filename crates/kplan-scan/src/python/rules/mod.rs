@@ -14,6 +14,7 @@ pub mod inline_asm;
 pub mod lds_limit;
 pub mod low_precision_for_other_amd;
 pub mod num_warps_wave64;
+pub mod predicate_not_called;
 pub mod tensor_descriptor_amd;
 pub mod torch_version_cuda;
 pub mod warp_size_literal;
