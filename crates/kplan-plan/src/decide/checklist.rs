@@ -43,7 +43,33 @@ pub fn review(
         .filter(|b| b.min_toolchain.is_none())
         .map(|b| b.target.as_str())
         .collect();
-    v.push(if no_ver.is_empty() {
+    // the libraries the plan reuses whose first version with that coverage no source gives
+    let lib_unknown: Vec<&str> = plan
+        .operation
+        .knowledge
+        .as_ref()
+        .map(|k| {
+            k.libraries
+                .iter()
+                .filter(|l| l.role == "reuse" && l.min_version.is_none())
+                .map(|l| l.name.as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    let uses_library = matches!(
+        plan.verdict.decision,
+        crate::model::Decision::UseVendorLibrary | crate::model::Decision::UseFramework
+    ) || plan.strategy.chosen == "vendor-blas";
+    v.push(if no_ver.is_empty() && uses_library && !lib_unknown.is_empty() {
+        item(
+            "backend matrix defined with versions",
+            Status::NeedsHuman,
+            format!(
+                "toolchains known; no source gives the minimum version of {}: pin and record the version the plan is tested with",
+                join_names(&lib_unknown)
+            ),
+        )
+    } else if no_ver.is_empty() {
         item(
             "backend matrix defined with versions",
             Status::Pass,

@@ -201,9 +201,9 @@ pub fn plan(cx: &super::Context, strategy: &Decided, features: &[String]) -> Ci 
                     toolchain: toolchain(kb, a, gpu_abs, features),
                     runner: "CI host (no GPU)".into(),
                     why: if floor > 0 {
-                        format!("coverage: at least two NVIDIA SM generations (the spec names one; Triton needs sm_{floor}0 or newer)")
+                        format!("coverage: at least two NVIDIA compute-capability majors (every NVIDIA target of the spec is {have}.x; Triton needs sm_{floor}0 or newer)")
                     } else {
-                        "coverage: at least two NVIDIA SM generations (the spec names one)".into()
+                        format!("coverage: at least two NVIDIA compute-capability majors (every NVIDIA target of the spec is {have}.x)")
                     },
                 });
                 coverage_only.push(a.id.clone());

@@ -1981,7 +1981,7 @@ pub fn parse_spec_strict(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         .unwrap_or_else(|| storage.size())
         * if complex_first { 2.0 } else { 1.0 }
         + output.size() * if complex_last { 2.0 } else { 1.0 };
-    let (problem, dims, knobs, work_unknown) = parse_problem(
+    let (problem, dims, mut knobs, work_unknown) = parse_problem(
         op,
         k.problem.as_ref(),
         span_of(&k.op),
@@ -1990,6 +1990,32 @@ pub fn parse_spec_strict(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
         custom_op.as_deref(),
         elem_bytes,
     )?;
+    // an elementwise kernel's tensors named as lists in [kernel] (`inputs = ["gate", "up",
+    // "grad_out"]`): each one is a stream of the problem size, unless `problem` counts them
+    if op == Op::Elementwise {
+        let given = |key: &str| {
+            k.problem
+                .as_ref()
+                .is_some_and(|p| p.get_ref().contains_key(key))
+        };
+        for (key, slot) in [
+            ("inputs", &mut knobs.inputs),
+            ("outputs", &mut knobs.outputs),
+        ] {
+            if given(key) {
+                continue;
+            }
+            if let Some(n) = kernel_list_len(text, key) {
+                if n > 0 {
+                    *slot = n as u64;
+                    notes.push(SpecNote::at(
+                        span_of(&k.op),
+                        format!("`{key}` lists {n} tensors: the elementwise work model streams {n} {key} of the problem size"),
+                    ));
+                }
+            }
+        }
+    }
 
     let mut features = Vec::new();
     for f in &k.features {
@@ -3678,4 +3704,13 @@ fn intent_text(text: &str) -> String {
         v.values().for_each(|x| strings(x, &mut out));
     }
     out.to_lowercase()
+}
+
+/// The length of a `[kernel]` list value named `key`, where the spec gives one.
+fn kernel_list_len(text: &str, key: &str) -> Option<usize> {
+    let t = text.parse::<toml::Table>().ok()?;
+    match t.get("kernel")?.get(key)? {
+        toml::Value::Array(a) => Some(a.len()),
+        _ => None,
+    }
 }

@@ -117,9 +117,12 @@ fn peelable(text: &str, e: &SpecError) -> Option<(Range<usize>, String, bool)> {
     }
     // a problem key close to a known one is a typo (`colls`); on names of two or three
     // letters (`nc` beside `nx`) the closeness is chance: a size kplan does not model
+    // A value of another kind than a size (a list, text, a table: `group_sizes = [...]` beside
+    // `group_size`) is no misspelt size either.
     if m.starts_with("unknown problem key") && e.suggestion.is_some() {
         let key = m.split('`').nth(1).unwrap_or("");
-        if key.chars().count() >= 4 {
+        let size_like = !value.starts_with(['[', '{', '"', '\'']);
+        if key.chars().count() >= 4 && size_like {
             return None;
         }
     }
