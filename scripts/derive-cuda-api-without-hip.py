@@ -6,7 +6,10 @@
 Reads `docs/tables/*_supported_by_HIP.md` at COMMIT (default HEAD) of a clone of
 https://github.com/ROCm/HIPIFY (nothing of it is copied but the CUDA names) and prints every
 CUDA runtime, driver, RTC, cuBLAS, cuSPARSE, cuRAND, cuFFT, cuSOLVER and cuDNN name whose HIP
-column is empty (no HIP equivalent) and that CUDA has not removed. Device functions are left
+column is empty (no HIP equivalent) and that CUDA has not removed, leaving out the names that
+the ROC and MIOpen tables (`*_supported_by_ROC.md`, `*_by_HIP_and_ROC.md`,
+`*_by_MIOPEN.md`, `*_by_HIP_and_MIOPEN.md`) map to rocBLAS, rocSPARSE, rocRAND, rocSOLVER or
+MIOpen. Device functions are left
 to `cuda-intrinsic-missing-in-hip`, whose list the real compilers prove (tests/hip_lacks.rs).
 """
 import re
@@ -36,6 +39,21 @@ def main(argv: list[str]) -> int:
                          text=True, check=True).stdout.strip()
     date = subprocess.run(["git", "--git-dir", gd, "show", "-s", "--format=%cs", sha],
                           capture_output=True, text=True, check=True).stdout.strip()
+    # names some ROCm library maps (any mapping column filled) in any table
+    listing = subprocess.run(["git", "--git-dir", gd, "ls-tree", "--name-only", sha, "docs/tables/"],
+                             capture_output=True, text=True, check=True).stdout.split()
+    mapped: set[str] = set()
+    for path in listing:
+        if not path.endswith(".md"):
+            continue
+        text = subprocess.run(["git", "--git-dir", gd, "show", f"{sha}:{path}"],
+                              capture_output=True, text=True, check=True).stdout
+        for line in text.splitlines():
+            cells = line.split("|")[1:-1]
+            if len(cells) < 7 or not cells[0].startswith("`"):
+                continue
+            if any(c.strip().startswith("`") for c in cells[5:]):
+                mapped.add(cells[0].strip().strip("`"))
     names: dict[str, tuple[str, str]] = {}
     for lib, table in TABLES:
         text = subprocess.run(["git", "--git-dir", gd, "show", f"{sha}:docs/tables/{table}.md"],
@@ -45,10 +63,10 @@ def main(argv: list[str]) -> int:
             if not m:
                 continue
             name, added, _dep, _chg, removed, hip = (g.strip() for g in m.groups())
-            if removed or hip or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            if removed or hip or name in mapped or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
                 continue
             names.setdefault(name, (lib, added))
-    print(f"# CUDA names with no HIP equivalent in ROCm/HIPIFY's support tables at {sha} ({date}),")
+    print(f"# CUDA names with no HIP or ROCm-library equivalent in ROCm/HIPIFY's support tables at {sha} ({date}),")
     print("# derived by scripts/derive-cuda-api-without-hip.py; name<TAB>library<TAB>CUDA version that added it")
     for name in sorted(names):
         lib, added = names[name]

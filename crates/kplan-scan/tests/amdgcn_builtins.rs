@@ -71,7 +71,6 @@ const CALLS: &[(&str, &str)] = &[
     ("perm", "{ return __builtin_amdgcn_perm(ux, ux, ux); }"),
     ("s_wait_event_export_ready", "{ __builtin_amdgcn_s_wait_event_export_ready(); return 0; }"),
     ("s_barrier_signal", "{ __builtin_amdgcn_s_barrier_signal(-1); return 0; }"),
-    ("global_load_tr_b64_v2i32", "{ return __builtin_amdgcn_global_load_tr_b64_v2i32(gi2)[0]; }"),
 ];
 
 #[test]

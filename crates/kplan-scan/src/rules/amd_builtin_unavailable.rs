@@ -20,10 +20,15 @@ on gfx11/gfx12 only), the cross-lane builtins (`permlane16`/`permlanex16` from g
 `ballot_w32` on wave32 targets only), the clocks (`s_memtime`/`s_memrealtime` not on gfx11/gfx12, \
 `s_sendmsg_rtn` from gfx11), the fp8 conversions (gfx94x and gfx12) and the floating global atomics (f64 from \
 gfx90a; packed bf16 on gfx94x and gfx12). Each name is reported once per file, naming the targets that lack it. \
-Targets clang-19 does not know (gfx950) are not judged.",
+Only source files are read, and calls in device-function templates are left alone: clang rejects a builtin \
+only in a function it emits, and a header's inline functions and templates are emitted only where they are used \
+(a kernel template of a source file is taken as instantiated there). A builtin the file \
+tests with `__has_builtin`, a matrix builtin clang-19 does not know (a newer generation's) and targets clang-19 \
+does not know (gfx950) are not judged.",
     why: "clang rejects the call for a target without the instruction (\"'__builtin_amdgcn_sudot4' needs \
-target feature dot8-insts\", or the backend cannot select it): the whole translation unit fails to build for \
-that `--offload-arch`, so a multi-target build fails even if no kernel for that target would call it. \
+target feature dot8-insts\", or the backend cannot select it) in every function it emits for that \
+`--offload-arch`: a non-template function of a source file is emitted for every target of the build, so a \
+multi-target build fails even if no kernel for that target would call it. \
 Availability per target is what clang-19 accepts, compiling each builtin for gfx908, gfx90a, gfx942, gfx1030, \
 gfx1100, gfx1151 and gfx1201 (`tests/amdgcn_builtins.rs` checks the table against the compiler).",
     example: "__device__ int dot4(int a, int b, int acc) {\n    return __builtin_amdgcn_sdot4(a, b, acc, false);\n}",
@@ -81,8 +86,17 @@ pub fn has_builtin(name: &str, arch: &str) -> Option<bool> {
         "global_atomic_fadd_v2bf16" => g94 || g12,
         "s_wait_event_export_ready" => g11 || g12,
         "s_barrier_signal" => g12,
-        _ if name.starts_with("global_load_tr_") => g12,
+        // the transposing loads: some forms need wave64 (and fail on gfx1201), not judged
+        _ if name.starts_with("global_load_tr_") => return None,
+        _ if ["mfma_", "smfmac_", "wmma_", "swmmac_"]
+            .iter()
+            .any(|p| name.starts_with(p))
+            && !CLANG19_MMA.contains(&name) =>
+        {
+            return None
+        }
         _ if name.starts_with("smfmac_") => g94,
+        _ if name.starts_with("swmmac_") => g12,
         _ if name.starts_with("mfma_") => {
             let n = &name[5..];
             // the gfx94x forms: fp8/bf8 operands, xf32, and the K=32/K=16 int8 shapes spelt `_i8`
@@ -109,8 +123,131 @@ pub fn has_builtin(name: &str, arch: &str) -> Option<bool> {
     Some(v)
 }
 
+/// The matrix-core builtins clang-19 knows (its builtin table, read from libclang-cpp 19):
+/// a name outside it (a newer generation's, or a misspelling) is not judged.
+const CLANG19_MMA: &[&str] = &[
+    "mfma_f32_16x16x16bf16_1k",
+    "mfma_f32_16x16x16f16",
+    "mfma_f32_16x16x1f32",
+    "mfma_f32_16x16x2bf16",
+    "mfma_f32_16x16x32_bf8_bf8",
+    "mfma_f32_16x16x32_bf8_fp8",
+    "mfma_f32_16x16x32_fp8_bf8",
+    "mfma_f32_16x16x32_fp8_fp8",
+    "mfma_f32_16x16x4bf16_1k",
+    "mfma_f32_16x16x4f16",
+    "mfma_f32_16x16x4f32",
+    "mfma_f32_16x16x8_xf32",
+    "mfma_f32_16x16x8bf16",
+    "mfma_f32_32x32x16_bf8_bf8",
+    "mfma_f32_32x32x16_bf8_fp8",
+    "mfma_f32_32x32x16_fp8_bf8",
+    "mfma_f32_32x32x16_fp8_fp8",
+    "mfma_f32_32x32x1f32",
+    "mfma_f32_32x32x2bf16",
+    "mfma_f32_32x32x2f32",
+    "mfma_f32_32x32x4_xf32",
+    "mfma_f32_32x32x4bf16",
+    "mfma_f32_32x32x4bf16_1k",
+    "mfma_f32_32x32x4f16",
+    "mfma_f32_32x32x8bf16_1k",
+    "mfma_f32_32x32x8f16",
+    "mfma_f32_4x4x1f32",
+    "mfma_f32_4x4x2bf16",
+    "mfma_f32_4x4x4bf16_1k",
+    "mfma_f32_4x4x4f16",
+    "mfma_f64_16x16x4f64",
+    "mfma_f64_4x4x4f64",
+    "mfma_i32_16x16x16i8",
+    "mfma_i32_16x16x32_i8",
+    "mfma_i32_16x16x4i8",
+    "mfma_i32_32x32x16_i8",
+    "mfma_i32_32x32x4i8",
+    "mfma_i32_32x32x8i8",
+    "mfma_i32_4x4x4i8",
+    "smfmac_f32_16x16x32_bf16",
+    "smfmac_f32_16x16x32_f16",
+    "smfmac_f32_16x16x64_bf8_bf8",
+    "smfmac_f32_16x16x64_bf8_fp8",
+    "smfmac_f32_16x16x64_fp8_bf8",
+    "smfmac_f32_16x16x64_fp8_fp8",
+    "smfmac_f32_32x32x16_bf16",
+    "smfmac_f32_32x32x16_f16",
+    "smfmac_f32_32x32x32_bf8_bf8",
+    "smfmac_f32_32x32x32_bf8_fp8",
+    "smfmac_f32_32x32x32_fp8_bf8",
+    "smfmac_f32_32x32x32_fp8_fp8",
+    "smfmac_i32_16x16x64_i8",
+    "smfmac_i32_32x32x32_i8",
+    "swmmac_bf16_16x16x32_bf16_w32",
+    "swmmac_bf16_16x16x32_bf16_w64",
+    "swmmac_f16_16x16x32_f16_w32",
+    "swmmac_f16_16x16x32_f16_w64",
+    "swmmac_f32_16x16x32_bf16_w32",
+    "swmmac_f32_16x16x32_bf16_w64",
+    "swmmac_f32_16x16x32_bf8_bf8_w32",
+    "swmmac_f32_16x16x32_bf8_bf8_w64",
+    "swmmac_f32_16x16x32_bf8_fp8_w32",
+    "swmmac_f32_16x16x32_bf8_fp8_w64",
+    "swmmac_f32_16x16x32_f16_w32",
+    "swmmac_f32_16x16x32_f16_w64",
+    "swmmac_f32_16x16x32_fp8_bf8_w32",
+    "swmmac_f32_16x16x32_fp8_bf8_w64",
+    "swmmac_f32_16x16x32_fp8_fp8_w32",
+    "swmmac_f32_16x16x32_fp8_fp8_w64",
+    "swmmac_i32_16x16x32_iu4_w32",
+    "swmmac_i32_16x16x32_iu4_w64",
+    "swmmac_i32_16x16x32_iu8_w32",
+    "swmmac_i32_16x16x32_iu8_w64",
+    "swmmac_i32_16x16x64_iu4_w32",
+    "swmmac_i32_16x16x64_iu4_w64",
+    "wmma_bf16_16x16x16_bf16_tied_w32",
+    "wmma_bf16_16x16x16_bf16_tied_w64",
+    "wmma_bf16_16x16x16_bf16_w32",
+    "wmma_bf16_16x16x16_bf16_w32_gfx12",
+    "wmma_bf16_16x16x16_bf16_w64",
+    "wmma_bf16_16x16x16_bf16_w64_gfx12",
+    "wmma_f16_16x16x16_f16_tied_w32",
+    "wmma_f16_16x16x16_f16_tied_w64",
+    "wmma_f16_16x16x16_f16_w32",
+    "wmma_f16_16x16x16_f16_w32_gfx12",
+    "wmma_f16_16x16x16_f16_w64",
+    "wmma_f16_16x16x16_f16_w64_gfx12",
+    "wmma_f32_16x16x16_bf16_w32",
+    "wmma_f32_16x16x16_bf16_w32_gfx12",
+    "wmma_f32_16x16x16_bf16_w64",
+    "wmma_f32_16x16x16_bf16_w64_gfx12",
+    "wmma_f32_16x16x16_bf8_bf8_w32_gfx12",
+    "wmma_f32_16x16x16_bf8_bf8_w64_gfx12",
+    "wmma_f32_16x16x16_bf8_fp8_w32_gfx12",
+    "wmma_f32_16x16x16_bf8_fp8_w64_gfx12",
+    "wmma_f32_16x16x16_f16_w32",
+    "wmma_f32_16x16x16_f16_w32_gfx12",
+    "wmma_f32_16x16x16_f16_w64",
+    "wmma_f32_16x16x16_f16_w64_gfx12",
+    "wmma_f32_16x16x16_fp8_bf8_w32_gfx12",
+    "wmma_f32_16x16x16_fp8_bf8_w64_gfx12",
+    "wmma_f32_16x16x16_fp8_fp8_w32_gfx12",
+    "wmma_f32_16x16x16_fp8_fp8_w64_gfx12",
+    "wmma_i32_16x16x16_iu4_w32",
+    "wmma_i32_16x16x16_iu4_w32_gfx12",
+    "wmma_i32_16x16x16_iu4_w64",
+    "wmma_i32_16x16x16_iu4_w64_gfx12",
+    "wmma_i32_16x16x16_iu8_w32",
+    "wmma_i32_16x16x16_iu8_w32_gfx12",
+    "wmma_i32_16x16x16_iu8_w64",
+    "wmma_i32_16x16x16_iu8_w64_gfx12",
+    "wmma_i32_16x16x32_iu4_w32_gfx12",
+    "wmma_i32_16x16x32_iu4_w64_gfx12",
+];
+
 pub fn check(cx: &mut Cx) {
     if !cx.has("__builtin_amdgcn_") {
+        return;
+    }
+    // clang rejects the builtin only in a function it emits: a header's inline functions and
+    // templates are emitted only where a translation unit uses them (for the targets it picks)
+    if cx.ctx.is_header(cx.path) {
         return;
     }
     let passes = amd_passes(cx);
@@ -128,7 +265,11 @@ pub fn check(cx: &mut Cx) {
         let Some(name) = w.strip_prefix("__builtin_amdgcn_") else {
             continue;
         };
-        if seen.contains(w) {
+        if seen.contains(w) || in_template(src, i) {
+            continue;
+        }
+        // `if constexpr (__has_builtin(__builtin_amdgcn_x))` or `#if __has_builtin(...)`
+        if cx.has(&format!("__has_builtin({w})")) {
             continue;
         }
         let b = src.toks[i].branch;
@@ -160,4 +301,25 @@ pub fn check(cx: &mut Cx) {
             "put the call under an architecture test that only the targets with the instruction pass (`#if defined(__gfx942__) || ...`, `__GFX11__`) and give the others their own path",
         );
     }
+}
+
+/// Whether token `i` sits in a function that is a template (or a member of a class template):
+/// the function is emitted only where it is instantiated.
+fn in_template(src: &crate::lex::Src, i: usize) -> bool {
+    let Some(t) = src.toks.get(i) else {
+        return false;
+    };
+    if t.func == 0 {
+        return false;
+    }
+    let Some(f) = src.funcs.get(t.func as usize - 1) else {
+        return false;
+    };
+    // a kernel template of a source file is instantiated there (its launch is in the file)
+    if f.kind == crate::lex::FnKind::Global {
+        return false;
+    }
+    // `template <...>` within the few tokens before the function's declaration
+    let start = f.marker as usize;
+    (start.saturating_sub(64)..start).any(|k| src.s(k) == "template")
 }

@@ -13,22 +13,23 @@ pub static META: RuleMeta = RuleMeta {
     summary: "a CUDA runtime, driver or library API name that has no HIP equivalent",
     what: "Finds names of the CUDA runtime and driver APIs, NVRTC, cuBLAS/cuBLASLt, cuSPARSE, cuRAND, cuFFT, \
 cuSOLVER and cuDNN (functions, types, enumerators, macros) that ROCm's HIPIFY support tables list without a \
-HIP equivalent, outside CUDA-only branches and macro bodies, unless the project defines or declares the name itself (a shim \
-macro, a `typedef`, `struct` or `enum` of that name): \
-`cudaStreamSetAttribute` and the access-policy window, `cudaOccupancyAvailableDynamicSMemPerBlock`, \
-`cudaDeviceFlushGPUDirectRDMAWrites`, the EGL/D3D/VDPAU interop, most of cuDNN's graph API, the cuSOLVER and \
-cuBLASLt names hipSOLVER and hipBLASLt do not map, and about 3,400 more. The first use of each name in a file \
-is reported, with the number of uses. Device functions are `cuda-intrinsic-missing-in-hip`'s; names of \
+HIP equivalent and that no ROCm library table (rocBLAS, rocSPARSE, rocRAND, rocSOLVER, MIOpen) maps either, \
+outside CUDA-only branches and macro bodies, unless the project defines or declares the name itself (a shim \
+macro, a `typedef`, `struct`, `enum` or function of that name): `cudaDeviceFlushGPUDirectRDMAWrites`, the \
+EGL/D3D/VDPAU interop, cuDNN calls MIOpen does not map, the cuSOLVER and cuBLASLt names no ROCm library \
+maps, and about 3,000 more. The first use of each name in a file is reported, with the number of uses. A \
+warning: the tables are of 2024-10, and a newer ROCm may have added some. Device functions are `cuda-intrinsic-missing-in-hip`'s; names of \
 NVIDIA-only hardware features (clusters, TMA) are `nvidia-only-feature`'s.",
     why: "hipify translates a CUDA name only when HIP has one for it; these it leaves as they are (hipify-perl \
 warns, hipify-clang reports them unsupported) and the AMD build fails at the line, or, for a name a project \
 declares itself, silently does something else. The list is every name with an empty HIP column in ROCm/HIPIFY's \
-`docs/tables/*_supported_by_HIP.md` at 014177bc (2024-10-24), CUDA-removed names left out \
+`docs/tables/*_supported_by_HIP.md` at 014177bc (2024-10-24), less the names its ROC and MIOpen tables map and \
+the names CUDA removed \
 (`crates/kplan-scan/data/cuda-api-without-hip.tsv`, derived by `scripts/derive-cuda-api-without-hip.py`). A \
 newer ROCm may have added some.",
-    example: "void set_persisting(cudaStream_t s, void* p, size_t n) {\n    cudaStreamAttrValue v = {};\n    v.accessPolicyWindow.base_ptr = p;\n    v.accessPolicyWindow.num_bytes = n;\n    cudaStreamSetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &v);\n}",
-    use_instead: "void set_persisting(cudaStream_t s, void* p, size_t n) {\n#if !defined(__HIP_PLATFORM_AMD__)\n    // an L2 persistence hint: NVIDIA only; AMD has no equivalent, so nothing to do there\n    cudaStreamAttrValue v = {};\n    v.accessPolicyWindow.base_ptr = p;\n    v.accessPolicyWindow.num_bytes = n;\n    cudaStreamSetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &v);\n#endif\n}",
-    severity: Severity::Error,
+    example: "void flush_rdma() {\n    cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice, cudaFlushGPUDirectRDMAWritesToOwner);\n}",
+    use_instead: "void flush_rdma() {\n#if !defined(__HIP_PLATFORM_AMD__)\n    // NVIDIA only: on AMD the device-scope fence of the producer kernel orders the writes\n    cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice, cudaFlushGPUDirectRDMAWritesToOwner);\n#endif\n}",
+    severity: Severity::Warning,
     scope: Scope::Amd,
     lang: Lang::Cuda,
     features: &[],
@@ -81,6 +82,8 @@ pub fn check(cx: &mut Cx) {
     let src = cx.src;
     let mut first: Vec<(usize, usize)> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::new();
+    // per name: whether the file defines it as a macro (one look-up per name, not per use)
+    let mut own_macro: HashMap<&str, bool> = HashMap::new();
     for k in 0..src.toks.len() {
         if src.kind(k) != Some(Tk::Ident) {
             continue;
@@ -94,8 +97,18 @@ pub fn check(cx: &mut Cx) {
             continue;
         }
         let prev = if k > 0 { src.s(k - 1) } else { "" };
-        if matches!(prev, "." | "->" | "define" | "ifdef" | "ifndef" | "defined")
-            || src.defines_macro(w)
+        // a definition or declaration of the name as a function (`inline CUresult
+        // cuMemcpyPeer(...)`, a polyfill): the project's own
+        let declares = k > 0
+            && src.kind(k - 1) == Some(Tk::Ident)
+            && !matches!(
+                prev,
+                "return" | "case" | "else" | "throw" | "sizeof" | "new"
+            )
+            && src.s(k + 1) == "(";
+        if declares
+            || matches!(prev, "." | "->" | "define" | "ifdef" | "ifndef" | "defined")
+            || *own_macro.entry(w).or_insert_with(|| src.defines_macro(w))
             || cx.index.intrinsic_shims.contains(w)
             || super::nvidia_only_feature::names_feature(w, src.s(k + 1))
         {
@@ -124,7 +137,7 @@ pub fn check(cx: &mut Cx) {
             String::new()
         };
         let msg = format!(
-            "`{w}` ({lib}) has no HIP equivalent (HIPIFY's tables of 2024-10 map none): hipify leaves it and the AMD build fails here{more}"
+            "`{w}` ({lib}) has no HIP or ROCm-library equivalent in HIPIFY's tables (2024-10): hipify leaves it and the AMD build fails here unless a newer ROCm added it{more}"
         );
         cx.report(
             &META,

@@ -229,7 +229,7 @@ fn check_library_names(cx: &mut Cx) {
             continue;
         }
         let first = first.get_or_insert_with(|| first_branches(src));
-        if version_branch(src, first, i) {
+        if version_branch(src, first, i) || feature_branch(src, first, i, w) {
             continue;
         }
         seen.insert(w);
@@ -270,12 +270,17 @@ pub fn declared_removed(text: &str) -> Vec<String> {
                 .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .map_or(0, |p| p + 1);
             let prev = &before[word_start..];
+            // a function or function template defined under the name (`T AsmThreadLoad(`,
+            // `T AsmThreadLoad<M>(`); a variable of the type (`hipblasDatatype_t v`) is a use
+            let after = text[end..].trim_start();
+            let defines_fn = after.starts_with('(') || after.starts_with('<');
             let declared = before.ends_with('~')
                 || matches!(
                     prev,
                     "define" | "struct" | "class" | "enum" | "using" | "typedef"
                 )
-                || (!prev.is_empty()
+                || (defines_fn
+                    && !prev.is_empty()
                     && !prev.as_bytes()[0].is_ascii_digit()
                     && !matches!(
                         prev,
@@ -301,4 +306,28 @@ pub fn declared_removed(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether token `i` sits under a condition that tests for `name` itself or for the library's
+/// version or headers: `#ifdef name`, `#if defined(USE_ROCBLAS_GEMM_EX3)` for
+/// `rocblas_gemm_ex3`, `__has_include(...)`, `hipblasVersionMajor`, `ROCBLAS_VERSION_MAJOR`.
+fn feature_branch(src: &crate::lex::Src, first: &[u32], i: usize, name: &str) -> bool {
+    let Some(t) = src.toks.get(i) else {
+        return false;
+    };
+    let upper = name.to_ascii_uppercase();
+    let tests = |c: &str| {
+        c.contains(name)
+            || c.contains(&upper)
+            || c.contains("__has_include")
+            || c.contains("VERSION")
+            || c.contains("Version")
+    };
+    src.ancestors(t.branch).any(|(_, br)| {
+        let head = first
+            .get(br.group as usize)
+            .and_then(|&f| src.branches.get(f as usize))
+            .unwrap_or(br);
+        tests(src.cond_text(br)) || tests(src.cond_text(head))
+    })
 }

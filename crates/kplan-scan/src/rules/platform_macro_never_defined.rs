@@ -87,10 +87,10 @@ pub fn check(cx: &mut Cx) {
     if !(cx.has("__HIP") || cx.has("__AMDG") || cx.has("__HCC")) {
         return;
     }
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for m in cx.src.cond_macros() {
         let w = m.name;
-        if !never_defined(w) || seen.contains(&w) {
+        if !never_defined(w) || seen.contains(w) {
             continue;
         }
         // a misspelling of a real one (`__HIP_PLATFORM_AMD`) is `arch-macro-misspelled`'s
@@ -98,10 +98,22 @@ pub fn check(cx: &mut Cx) {
         if KNOWN.iter().any(|k| k.trim_end_matches('_') == stem) || cx.src.defines_macro(w) {
             continue;
         }
-        seen.push(w);
-        let msg = format!(
-            "`{w}` is not defined by any compiler or by the HIP headers: the test is false on every target, so the branch written for AMD never compiles there"
-        );
+        seen.insert(w);
+        // `#ifndef X` / `!defined(X)`: the test is true everywhere, so its `#else` never compiles
+        let negated = m.negated
+            || cx.src.branches.get(m.branch).is_some_and(|br| {
+                cx.src
+                    .cond_text(br)
+                    .trim_start()
+                    .trim_start_matches('#')
+                    .trim_start()
+                    .starts_with("ifndef")
+            });
+        let msg = if negated {
+            format!("`{w}` is not defined by any compiler or by the HIP headers: this negated test is true on every target, so the branch it excludes (written for AMD) never compiles")
+        } else {
+            format!("`{w}` is not defined by any compiler or by the HIP headers: the test is false on every target, so the branch written for AMD never compiles there")
+        };
         if let Some((sev, targets)) = cx.ctx.scope_severity(&META) {
             cx.report_span(
                 &META,

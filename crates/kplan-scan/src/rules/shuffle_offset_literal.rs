@@ -139,6 +139,11 @@ pub fn check(cx: &mut Cx) {
                 k += 1;
             }
             // (the `#else` of an architecture list is still reached by wave64 passes here)
+            // a function that also splits threads into 32-lane groups (`tid / 32`, `lane % 32`,
+            // `& 31`, `>> 5`) uses 32-lane sub-groups on purpose
+            if amd_width32 && groups_of_32(cx, i) {
+                continue;
+            }
             if amd_width32 && cx.amd_wave(i) != 32 && cx.runtime_wave(i) != 32 {
                 let targets = cx.ctx.wave64_targets();
                 if !targets.is_empty() {
@@ -188,4 +193,25 @@ fn reaches_wave64(cx: &Cx, k: usize) -> bool {
     let b = src.toks.get(k).map(|t| t.branch).unwrap_or(0);
     let reach = src.branches.get(b as usize).map(|br| br.reach).unwrap_or(0);
     reach == 0 || reach & crate::lex::pass::AMD_DEV64 != 0
+}
+
+/// Whether the function around token `i` computes 32-lane group or lane ids.
+fn groups_of_32(cx: &Cx, i: usize) -> bool {
+    let src = cx.src;
+    let Some(t) = src.toks.get(i) else {
+        return false;
+    };
+    let Some(f) = (t.func as usize)
+        .checked_sub(1)
+        .and_then(|k| src.funcs.get(k))
+    else {
+        return false;
+    };
+    let (open, close) = (f.open as usize, (f.close as usize).min(src.toks.len()));
+    (open..close.saturating_sub(1)).any(|k| {
+        matches!(
+            (src.s(k), src.int(k + 1)),
+            ("/" | "%", Some(32)) | ("&", Some(31)) | (">>", Some(5))
+        )
+    })
 }

@@ -68,6 +68,17 @@ impl AmdPass {
                     None
                 });
             }
+            // a processor macro the compiler defines for another target (`__gfx90a__`,
+            // `__gfx1151__`: three or more hex digits) is undefined here; a shorter lower-case
+            // name (`__gfx11__`, `__gfx94__`) is a project's own family macro (composable_kernel
+            // defines them from the processor macros): unknown unless this file defines it
+            let digits = lower
+                .strip_prefix("__gfx")
+                .and_then(|r| r.strip_suffix("__"))
+                .unwrap_or("");
+            if name.starts_with("__gfx") && digits.len() < 3 {
+                return None;
+            }
             return Some(None);
         }
         match classify_macro(name) {

@@ -10,7 +10,7 @@ use crate::rule::{Lang, RuleMeta, Scope};
 pub const META: RuleMeta = RuleMeta {
     id: "python-predicate-not-called",
     summary: "predicate function used in a condition without a call: always true",
-    what: "Finds a name that the file or the scanned project defines as a module-level function and that \
+    what: "Finds a name that the file defines as a function (or the scanned project as a module-level one) and that \
 reads as a yes/no question (`is_hip`, `is_cuda`, `has_fp8`, `check_shared_mem`, `supports_tma`), used \
 as a whole operand of `if`, `elif`, `while`, `assert`, `not`, `and`, `or` or a conditional expression \
 without being called. A name the file assigns (`is_hip = torch.version.hip is not None`), a parameter \
@@ -19,8 +19,8 @@ of the enclosing function, or an attribute (`self.is_hip`, `args.is_hip`) is a v
 `if not is_hip:` never does. Platform and capability predicates are exactly where this happens (`is_hip` \
 is a variable in one file and a function in the next), and the branch they guard holds the \
 vendor-specific tiles, formats or kernels, so every GPU gets the settings of one.",
-    example: "def check_shared_mem(arch=\"none\"):\n    return get_max_shared_mem() >= 131072\n\nBK = 64 if check_shared_mem else 32",
-    use_instead: "def check_shared_mem(arch=\"none\"):\n    return get_max_shared_mem() >= 131072\n\nBK = 64 if check_shared_mem() else 32",
+    example: "import triton\n\ndef check_shared_mem(arch=\"none\"):\n    return get_max_shared_mem() >= 131072\n\nBK = 64 if check_shared_mem else 32",
+    use_instead: "import triton\n\ndef check_shared_mem(arch=\"none\"):\n    return get_max_shared_mem() >= 131072\n\nBK = 64 if check_shared_mem() else 32",
     severity: Severity::Error,
     scope: Scope::PerFinding,
     lang: Lang::Python,
@@ -57,11 +57,10 @@ fn in_condition(src: &PySrc, i: usize) -> bool {
 pub fn check(cx: &mut Cx) {
     let src = cx.src;
     let project = cx.ctx.index.as_ref().map(|x| &x.py_predicates);
-    // the file's own module-level predicate functions, and the names it assigns
+    // the file's own predicate functions (the project's are module-level ones)
     let own: Vec<&str> = src
         .defs
         .iter()
-        .filter(|d| d.indent == 0)
         .map(|d| src.s(d.name))
         .filter(|n| crate::index::predicate_name(n))
         .collect();
