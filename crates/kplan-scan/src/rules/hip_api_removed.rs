@@ -14,7 +14,7 @@ pub static META: RuleMeta = RuleMeta {
     what: "Finds the `gcnArch` member read from a device-properties struct (`prop.gcnArch`, `prop->gcnArch`) and the \
 device-attribute enumerators HIP 6.0 renamed to `hipDeviceAttributeUnused*` (`hipDeviceAttributeGcnArch`, \
 `hipDeviceAttributeGcnArchName`, `hipDeviceAttributeArch`, `hipDeviceAttributeName`, `hipDeviceAttributeUuid`), \
-and uses of 60 names that ROCm libraries removed between ROCm 6.0 and 7.1 (`crates/kplan-scan/data/rocm-removed-api.tsv`, \
+and uses of 59 names that ROCm libraries removed between ROCm 6.0 and 7.1 (`crates/kplan-scan/data/rocm-removed-api.tsv`, \
 each with its source): hipBLAS 3.0's `hipblasComplex`, `hipblasDoubleComplex` and `hipblasDatatype_t` (ROCm 7.0), \
 hipBLASLt's `hipblasLtComputeType_t` and removed descriptor attributes, rocBLAS's int8x4 layout, `rocblas_gemm_ext2` \
 and `rocblas_gemm_ex3`, rocSPARSE's `*_stage_auto`, `rocsparse_spmm_ex` and `rocsparse_*bsrmv_ex`, \
