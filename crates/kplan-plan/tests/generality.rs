@@ -200,11 +200,23 @@ fn unknown_features_and_abstractions_are_notes_spellings_of_known_ones_errors() 
         "[abstraction]\nallowed = [\"trtion\"]\n",
     ));
     assert!(e.contains("did you mean `triton`?"), "{e}");
-    // Only unknown levels: the default levels, said in a note.
+    // Only C++ portability layers: the nearest levels (single-source C++, per-backend), no
+    // Triton; only other unknown tools: the default levels, said in a note.
     let p = plan_of(&spec_text(
         base,
         MIXED,
         "[abstraction]\nallowed = [\"kokkos\"]\n",
+    ));
+    assert_eq!(p.kernel.allowed, vec!["hip-single-source", "per-backend"]);
+    assert!(p
+        .kernel
+        .notes
+        .iter()
+        .any(|n| n.contains("C++ portability layers")));
+    let p = plan_of(&spec_text(
+        base,
+        MIXED,
+        "[abstraction]\nallowed = [\"in-house-dsl\"]\n",
     ));
     assert!(p.kernel.allowed.len() > 1);
     assert!(p.kernel.notes.iter().any(|n| n.contains("default levels")));

@@ -29,9 +29,17 @@ fn stretch_targets_are_planned_where_known_and_noted_where_not() {
         "{:?}",
         s.notes
     );
-    // Stretch targets alone are no target list.
+    // Stretch targets alone: the ones the KB knows are planned, with a note; none known is an
+    // error.
+    let s = parse(&format!("{GEMM}[backends]\nstretch = ['h100']\n"));
+    assert_eq!(s.targets, ["h100"]);
+    assert!(
+        noted(&s, "stretch targets the knowledge base knows are planned"),
+        "{:?}",
+        s.notes
+    );
     assert!(parse_spec(
-        &format!("{GEMM}[backends]\nstretch = ['h100']\n"),
+        &format!("{GEMM}[backends]\nstretch = ['some-future-gpu']\n"),
         Kb::builtin()
     )
     .is_err());

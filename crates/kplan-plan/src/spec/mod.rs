@@ -101,8 +101,10 @@ struct RawKernel {
     op: Spanned<String>,
     #[serde(default)]
     description: Option<String>,
-    #[serde(default, deserialize_with = "opt_list")]
-    dtypes: Option<Spanned<Vec<Spanned<String>>>>,
+    /// A name, a list (storage, compute, output), or a table by role (`{ a = "int8",
+    /// accumulate = "int32", out = "bf16" }`).
+    #[serde(default)]
+    dtypes: Option<Spanned<toml::Value>>,
     /// `dtype = "bf16"` (or a list): the name users guess for `dtypes`, read as `dtypes`.
     #[serde(default)]
     dtype: Option<Spanned<toml::Value>>,
@@ -1057,7 +1059,56 @@ fn guessed_kernel_keys(
     notes: &mut Vec<SpecNote>,
 ) -> Result<Spanned<Vec<Spanned<String>>>, SpecError> {
     let dtypes = match (k.dtypes.take(), k.dtype.take()) {
-        (Some(d), _) => d,
+        (Some(v), _) => {
+            let span = span_of(&v);
+            match v.into_inner() {
+                toml::Value::String(s) => Spanned::new(span.clone(), vec![Spanned::new(span, s)]),
+                toml::Value::Array(a) => {
+                    // each name's own span: its text inside the list, in order
+                    let mut names = Vec::with_capacity(a.len());
+                    let mut cursor = span.start;
+                    for (i, x) in a.into_iter().enumerate() {
+                        let Some(s) = x.as_str() else {
+                            return Err(SpecError::at(
+                                span,
+                                "wrong type in `dtypes`, expected dtype names (`dtypes = [\"bf16\", \"fp32\"]`: storage, compute, output)",
+                            ));
+                        };
+                        let at = text
+                            .get(cursor..span.end.min(text.len()))
+                            .and_then(|t| t.find(s))
+                            .map(|p| cursor + p);
+                        let own = match at {
+                            Some(p) if p > 0 => {
+                                cursor = p + s.len();
+                                // the quote before the name starts the value
+                                p - 1..p + s.len() + 1
+                            }
+                            _ => span.start + i..span.start + i + 1,
+                        };
+                        names.push(Spanned::new(own, s.to_string()));
+                    }
+                    Spanned::new(span, names)
+                }
+                toml::Value::Table(t) => {
+                    let (names, how) = dtypes_by_role(t.iter().map(|(k, v)| (k.as_str(), v)));
+                    if names.is_empty() {
+                        return Err(SpecError::at(
+                            span,
+                            "no dtype name in the `dtypes` table, expected `dtypes = [\"STORAGE\", \"COMPUTE\"]`",
+                        ));
+                    }
+                    notes.push(SpecNote::at(span.clone(), format!("`dtypes` table read by role: {how}")));
+                    Spanned::new(span.clone(), names.into_iter().enumerate().map(|(i, n)| Spanned::new(span.start + i..span.end.max(span.start + i + 1), n)).collect())
+                }
+                _ => {
+                    return Err(SpecError::at(
+                        span,
+                        "wrong type for `dtypes`, expected a list of dtype names (`dtypes = [\"bf16\", \"fp32\"]`: storage, compute, output)",
+                    ))
+                }
+            }
+        }
         (None, Some(v)) => {
             let span = span_of(&v);
             let names: Option<Vec<Spanned<String>>> = match v.get_ref() {
@@ -1085,14 +1136,35 @@ fn guessed_kernel_keys(
             Spanned::new(span, names)
         }
         (None, None) => {
-            return Err(SpecError::at(
-                {
-                    let at = text.find("[kernel]").unwrap_or(0);
-                    at..at + "[kernel]".len().min(text.len() - at)
-                },
-                "missing field `dtypes` in [kernel], expected `dtypes = [\"STORAGE\", \"COMPUTE\"]`",
-            )
-            .suggest(Some("dtypes".into())));
+            let span = {
+                let at = text.find("[kernel]").unwrap_or(0);
+                at..at + "[kernel]".len().min(text.len() - at)
+            };
+            // the dtypes given per tensor (`io_dtype`, `out_dtype`, `a = { dtype = ... }`,
+            // `precision = [...]`), or none at all
+            let (names, how) = inferred_dtypes(text);
+            if names.is_empty() {
+                notes.push(SpecNote::at(
+                    span.clone(),
+                    "no dtype given (`dtypes = [\"STORAGE\", \"COMPUTE\"]`): planned as fp32; the bytes and the peaks follow from it",
+                ));
+                Spanned::new(span.clone(), vec![Spanned::new(span, "fp32".to_string())])
+            } else {
+                notes.push(SpecNote::at(
+                    span.clone(),
+                    format!("no `dtypes` key: read from the spec's per-tensor dtypes ({how}); write `dtypes = [...]`"),
+                ));
+                Spanned::new(
+                    span.clone(),
+                    names
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, n)| {
+                            Spanned::new(span.start + i..span.end.max(span.start + i + 1), n)
+                        })
+                        .collect(),
+                )
+            }
         }
     };
     for (name, v) in [
@@ -2252,6 +2324,11 @@ pub fn parse_spec_strict(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                     })
                     .map(Ok)
                     .or_else(|| {
+                        // a portability layer or language kplan has no level for is a name of
+                        // its own, never a misspelling (`openmp` is not `opencl`)
+                        if CXX_LAYERS.contains(&n.as_str()) || OTHER_LAYERS.contains(&n.as_str()) {
+                            return None;
+                        }
                         let names: Vec<&str> = Abstraction::ALL
                             .iter()
                             .map(|x| x.as_str())
@@ -2288,6 +2365,25 @@ pub fn parse_spec_strict(text: &str, kb: &Kb) -> Result<Spec, SpecError> {
                 if !v.contains(&x) {
                     v.push(x);
                 }
+            }
+            // only C++ performance-portability layers (Kokkos, RAJA, OpenMP offload, ...):
+            // single-source C++ over per-vendor backends, planned at kplan's nearest levels
+            let layers: Vec<String> = a
+                .allowed
+                .get_ref()
+                .iter()
+                .map(|s| norm_name(s.get_ref()))
+                .filter(|n| CXX_LAYERS.contains(&n.as_str()))
+                .collect();
+            if v.is_empty() && !layers.is_empty() {
+                unknown_allowed.push(SpecNote::at(
+                    span_of(&a.allowed),
+                    format!(
+                        "`allowed` names only C++ portability layers kplan has no level for ({}): planned at the nearest levels, single-source C++ (`hip-single-source`, the layer's device code) and per-backend code where the layer needs it; no Triton and no framework",
+                        layers.join(", ")
+                    ),
+                ));
+                v = vec![Abstraction::HipSingleSource, Abstraction::PerBackend];
             }
             if v.is_empty() {
                 generic_library_level = true;
@@ -2536,7 +2632,25 @@ fn targets_of(
             .into_iter()
             .flatten()
             .collect();
-    if lists.iter().all(|l| l.get_ref().is_empty()) {
+    // no `targets` but stretch targets the KB knows: the plan covers those (a note says so)
+    let stretch_known: Vec<&Spanned<String>> = backends
+        .stretch
+        .as_ref()
+        .map(|l| {
+            l.get_ref()
+                .iter()
+                .filter(|t| kb.resolve(t.get_ref()).is_ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    if lists.iter().all(|l| l.get_ref().is_empty()) && !stretch_known.is_empty() {
+        if let Some(l) = backends.stretch.as_ref() {
+            notes.push(SpecNote::at(
+                span_of(l),
+                "no `targets` in [backends]: the stretch targets the knowledge base knows are planned as the targets",
+            ));
+        }
+    } else if lists.iter().all(|l| l.get_ref().is_empty()) {
         let span = lists.first().map(|l| span_of(*l)).unwrap_or(0..0);
         return Err(SpecError::at(
             span,
@@ -2889,6 +3003,14 @@ fn coerce_size(op: Op, canon: &str, v: &toml::Value) -> Option<Coerced> {
 fn problem_key_alias(key: &str, allowed: &[&'static str]) -> Option<&'static str> {
     let k = key.trim().to_ascii_lowercase().replace('-', "_");
     if let Some(&c) = allowed.iter().find(|a| **a == k && k != key) {
+        return Some(c);
+    }
+    // a known size with a qualifier (`head_dim_qk`, `seq_kv_max`, `tokens_total`): that size
+    if let Some(&c) = allowed
+        .iter()
+        .filter(|a| k.len() > a.len() + 1 && k.starts_with(*a) && k.as_bytes()[a.len()] == b'_')
+        .max_by_key(|a| a.len())
+    {
         return Some(c);
     }
     names::problem_key_candidates(&k)?
@@ -3714,3 +3836,157 @@ fn kernel_list_len(text: &str, key: &str) -> Option<usize> {
         _ => None,
     }
 }
+
+/// The dtype name a value starts with (`"fp32 main_grad"` -> `fp32`, `"Float64"` -> `float64`).
+fn dtype_word(v: &toml::Value) -> Option<String> {
+    let s = match v {
+        toml::Value::String(s) => s.as_str(),
+        toml::Value::Array(a) => return a.iter().find_map(dtype_word),
+        toml::Value::Table(t) => return t.get("dtype").and_then(dtype_word),
+        _ => return None,
+    };
+    s.split(|c: char| c.is_whitespace() || matches!(c, ',' | '(' | ')' | ';' | '/'))
+        .find(|w| parse_dtype(w).is_some())
+        .map(|w| w.to_ascii_lowercase())
+}
+
+/// Storage, compute and output dtypes from `(role, value)` pairs: roles naming the output
+/// (`out`, `output`, `c`, `d`, `y`, `result`, `grad_weight`) and the accumulation (`acc`,
+/// `accum`, `accumulate`, `compute`, `math`) go last; every other role is an input, the first
+/// one the storage dtype. A narrow float or int8 storage with no accumulation named
+/// accumulates in fp32 (int32 for integers). Returns the names and how they were read.
+fn dtypes_by_role<'a>(
+    pairs: impl Iterator<Item = (&'a str, &'a toml::Value)>,
+) -> (Vec<String>, String) {
+    let (mut input, mut acc, mut out) = (None, None, None);
+    let mut how = Vec::new();
+    for (role, v) in pairs {
+        let Some(d) = dtype_word(v) else { continue };
+        let r = role.to_ascii_lowercase();
+        let is = |ws: &[&str]| {
+            ws.iter().any(|w| {
+                r == *w || r.starts_with(&format!("{w}_")) || r.ends_with(&format!("_{w}"))
+            })
+        };
+        if is(&[
+            "out",
+            "output",
+            "outputs",
+            "c",
+            "d",
+            "y",
+            "result",
+            "dst",
+            "grad_weight",
+            "dweight",
+        ]) {
+            if out.is_none() {
+                out = Some(d.clone());
+                how.push(format!("output `{role}` = {d}"));
+            }
+        } else if is(&[
+            "acc",
+            "accum",
+            "accumulate",
+            "accumulator",
+            "compute",
+            "math",
+        ]) {
+            if acc.is_none() {
+                acc = Some(d.clone());
+                how.push(format!("compute `{role}` = {d}"));
+            }
+        } else if input.is_none() {
+            input = Some(d.clone());
+            how.push(format!("storage `{role}` = {d}"));
+        }
+    }
+    let Some(storage) = input.or_else(|| out.clone()) else {
+        return (Vec::new(), String::new());
+    };
+    let compute = acc.unwrap_or_else(|| match parse_dtype(&storage).map(|p| p.0) {
+        Some(Dtype::Fp16 | Dtype::Bf16 | Dtype::Fp8 | Dtype::Fp6 | Dtype::Fp4) => {
+            how.push("compute fp32 (not named)".into());
+            "fp32".into()
+        }
+        Some(Dtype::Int8 | Dtype::Int4) => {
+            how.push("compute int32 (not named)".into());
+            "int32".into()
+        }
+        _ => storage.clone(),
+    });
+    let mut names = vec![storage.clone(), compute];
+    if let Some(o) = out {
+        names.push(o);
+    }
+    (names, how.join(", "))
+}
+
+/// Dtypes given per tensor in `[kernel]` when `dtypes` is absent: keys named `*dtype*`,
+/// `*_type(s)`, `precision`, and tables with a `dtype` field, in spec order.
+fn inferred_dtypes(text: &str) -> (Vec<String>, String) {
+    let Ok(t) = text.parse::<toml::Table>() else {
+        return (Vec::new(), String::new());
+    };
+    let Some(toml::Value::Table(k)) = t.get("kernel") else {
+        return (Vec::new(), String::new());
+    };
+    let pairs: Vec<(&str, &toml::Value)> = k
+        .iter()
+        .filter(|(key, v)| {
+            let l = key.to_ascii_lowercase();
+            l.contains("dtype")
+                || l.ends_with("_type")
+                || l.ends_with("_types")
+                || l == "precision"
+                || l == "precisions"
+                || matches!(v, toml::Value::Table(x) if x.contains_key("dtype"))
+        })
+        .map(|(key, v)| (key.as_str(), v))
+        .collect();
+    // one list under one key (`precision = ["Float64", "Float32"]`): storage, then compute
+    if let [(key, toml::Value::Array(a))] = pairs.as_slice() {
+        let names: Vec<String> = a.iter().filter_map(dtype_word).collect();
+        if !names.is_empty() {
+            return (names, format!("`{key}` as storage, compute"));
+        }
+    }
+    dtypes_by_role(pairs.into_iter())
+}
+
+/// C++ performance-portability layers: single-source C++ with per-vendor backends.
+const CXX_LAYERS: &[&str] = &[
+    "kokkos",
+    "raja",
+    "openmp",
+    "openmp-offload",
+    "openacc",
+    "alpaka",
+    "occa",
+    "stdpar",
+    "std-par",
+    "hpx",
+    "umpire",
+    "thrust",
+    "rocthrust",
+];
+
+/// Other languages and kernel tools kplan has no level for.
+const OTHER_LAYERS: &[&str] = &[
+    "julia",
+    "cuda-jl",
+    "amdgpu-jl",
+    "numba",
+    "cupy",
+    "jax",
+    "pallas",
+    "tilelang",
+    "mojo",
+    "halide",
+    "tvm",
+    "taichi",
+    "warp",
+    "cubecl",
+    "wgpu",
+    "vulkan",
+];
