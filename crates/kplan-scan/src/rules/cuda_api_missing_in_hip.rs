@@ -53,11 +53,21 @@ fn table() -> &'static HashMap<&'static str, (&'static str, &'static str)> {
 
 /// Whether `name` is a CUDA API name HIP has no equivalent for.
 pub fn missing_in_hip(name: &str) -> bool {
-    (name.starts_with("cu")
+    // the table's prefixes, checked before the hash look-up: `cute::`/`cutlass::` and other
+    // words that merely start with `cu` are most identifiers of an NVIDIA tree
+    let b = name.as_bytes();
+    let prefix = name.starts_with("cuda")
+        || name.starts_with("cublas")
+        || name.starts_with("cusparse")
+        || name.starts_with("cusolver")
+        || name.starts_with("curand")
+        || name.starts_with("cufft")
+        || name.starts_with("cudnn")
         || name.starts_with("CU")
         || name.starts_with("nvrtc")
-        || name.starts_with("CIG"))
-        && table().contains_key(name)
+        || name.starts_with("CIG")
+        || (b.len() > 2 && b[0] == b'c' && b[1] == b'u' && b[2].is_ascii_uppercase());
+    prefix && table().contains_key(name)
 }
 
 fn library_label(lib: &str) -> &'static str {

@@ -248,18 +248,30 @@ fn check_library_names(cx: &mut Cx) {
 /// source, or a project's compatibility shim): `#define NAME`, `struct NAME`, `class NAME`,
 /// `enum NAME`, `using NAME =`, a destructor `~NAME`, or a declaration `Type NAME`.
 pub fn declared_removed(text: &str) -> Vec<String> {
-    static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-    let names = NAMES.get_or_init(|| {
-        REMOVED
+    // one pass over the text for every name (an automaton, not one search per name)
+    static AC: std::sync::OnceLock<(Vec<&'static str>, aho_corasick::AhoCorasick)> =
+        std::sync::OnceLock::new();
+    let (names, ac) = AC.get_or_init(|| {
+        let names: Vec<&'static str> = REMOVED
             .lines()
             .filter(|l| !l.starts_with('#') && !l.is_empty())
             .filter_map(|l| l.split('\t').next())
-            .collect()
+            .collect();
+        let ac = aho_corasick::AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+            .build(&names)
+            .expect("removed-name automaton");
+        (names, ac)
     });
     let b = text.as_bytes();
-    let mut out = Vec::new();
-    for name in names {
-        for at in memchr::memmem::find_iter(b, name.as_bytes()) {
+    let mut out: Vec<String> = Vec::new();
+    for m in ac.find_iter(b) {
+        let name = names[m.pattern().as_usize()];
+        if out.iter().any(|o| o == name) {
+            continue;
+        }
+        {
+            let at = m.start();
             let end = at + name.len();
             let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
             if at > 0 && ident(b[at - 1]) || end < b.len() && ident(b[end]) {
@@ -301,7 +313,6 @@ pub fn declared_removed(text: &str) -> Vec<String> {
                     ));
             if declared {
                 out.push(name.to_string());
-                break;
             }
         }
     }
