@@ -111,10 +111,7 @@ pub fn check(cx: &mut Cx) {
         // cuMemcpyPeer(...)`, a polyfill): the project's own
         let declares = k > 0
             && src.kind(k - 1) == Some(Tk::Ident)
-            && !matches!(
-                prev,
-                "return" | "case" | "else" | "throw" | "sizeof" | "new"
-            )
+            && !super::hip_api_removed::NON_TYPE_WORDS.contains(&prev)
             && src.s(k + 1) == "(";
         if declares
             || matches!(prev, "." | "->" | "define" | "ifdef" | "ifndef" | "defined")

@@ -37,6 +37,13 @@ header diffs between release tags (collected 2026-12-03; the data file names the
     features: &[],
 };
 
+/// Words before a name that make it no declaration (`return f(`, `case X:`, `sizeof(T)`), where
+/// an identifier before a name otherwise reads as its type.
+pub(crate) const NON_TYPE_WORDS: &[&str] = &[
+    "const", "return", "case", "volatile", "typename", "sizeof", "new", "throw", "else", "ifdef",
+    "ifndef", "defined", "if", "elif",
+];
+
 const REMOVED: &str = include_str!("../../data/rocm-removed-api.tsv");
 
 /// A ROCm library name removed between ROCm 6.0 and 7.1: (library and version, ROCm release,
@@ -206,20 +213,8 @@ fn check_library_names(cx: &mut Cx) {
         // a declaration (`rocblas_status rocblas_gemm_ext2(`, `struct AsmThreadLoad {`) or a
         // member is the library's own code or a project's shim, not a use
         let prev = if i > 0 { src.s(i - 1) } else { "" };
-        let declared = i > 0
-            && src.kind(i - 1) == Some(Tk::Ident)
-            && !matches!(
-                prev,
-                "const"
-                    | "return"
-                    | "case"
-                    | "volatile"
-                    | "typename"
-                    | "sizeof"
-                    | "new"
-                    | "throw"
-                    | "else"
-            );
+        let declared =
+            i > 0 && src.kind(i - 1) == Some(Tk::Ident) && !NON_TYPE_WORDS.contains(&prev);
         if declared
             || matches!(prev, "." | "->" | "define" | "ifdef" | "ifndef" | "defined")
             || src.toks[i].flags & crate::lex::IN_DEFINE != 0 && prev == "define"
@@ -294,23 +289,7 @@ pub fn declared_removed(text: &str) -> Vec<String> {
                 || (defines_fn
                     && !prev.is_empty()
                     && !prev.as_bytes()[0].is_ascii_digit()
-                    && !matches!(
-                        prev,
-                        "return"
-                            | "const"
-                            | "case"
-                            | "volatile"
-                            | "typename"
-                            | "sizeof"
-                            | "new"
-                            | "throw"
-                            | "else"
-                            | "ifdef"
-                            | "ifndef"
-                            | "defined"
-                            | "if"
-                            | "elif"
-                    ));
+                    && !NON_TYPE_WORDS.contains(&prev));
             if declared {
                 out.push(name.to_string());
             }

@@ -54,7 +54,7 @@ fn arch_literal(src: &PySrc, i: usize) -> Option<Vendor> {
 
 /// Whether token `i` sits in the condition of an `if`/`elif`/`while`/`assert` statement or of a
 /// conditional expression (`a if COND else b`) on its logical line.
-fn in_condition(src: &PySrc, i: usize) -> bool {
+pub(crate) fn in_condition(src: &PySrc, i: usize) -> bool {
     let Some(line) = src.line_of(i) else {
         return false;
     };

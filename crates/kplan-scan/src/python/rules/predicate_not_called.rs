@@ -3,7 +3,8 @@
 //! always true.
 
 use crate::diag::Severity;
-use crate::python::lex::{Kind, PySrc};
+use crate::python::lex::Kind;
+use crate::python::rules::arch_literal_always_true::in_condition;
 use crate::python::Cx;
 use crate::rule::{Lang, RuleMeta, Scope};
 
@@ -26,33 +27,6 @@ vendor-specific tiles, formats or kernels, so every GPU gets the settings of one
     lang: Lang::Python,
     features: &[],
 };
-
-fn in_condition(src: &PySrc, i: usize) -> bool {
-    let Some(line) = src.line_of(i) else {
-        return false;
-    };
-    let d = src.toks[i].depth;
-    if matches!(src.s(line.first), "if" | "elif" | "while" | "assert") {
-        let colon = (line.first..line.end)
-            .find(|&k| src.toks[k].depth == 0 && src.s(k) == ":")
-            .unwrap_or(line.end);
-        if i < colon {
-            return true;
-        }
-    }
-    // `x if COND else y`
-    let mut k = i;
-    while k > line.first {
-        k -= 1;
-        if src.toks[k].depth < d {
-            break;
-        }
-        if src.toks[k].depth == d && src.is_name(k, "if") {
-            return (i + 1..line.end).any(|e| src.toks[e].depth == d && src.is_name(e, "else"));
-        }
-    }
-    false
-}
 
 pub fn check(cx: &mut Cx) {
     let src = cx.src;
